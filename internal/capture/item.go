@@ -1,0 +1,52 @@
+// Package capture reads and writes capture files (SPEC §4): NDJSON lines,
+// each a Kafka record with its headers or a position line saying that a
+// consumer's position on a channel reached a given offset.
+//
+// Item is also the unit every record source of causalctl yields — a capture
+// file or a broker range — so that replay and decode treat both alike.
+package capture
+
+import "github.com/causalctl/causalctl/internal/clock"
+
+// Kind tells a record from a position.
+type Kind uint8
+
+const (
+	// KindRecord is a Kafka record at Offset.
+	KindRecord Kind = iota + 1
+	// KindPosition says the consumer's position on the channel reached
+	// Offset with no record below it still to come.
+	KindPosition
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindRecord:
+		return "record"
+	case KindPosition:
+		return "position"
+	}
+	return "unknown"
+}
+
+// Item is one line of a capture: a record or a position.
+type Item struct {
+	Kind Kind
+	// Line is the 1-based line number in the file it came from; 0 when the
+	// item did not come from a file.
+	Line int64
+
+	// The channel. At least one of Topic and TopicID is set.
+	Topic     string        // topic name; "" when unknown
+	TopicID   clock.TopicID // zero when unknown
+	Partition int32
+
+	// Offset is the record's offset, or for KindPosition the position.
+	Offset int64
+
+	// The rest is set for records only.
+	Timestamp    int64 // milliseconds since the epoch, when HasTimestamp
+	HasTimestamp bool
+	Headers      []clock.Header // in record order, duplicates kept; a nil Value is null
+	Key, Value   []byte         // nil is null
+}
