@@ -3,6 +3,7 @@ package clock
 import (
 	"encoding/binary"
 	"math"
+	"slices"
 )
 
 // Header keys Parsley writes.
@@ -27,17 +28,22 @@ type decodeConfig struct{ maxSize int }
 func MaxSize(n int) DecodeOption { return func(c *decodeConfig) { c.maxSize = n } }
 
 func newDecodeConfig(opts []DecodeOption) decodeConfig {
-	cfg := decodeConfig{maxSize: DefaultMaxSize}
-	for _, o := range opts {
-		o(&cfg)
+	if len(opts) == 0 {
+		// The common case stays off the heap: applying an option
+		// makes the config escape.
+		return decodeConfig{maxSize: DefaultMaxSize}
 	}
-	return cfg
+	cfg := &decodeConfig{maxSize: DefaultMaxSize}
+	for _, o := range opts {
+		o(cfg)
+	}
+	return *cfg
 }
 
 // Decode reads a parsley.causes v1 value. A nil value is CodeNullValue; any
 // other violation of SPEC §2 is a *DecodeError with the first rule broken in
-// reading order. Decode allocates once, exactly the entries found, however
-// large the counts in the value claim to be.
+// reading order. Decode allocates at most one slice, sized by the bytes
+// present (a pair takes at least 9 of them), never by what the counts claim.
 func Decode(b []byte, opts ...DecodeOption) (Clock, error) {
 	if b == nil {
 		return Clock{}, fail(CodeNullValue, 0, "header value is null")
@@ -46,92 +52,126 @@ func Decode(b []byte, opts ...DecodeOption) (Clock, error) {
 	if cfg.maxSize > 0 && len(b) > cfg.maxSize {
 		return Clock{}, fail(CodeTooLarge, 0, "%d bytes exceed the budget of %d", len(b), cfg.maxSize)
 	}
-	// First pass: validate everything and count the pairs, so that the
-	// one allocation is sized by what is there, not by what is claimed.
-	n, err := scanCauses(b, nil)
-	if err != nil {
+	es, err := decodeCauses(nil, b)
+	if err != nil || len(es) == 0 {
 		return Clock{}, err
 	}
-	if n == 0 {
-		return Clock{}, nil
-	}
-	entries := make([]Entry, 0, n)
-	_, _ = scanCauses(b, &entries)
-	return Clock{entries: entries}, nil
+	return Clock{entries: es}, nil
 }
 
-// scanCauses validates b and returns the number of pairs. When out is not
-// nil it also appends the pairs to *out.
-func scanCauses(b []byte, out *[]Entry) (int, error) {
-	r := reader{b: b}
-	if len(b) == 0 {
-		return 0, fail(CodeTruncated, 0, "empty value")
+// AppendDecode is Decode for hot loops: it appends the entries of value b
+// to dst, in wire order (which is channel order), and returns the extended
+// slice; with a dst reused across calls it does not allocate. A Clock made
+// from the result with FromSorted must not outlive the next reuse of dst.
+// The metadata budget is the caller's to check.
+func AppendDecode(dst []Entry, b []byte) ([]Entry, error) {
+	if b == nil {
+		return dst, fail(CodeNullValue, 0, "header value is null")
 	}
+	es, err := decodeCauses(dst, b)
+	if err != nil {
+		return dst, err
+	}
+	return es, nil
+}
+
+// FromSorted wraps entries that are already valid, sorted by channel and
+// free of duplicates — as AppendDecode returns them — in a Clock without
+// copying. The Clock aliases es.
+func FromSorted(es []Entry) Clock {
+	if len(es) == 0 {
+		return Clock{}
+	}
+	return Clock{entries: es}
+}
+
+// minPairSize is the fewest bytes a pair takes: a one-byte partition varint
+// and an 8-byte position.
+const minPairSize = 1 + 8
+
+// decodeCauses appends the pairs of b to out. A nil out is allocated once,
+// with room for as many pairs as the bytes left could hold.
+func decodeCauses(out []Entry, b []byte) ([]Entry, error) {
+	if len(b) == 0 {
+		return nil, fail(CodeTruncated, 0, "empty value")
+	}
+	r := reader{b: b}
 	if v := b[0]; v != causesVersion {
-		return 0, fail(CodeUnknownVersion, 0, "version %d, want 1", v)
+		return nil, fail(CodeUnknownVersion, 0, "version %d, want 1", v)
 	}
 	r.off = 1
 	topics, err := r.varint("topic count")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	pairs := 0
+	if topics > 0 {
+		// Every pair takes at least minPairSize bytes, so this bounds the
+		// pairs to come, whatever the counts claim; appends never regrow.
+		if bound := r.remaining() / minPairSize; out == nil {
+			out = make([]Entry, 0, bound)
+		} else {
+			out = slices.Grow(out, bound)
+		}
+	}
 	var prev TopicID
 	for g := uint32(0); g < topics; g++ {
 		at := r.off
 		if r.remaining() < 16 {
-			return 0, fail(CodeTruncated, r.off, "group %d of %d: topic ID needs 16 bytes, %d left", g+1, topics, r.remaining())
+			return nil, fail(CodeTruncated, r.off, "group %d of %d: topic ID needs 16 bytes, %d left", g+1, topics, r.remaining())
 		}
 		var id TopicID
 		copy(id[:], b[r.off:r.off+16])
 		r.off += 16
 		if id.IsZero() {
-			return 0, fail(CodeZeroTopicID, at, "group %d: topic ID is all zeros", g+1)
+			return nil, fail(CodeZeroTopicID, at, "group %d: topic ID is all zeros", g+1)
 		}
 		if g > 0 && string(id[:]) <= string(prev[:]) {
-			return 0, fail(CodeTopicsNotAscending, at, "group %d: topic %s does not follow %s", g+1, id, prev)
+			return nil, fail(CodeTopicsNotAscending, at, "group %d: topic %s does not follow %s", g+1, id, prev)
 		}
 		prev = id
 		parts, err := r.varint("partition count")
 		if err != nil {
-			return 0, err
+			return nil, err
 		}
 		if parts == 0 {
-			return 0, fail(CodeZeroPartitions, r.off-1, "group %d (%s) has no partitions", g+1, id)
+			return nil, fail(CodeZeroPartitions, r.off-1, "group %d (%s) has no partitions", g+1, id)
 		}
 		last := int64(-1)
 		for p := uint32(0); p < parts; p++ {
 			at := r.off
 			part, err := r.varint("partition")
 			if err != nil {
-				return 0, err
+				return nil, err
 			}
 			if int64(part) <= last {
-				return 0, fail(CodePartitionsNotAscending, at, "topic %s: partition %d does not follow %d", id, part, last)
+				return nil, fail(CodePartitionsNotAscending, at, "topic %s: partition %d does not follow %d", id, part, last)
 			}
 			last = int64(part)
 			at = r.off
 			if r.remaining() < 8 {
-				return 0, fail(CodeTruncated, r.off, "topic %s partition %d: position needs 8 bytes, %d left", id, part, r.remaining())
+				return nil, fail(CodeTruncated, r.off, "topic %s partition %d: position needs 8 bytes, %d left", id, part, r.remaining())
 			}
 			u := binary.BigEndian.Uint64(b[r.off:])
 			r.off += 8
 			switch {
 			case u > math.MaxInt64:
-				return 0, fail(CodeNegativePosition, at, "topic %s partition %d: position %d", id, part, int64(u))
+				return nil, fail(CodeNegativePosition, at, "topic %s partition %d: position %d", id, part, int64(u))
 			case u == math.MaxInt64:
-				return 0, fail(CodeReservedPosition, at, "topic %s partition %d: position 2^63-1 is reserved", id, part)
+				return nil, fail(CodeReservedPosition, at, "topic %s partition %d: position 2^63-1 is reserved", id, part)
 			}
-			if out != nil {
-				*out = append(*out, Entry{Channel{id, int32(part)}, int64(u)})
-			}
-			pairs++
+			// Field by field: a composite literal here costs an extra
+			// 32-byte copy per pair.
+			out = out[:len(out)+1]
+			e := &out[len(out)-1]
+			e.Channel.Topic = id
+			e.Channel.Partition = int32(part)
+			e.Position = int64(u)
 		}
 	}
 	if r.remaining() > 0 {
-		return 0, fail(CodeTrailingBytes, r.off, "%d bytes after the last group", r.remaining())
+		return nil, fail(CodeTrailingBytes, r.off, "%d bytes after the last group", r.remaining())
 	}
-	return pairs, nil
+	return out, nil
 }
 
 type reader struct {
@@ -144,6 +184,15 @@ func (r *reader) remaining() int { return len(r.b) - r.off }
 // varint reads an unsigned LEB128 value restricted to 0…2^31−1 in its
 // minimal spelling.
 func (r *reader) varint(what string) (uint32, error) {
+	if r.off < len(r.b) && r.b[r.off] < 0x80 {
+		// One byte: by far the most common spelling, kept inlinable.
+		r.off++
+		return uint32(r.b[r.off-1]), nil
+	}
+	return r.varintLong(what)
+}
+
+func (r *reader) varintLong(what string) (uint32, error) {
 	start := r.off
 	var v uint32
 	for i := 0; ; i++ {

@@ -1,0 +1,12 @@
+// Command causalctl inspects causally ordered Kafka pipelines.
+package main
+
+import (
+	"os"
+
+	"github.com/causalctl/causalctl/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args[1:], os.Getenv))
+}

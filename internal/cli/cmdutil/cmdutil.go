@@ -1,0 +1,123 @@
+// Package cmdutil holds what every causalctl command shares: the Factory of
+// dependencies, the typed errors that decide the exit code, and flag helpers.
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/spf13/pflag"
+)
+
+// Factory carries the dependencies commands take from their environment, so
+// tests can replace each of them.
+type Factory struct {
+	IOStreams *iostreams.IOStreams
+	// Getenv reads the environment (os.Getenv in production).
+	Getenv func(string) string
+	// Version is the build's version string.
+	Version string
+}
+
+// Exit codes (SPEC §5).
+const (
+	ExitOK          = 0
+	ExitFailure     = 1
+	ExitUsage       = 2
+	ExitHeld        = 3 // --fail-on-held and records still held
+	ExitHoldsFound  = 4 // causalctl holds found holds
+	ExitInterrupted = 130
+)
+
+// ExitError carries an exit code other than ExitFailure. A nil Err exits
+// with Code and prints nothing (the command has said what it had to say).
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return fmt.Sprintf("exit status %d", e.Code)
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// UsageError is a mistake in how the command was called: exit 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a UsageError with a formatted message.
+func Usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// ErrSilent exits 1 without printing: the command already reported.
+var ErrSilent = errors.New("silent error")
+
+// ExitCode maps an error returned by a command to the process exit code.
+func ExitCode(err error) int {
+	var ee *ExitError
+	var ue *UsageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ee):
+		return ee.Code
+	case errors.As(err, &ue):
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// Output is the value of the shared --output flag: "" until set, then
+// checked against the formats a command allows.
+type Output struct {
+	Value string
+}
+
+// Resolve returns the chosen format, or def when none was given, and a
+// UsageError when the format is not one of allowed.
+func (o *Output) Resolve(def string, allowed ...string) (string, error) {
+	if o.Value == "" {
+		return def, nil
+	}
+	if !slices.Contains(allowed, o.Value) {
+		return "", Usagef("--output %s: this command writes %s", o.Value, strings.Join(allowed, ", "))
+	}
+	return o.Value, nil
+}
+
+// NamesFlag collects repeatable --topic-id NAME=UUID flags into clock.Names.
+type NamesFlag struct {
+	Names *clock.Names
+	given []string
+}
+
+// AddTopicIDFlag registers --topic-id on fs, filling n.
+func AddTopicIDFlag(fs *pflag.FlagSet, n *NamesFlag) {
+	if n.Names == nil {
+		n.Names = &clock.Names{}
+	}
+	fs.Var(n, "topic-id", "name a topic UUID, as `NAME=UUID` (repeatable)")
+}
+
+func (n *NamesFlag) String() string { return strings.Join(n.given, ",") }
+func (n *NamesFlag) Type() string   { return "NAME=UUID" }
+
+// Set adds one NAME=UUID binding.
+func (n *NamesFlag) Set(s string) error {
+	if err := n.Names.AddFlag(s); err != nil {
+		return err
+	}
+	n.given = append(n.given, s)
+	return nil
+}

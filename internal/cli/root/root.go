@@ -1,0 +1,40 @@
+// Package root assembles the causalctl command tree.
+package root
+
+import (
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/decode"
+	"github.com/causalctl/causalctl/internal/cli/encode"
+	"github.com/spf13/cobra"
+)
+
+// NewCmdRoot returns the causalctl root command with every subcommand.
+func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
+	out := &cmdutil.Output{}
+	cmd := &cobra.Command{
+		Use:   "causalctl <command> [flags]",
+		Short: "Inspect causally ordered Kafka pipelines",
+		Long: `causalctl reads the dependency clocks that causal Kafka pipelines (Parsley)
+carry in the parsley.causes header, and replays records through a faithful
+re-implementation of the delivery gate to show what a consuming node would
+deliver, hold and drop — and why.
+
+Every command that talks to a broker is read-only: it joins no group,
+commits no offset and produces nothing.`,
+		Version:       f.Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	cmd.SetVersionTemplate("causalctl {{.Version}}\n")
+	cmd.SetIn(f.IOStreams.In)
+	cmd.SetOut(f.IOStreams.Out)
+	cmd.SetErr(f.IOStreams.ErrOut)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		return &cmdutil.UsageError{Err: err}
+	})
+	cmd.PersistentFlags().StringVarP(&out.Value, "output", "o", "", "output format; the formats and default depend on the command")
+
+	cmd.AddCommand(decode.NewCmdDecode(f, out, nil))
+	cmd.AddCommand(encode.NewCmdEncode(f, out, nil))
+	return cmd
+}
