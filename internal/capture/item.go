@@ -19,6 +19,7 @@ const (
 	KindPosition
 )
 
+// String returns "record", "position" or "unknown".
 func (k Kind) String() string {
 	switch k {
 	case KindRecord:

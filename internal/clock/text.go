@@ -2,6 +2,8 @@ package clock
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -68,6 +70,14 @@ func (n *Names) ID(name string) (TopicID, bool) {
 	}
 	id, ok := n.byName[name]
 	return id, ok
+}
+
+// All returns the known topic names, sorted.
+func (n *Names) All() []string {
+	if n == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(n.byName))
 }
 
 // Len returns the number of known topics.

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/spf13/pflag"
 )
 
@@ -21,6 +23,10 @@ type Factory struct {
 	Getenv func(string) string
 	// Version is the build's version string.
 	Version string
+	// Conn holds the connection flags, registered on the root command.
+	Conn *kafka.ConnOptions
+	// Now reads the wall clock (time.Now); offsets like @-1h use it.
+	Now func() time.Time
 }
 
 // Exit codes (SPEC §5).

@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -26,6 +27,10 @@ type Options struct {
 	HeaderFormat string // "causes" or "clock"
 	MaxSize      int
 	Names        *clock.Names
+
+	// Input is a capture file to decode record by record ("-" is stdin).
+	Input       string
+	MaxLineSize int
 }
 
 // NewCmdDecode returns the decode command. runF replaces the work in tests
@@ -34,30 +39,43 @@ func NewCmdDecode(f *cmdutil.Factory, out *cmdutil.Output, runF func(*Options) e
 	opts := &Options{IO: f.IOStreams}
 	names := &cmdutil.NamesFlag{}
 	cmd := &cobra.Command{
-		Use:   "decode [--hex HEX | --base64 B64 | < VALUE]",
-		Short: "Decode a parsley.causes (or legacy parsley-clock) header value",
+		Use:   "decode [--hex HEX | --base64 B64 | --input FILE | < VALUE]",
+		Short: "Decode a parsley.causes (or legacy parsley-clock) header value, or the clocks of records",
 		Long: `Decode one clock header value and show its entries, with topic names where
 known. The value comes from --hex, --base64, or raw bytes on stdin.
 
 An undecodable value exits 1 and prints its reason code (SPEC §2), e.g.
 "truncated" or "topics-not-ascending", on stderr.
 
+With --input FILE (a capture, - for stdin) decode shows every record's
+channel, offset, timestamp and clock instead, the header chosen by key
+(parsley.causes, else the legacy parsley-clock). An undecodable record is
+shown with its reason code, the rest still decoded, and the exit code is 1.
+
 Output (--output):
   text  on a terminal, a summary line and a table; in a pipe, the clock's
-        text form on one line (CHANNEL=POSITION,…), which encode reads back
+        text form on one line (CHANNEL=POSITION,…), which encode reads back.
+        For records, one line each: CHANNEL@OFFSET TIME CLOCK
   json  {"format","size","entries":[{"topic_id","topic","partition","position"}]},
-        entries in wire order`,
+        entries in wire order; for records, one such object per line with
+        channel, offset and timestamp added (NDJSON)`,
 		Example: `  causalctl decode --hex 0100
   causalctl decode --base64 AQEBAgMEBQYHCAkKCwwNDg8QAQIAAAAAAAAAKQ== --topic-id orders=01020304-0506-0708-090a-0b0c0d0e0f10
-  kcat -C -t orders -f '%h' ... | causalctl decode`,
+  causalctl decode --input capture.ndjson -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
 			if opts.Output, err = out.Resolve("text", "text", "json"); err != nil {
 				return err
 			}
-			if opts.Hex != "" && opts.Base64 != "" {
-				return cmdutil.Usagef("give one of --hex and --base64")
+			given := 0
+			for _, v := range []string{opts.Hex, opts.Base64, opts.Input} {
+				if v != "" {
+					given++
+				}
+			}
+			if given > 1 {
+				return cmdutil.Usagef("give one of --hex, --base64 and --input")
 			}
 			if opts.HeaderFormat != "causes" && opts.HeaderFormat != "clock" {
 				return cmdutil.Usagef("--header-format %s: want causes or clock", opts.HeaderFormat)
@@ -74,12 +92,17 @@ Output (--output):
 	fs.StringVar(&opts.Base64, "base64", "", "the value as standard base64")
 	fs.StringVar(&opts.HeaderFormat, "header-format", "causes", "value layout: causes (parsley.causes) or clock (legacy parsley-clock)")
 	fs.IntVar(&opts.MaxSize, "max-header-size", clock.DefaultMaxSize, "metadata budget in bytes: a longer value is refused as too-large")
+	fs.StringVarP(&opts.Input, "input", "f", "", "decode the records of a capture `FILE` (- for stdin)")
+	fs.IntVar(&opts.MaxLineSize, "max-line-size", capture.DefaultMaxLineSize, "longest capture line accepted, in bytes")
 	cmdutil.AddTopicIDFlag(fs, names)
 	return cmd
 }
 
-// Run decodes the value and prints it.
+// Run decodes the value, or the records, and prints them.
 func Run(opts *Options) error {
+	if opts.Input != "" {
+		return runRecords(opts)
+	}
 	value, err := readValue(opts)
 	if err != nil {
 		return err
@@ -146,17 +169,34 @@ type jsonEntry struct {
 }
 
 type jsonValue struct {
-	Format  string      `json:"format"`
+	// Record fields, for --input only.
+	Channel   string `json:"channel,omitempty"`
+	Offset    *int64 `json:"offset,omitempty"`
+	Timestamp *int64 `json:"timestamp,omitempty"`
+	Line      int64  `json:"line,omitempty"`
+
+	Format  string      `json:"format"` // header key, "" for a record without one
 	Size    int         `json:"size"`
 	Entries []jsonEntry `json:"entries"`
+	// Error is the reason a record's header is undecodable.
+	Error string `json:"error,omitempty"`
+	Code  string `json:"code,omitempty"`
+}
+
+func jsonEntries(entries []clock.Entry, names *clock.Names) []jsonEntry {
+	out := make([]jsonEntry, len(entries))
+	for i, e := range entries {
+		name, _ := names.Name(e.Channel.Topic)
+		out[i] = jsonEntry{e.Channel.Topic.String(), name, e.Channel.Partition, e.Position}
+	}
+	return out
 }
 
 func writeJSON(w io.Writer, format string, size int, entries []clock.Entry, names *clock.Names) error {
-	v := jsonValue{Format: format, Size: size, Entries: make([]jsonEntry, len(entries))}
-	for i, e := range entries {
-		name, _ := names.Name(e.Channel.Topic)
-		v.Entries[i] = jsonEntry{e.Channel.Topic.String(), name, e.Channel.Partition, e.Position}
-	}
+	return encodeJSON(w, jsonValue{Format: format, Size: size, Entries: jsonEntries(entries, names)})
+}
+
+func encodeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)

@@ -2,9 +2,13 @@
 package root
 
 import (
+	"github.com/causalctl/causalctl/internal/cli/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/decode"
 	"github.com/causalctl/causalctl/internal/cli/encode"
+	"github.com/causalctl/causalctl/internal/cli/replay"
+	"github.com/causalctl/causalctl/internal/cli/topics"
+	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/spf13/cobra"
 )
 
@@ -33,8 +37,15 @@ commits no offset and produces nothing.`,
 		return &cmdutil.UsageError{Err: err}
 	})
 	cmd.PersistentFlags().StringVarP(&out.Value, "output", "o", "", "output format; the formats and default depend on the command")
+	if f.Conn == nil {
+		f.Conn = &kafka.ConnOptions{}
+	}
+	f.Conn.AddFlags(cmd.PersistentFlags())
 
 	cmd.AddCommand(decode.NewCmdDecode(f, out, nil))
 	cmd.AddCommand(encode.NewCmdEncode(f, out, nil))
+	cmd.AddCommand(replay.NewCmdReplay(f, out, nil))
+	cmd.AddCommand(topics.NewCmdTopics(f, out, nil))
+	cmd.AddCommand(capture.NewCmdCapture(f, nil))
 	return cmd
 }

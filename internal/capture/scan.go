@@ -1,0 +1,701 @@
+package capture
+
+// A scanner for exactly the JSON of capture lines. It validates the whole
+// line as strict JSON (RFC 8259, UTF-8) while filling r.item, touching each
+// byte once; fields it does not know are skipped after being checked.
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"math"
+
+	"github.com/causalctl/causalctl/internal/clock"
+)
+
+// maxInterned bounds each table of interned names, so that a file with
+// endless distinct names cannot grow the Reader without limit.
+const maxInterned = 4096
+
+// b64 decodes standard base64 and refuses non-canonical padding bits, so
+// that each value has exactly one spelling.
+var b64 = base64.StdEncoding.Strict()
+
+// emptyBytes is the value of an empty base64 string: empty but not null.
+var emptyBytes = []byte{}
+
+// Bits naming the fields of a line.
+const (
+	fTopic uint16 = 1 << iota
+	fTopicID
+	fPartition
+	fOffset
+	fPosition
+	fTimestamp
+	fHeaders
+	fKey
+	fValue
+)
+
+// recordOnly are the fields a position line must not carry.
+var recordOnly = []struct {
+	bit  uint16
+	name string
+}{{fTimestamp, "timestamp"}, {fHeaders, "headers"}, {fKey, "key"}, {fValue, "value"}}
+
+// where names the part of a line a field error is about.
+type where struct {
+	hdr   int    // 1-based header number; 0 outside the header list
+	field string // field name; "" for a whole header
+}
+
+func (w where) String() string {
+	switch {
+	case w.hdr == 0:
+		return fmt.Sprintf("field %q", w.field)
+	case w.field == "":
+		return fmt.Sprintf("header %d", w.hdr)
+	}
+	return fmt.Sprintf("header %d %s", w.hdr, w.field)
+}
+
+// parse reads one line (without its newline) into r.item. eof says that the
+// line ends the file without a newline. It reports a line holding only
+// whitespace as blank.
+func (r *Reader) parse(line []byte, eof bool) (blank bool, err error) {
+	r.b, r.i, r.eof = line, 0, eof
+	r.ws()
+	if r.i == len(r.b) {
+		return true, nil
+	}
+	if r.b[r.i] != '{' {
+		return false, &causeError{class: ErrSyntax, msg: "not a JSON object"}
+	}
+	r.i++
+	it := &r.item
+	*it = Item{Line: r.line}
+	r.data = r.data[:0]
+	r.hdrs = r.hdrs[:0]
+	r.lineNames.reset()
+	var seen, present uint16
+	c, err := r.peek()
+	if err != nil {
+		return false, err
+	}
+	if c == '}' {
+		r.i++
+	} else {
+		for {
+			bit, key, err := r.lineField()
+			if err != nil {
+				return false, err
+			}
+			if bit == 0 {
+				if err := r.unknownField(key, &r.lineNames, 0); err != nil {
+					return false, err
+				}
+			} else {
+				if seen&bit != 0 {
+					return false, fieldError(fmt.Sprintf("duplicate field %q", nameOf(bit)))
+				}
+				seen |= bit
+				ok, err := r.field(bit)
+				if err != nil {
+					return false, err
+				}
+				if ok {
+					present |= bit
+				}
+			}
+			c, err := r.peek()
+			if err != nil {
+				return false, err
+			}
+			if c == '}' {
+				r.i++
+				break
+			}
+			if c != ',' {
+				return false, r.syntax("',' or '}'")
+			}
+			r.i++
+		}
+	}
+	r.ws()
+	if r.i != len(r.b) {
+		return false, r.syntax("the end of the line after the object")
+	}
+	return false, r.finish(present)
+}
+
+// finish checks the fields of a complete line.
+func (r *Reader) finish(present uint16) error {
+	it := &r.item
+	switch {
+	case present&fOffset != 0 && present&fPosition != 0:
+		return fieldError(`both "offset" and "position": a line is a record or a position, not both`)
+	case present&(fOffset|fPosition) == 0:
+		return fieldError(`missing "offset" (a record) or "position" (a position line)`)
+	case present&fPartition == 0:
+		return fieldError(`missing "partition"`)
+	case present&(fTopic|fTopicID) == 0:
+		return fieldError(`missing "topic" or "topic_id": one of them is required`)
+	}
+	if present&fPosition != 0 {
+		for _, f := range recordOnly {
+			if present&f.bit != 0 {
+				return fieldError(fmt.Sprintf("field %q is not allowed on a position line", f.name))
+			}
+		}
+		it.Kind = KindPosition
+		return nil
+	}
+	it.Kind = KindRecord
+	if n := len(r.hdrs); n > 0 {
+		it.Headers = r.hdrs[:n:n]
+	}
+	return nil
+}
+
+// nameOf names a field bit.
+func nameOf(bit uint16) string {
+	switch bit {
+	case fTopic:
+		return "topic"
+	case fTopicID:
+		return "topic_id"
+	case fPartition:
+		return "partition"
+	case fOffset:
+		return "offset"
+	case fPosition:
+		return "position"
+	case fTimestamp:
+		return "timestamp"
+	case fHeaders:
+		return "headers"
+	case fKey:
+		return "key"
+	case fValue:
+		return "value"
+	}
+	return "?"
+}
+
+// field reads the value of a known field into r.item. It reports false for
+// a null value of an optional field, which counts as absent.
+func (r *Reader) field(bit uint16) (bool, error) {
+	it := &r.item
+	w := where{field: nameOf(bit)}
+	switch bit {
+	case fTopic, fTopicID:
+		if null, err := r.null(); null || err != nil {
+			return false, err
+		}
+		s, err := r.stringValue(w)
+		if err != nil {
+			return false, err
+		}
+		if bit == fTopic {
+			it.Topic, err = r.topic(s)
+		} else {
+			it.TopicID, err = r.topicID(s)
+		}
+		return err == nil, err
+	case fPartition:
+		v, err := r.integer(w, math.MaxInt32, false, "a non-negative 32-bit integer")
+		it.Partition = int32(v)
+		return err == nil, err
+	case fOffset, fPosition:
+		v, err := r.integer(w, math.MaxInt64, false, "a non-negative integer")
+		it.Offset = v
+		return err == nil, err
+	case fTimestamp:
+		if null, err := r.null(); null || err != nil {
+			return false, err
+		}
+		v, err := r.integer(w, math.MaxInt64, true, "an integer (milliseconds since the epoch)")
+		it.Timestamp, it.HasTimestamp = v, err == nil
+		return err == nil, err
+	case fHeaders:
+		if null, err := r.null(); null || err != nil {
+			return false, err
+		}
+		return true, r.headers()
+	case fKey, fValue:
+		if null, err := r.null(); null || err != nil {
+			return false, err
+		}
+		v, err := r.base64Value(w)
+		if bit == fKey {
+			it.Key = v
+		} else {
+			it.Value = v
+		}
+		return err == nil, err
+	}
+	panic("capture: unknown field bit")
+}
+
+// headers reads the header list; r.i is at its first byte.
+func (r *Reader) headers() error {
+	if r.b[r.i] != '[' {
+		return r.wrongType(where{field: "headers"}, "a list of headers")
+	}
+	r.i++
+	c, err := r.peek()
+	if err != nil {
+		return err
+	}
+	if c == ']' {
+		r.i++
+		return nil
+	}
+	for n := 1; ; n++ {
+		if err := r.header(n); err != nil {
+			return err
+		}
+		c, err := r.peek()
+		if err != nil {
+			return err
+		}
+		if c == ']' {
+			r.i++
+			return nil
+		}
+		if c != ',' {
+			return r.syntax("',' or ']'")
+		}
+		r.i++
+		if _, err := r.peek(); err != nil {
+			return err
+		}
+	}
+}
+
+// header reads header n, an object {"key": string, "value": base64|null},
+// and appends it to r.hdrs. A missing value is null.
+func (r *Reader) header(n int) error {
+	if r.b[r.i] != '{' {
+		return r.wrongType(where{hdr: n}, "an object")
+	}
+	r.i++
+	r.hdrNames.reset()
+	var h clock.Header
+	var seen uint16
+	c, err := r.peek()
+	if err != nil {
+		return err
+	}
+	if c == '}' {
+		r.i++
+	} else {
+		for {
+			bit, name, err := r.headerField()
+			if err != nil {
+				return err
+			}
+			if bit == 0 {
+				if err := r.unknownField(name, &r.hdrNames, n); err != nil {
+					return err
+				}
+			} else {
+				if seen&bit != 0 {
+					return fieldError(fmt.Sprintf("header %d: duplicate field %q", n, nameOf(bit)))
+				}
+				seen |= bit
+				if bit == fKey {
+					w := where{hdr: n, field: "key"}
+					s, err := r.stringValue(w)
+					if err != nil {
+						return err
+					}
+					h.Key = r.headerKey(s)
+				} else if null, err := r.null(); err != nil {
+					return err
+				} else if !null {
+					if h.Value, err = r.base64Value(where{hdr: n, field: "value"}); err != nil {
+						return err
+					}
+				}
+			}
+			c, err := r.peek()
+			if err != nil {
+				return err
+			}
+			if c == '}' {
+				r.i++
+				break
+			}
+			if c != ',' {
+				return r.syntax("',' or '}'")
+			}
+			r.i++
+		}
+	}
+	if seen&fKey == 0 {
+		return fieldError(fmt.Sprintf(`header %d: missing "key"`, n))
+	}
+	r.hdrs = append(r.hdrs, h)
+	return nil
+}
+
+// unknownField skips the value of a field the schema does not name, after
+// checking that the name is not repeated in its object, whose unknown names
+// so far are in names. hdr is the header number, or 0 for the line object.
+func (r *Reader) unknownField(name []byte, names *nameSet, hdr int) error {
+	if names.add(name) {
+		if hdr > 0 {
+			return fieldError(fmt.Sprintf("header %d: duplicate field %q", hdr, name))
+		}
+		return fieldError(fmt.Sprintf("duplicate field %q", name))
+	}
+	depth := 1 // inside the line object
+	if hdr > 0 {
+		depth = 3 // inside a header object, in the list, in the line
+	}
+	return r.skipValue(depth)
+}
+
+// nameSet holds the names of the unknown fields of one object, to find a
+// name given twice. A few are compared in a list; many go to a map.
+type nameSet struct {
+	list [][]byte // list[:n] are in use; the rest are buffers to reuse
+	n    int
+	set  map[string]struct{}
+}
+
+const nameSetList = 16
+
+func (s *nameSet) reset() {
+	s.n = 0
+	s.set = nil // rare; a large map is not kept for every later object
+}
+
+// add adds name and reports whether it was already there.
+func (s *nameSet) add(name []byte) (dup bool) {
+	if s.set != nil {
+		if _, dup = s.set[string(name)]; !dup {
+			s.set[string(name)] = struct{}{}
+		}
+		return dup
+	}
+	for _, k := range s.list[:s.n] {
+		if string(k) == string(name) {
+			return true
+		}
+	}
+	if s.n == nameSetList {
+		s.set = make(map[string]struct{}, 2*nameSetList)
+		for _, k := range s.list {
+			s.set[string(k)] = struct{}{}
+		}
+		s.set[string(name)] = struct{}{}
+		return false
+	}
+	if s.n < len(s.list) {
+		s.list[s.n] = append(s.list[s.n][:0], name...)
+	} else {
+		s.list = append(s.list, append([]byte(nil), name...))
+	}
+	s.n++
+	return false
+}
+
+// lineField reads the name of a field of the line object and the colon
+// after it, leaving r.i at the value. It returns the field's bit, or 0 and
+// the name for a field the schema does not know.
+func (r *Reader) lineField() (bit uint16, name []byte, err error) {
+	// The names as a Writer spells them are matched in place.
+	r.ws()
+	s := r.b[r.i:]
+	n := 0
+	if len(s) > 1 {
+		switch s[1] {
+		case 't':
+			switch {
+			case hasName(s, `"topic"`):
+				bit, n = fTopic, 7
+			case hasName(s, `"topic_id"`):
+				bit, n = fTopicID, 10
+			case hasName(s, `"timestamp"`):
+				bit, n = fTimestamp, 11
+			}
+		case 'p':
+			switch {
+			case hasName(s, `"partition"`):
+				bit, n = fPartition, 11
+			case hasName(s, `"position"`):
+				bit, n = fPosition, 10
+			}
+		case 'o':
+			if hasName(s, `"offset"`) {
+				bit, n = fOffset, 8
+			}
+		case 'h':
+			if hasName(s, `"headers"`) {
+				bit, n = fHeaders, 9
+			}
+		case 'k':
+			if hasName(s, `"key"`) {
+				bit, n = fKey, 5
+			}
+		case 'v':
+			if hasName(s, `"value"`) {
+				bit, n = fValue, 7
+			}
+		}
+	}
+	if n > 0 {
+		r.i += n
+		return bit, nil, r.colon()
+	}
+	if name, err = r.memberName(); err != nil {
+		return 0, nil, err
+	}
+	switch string(name) {
+	case "topic":
+		bit = fTopic
+	case "topic_id":
+		bit = fTopicID
+	case "partition":
+		bit = fPartition
+	case "offset":
+		bit = fOffset
+	case "position":
+		bit = fPosition
+	case "timestamp":
+		bit = fTimestamp
+	case "headers":
+		bit = fHeaders
+	case "key":
+		bit = fKey
+	case "value":
+		bit = fValue
+	}
+	return bit, name, nil
+}
+
+// headerField is lineField for the fields of a header object: fKey,
+// fValue, or 0 and the name.
+func (r *Reader) headerField() (bit uint16, name []byte, err error) {
+	r.ws()
+	s := r.b[r.i:]
+	switch {
+	case hasName(s, `"key"`):
+		r.i += 5
+		return fKey, nil, r.colon()
+	case hasName(s, `"value"`):
+		r.i += 7
+		return fValue, nil, r.colon()
+	}
+	if name, err = r.memberName(); err != nil {
+		return 0, nil, err
+	}
+	switch string(name) {
+	case "key":
+		bit = fKey
+	case "value":
+		bit = fValue
+	}
+	return bit, name, nil
+}
+
+// hasName reports whether s starts with the quoted name q.
+func hasName(s []byte, q string) bool { return len(s) >= len(q) && string(s[:len(q)]) == q }
+
+// stringValue reads a string value; anything else is a field error.
+func (r *Reader) stringValue(w where) ([]byte, error) {
+	if r.b[r.i] != '"' {
+		return nil, r.wrongType(w, "a string")
+	}
+	s, _, err := r.scanString()
+	return s, err
+}
+
+// base64Value reads a string of standard base64 and decodes it into r.data.
+// The empty string gives an empty, non-nil slice.
+func (r *Reader) base64Value(w where) ([]byte, error) {
+	if r.b[r.i] != '"' {
+		return nil, r.wrongType(w, "a base64 string or null")
+	}
+	// Fast path: a string of base64 alone holds nothing JSON escapes, so
+	// when the bytes up to the next quote decode, that is the string. The
+	// decoder skips CR, which a JSON string must not hold raw.
+	if rest := r.b[r.i+1:]; len(rest) > 0 {
+		if end := bytes.IndexByte(rest, '"'); end > 0 && bytes.IndexByte(rest[:end], '\r') < 0 {
+			start := len(r.data)
+			if d, err := b64.AppendDecode(r.data, rest[:end]); err == nil {
+				r.data = d
+				r.i += end + 2
+				return d[start:len(d):len(d)], nil
+			}
+			// Let the slow path say what is wrong.
+		}
+	}
+	s, escaped, err := r.scanString()
+	if err != nil {
+		return nil, err
+	}
+	if len(s) == 0 {
+		return emptyBytes, nil
+	}
+	if escaped {
+		// The decoder skips CR and LF; an escape could smuggle them in.
+		for j, c := range s {
+			if c == '\r' || c == '\n' {
+				return nil, &causeError{class: ErrField, msg: fmt.Sprintf("%v: illegal base64 data at input byte %d", w, j)}
+			}
+		}
+	}
+	start := len(r.data)
+	r.data, err = b64.AppendDecode(r.data, s)
+	if err != nil {
+		r.data = r.data[:start]
+		return nil, &causeError{class: ErrField, msg: fmt.Sprintf("%v: %v", w, err), wrap: err}
+	}
+	end := len(r.data)
+	return r.data[start:end:end], nil
+}
+
+// integer reads a JSON integer in [0, hi], or in [MinInt64, hi] when neg is
+// true. want describes what is expected, for errors.
+func (r *Reader) integer(w where, hi uint64, neg bool, want string) (int64, error) {
+	b, i := r.b, r.i
+	start := i
+	minus := b[i] == '-'
+	if minus {
+		i++
+		if i >= len(b) {
+			r.i = i
+			return 0, r.truncated()
+		}
+	}
+	if c := b[i]; c < '0' || c > '9' {
+		if minus {
+			r.i = i
+			return 0, r.syntax("a digit")
+		}
+		return 0, r.wrongType(w, want)
+	}
+	var v uint64
+	over := false
+	if b[i] == '0' {
+		i++
+	} else {
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			d := uint64(b[i] - '0')
+			if v > (math.MaxUint64-d)/10 {
+				over = true
+			} else {
+				v = v*10 + d
+			}
+		}
+	}
+	if i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
+		// A number, but not an integer.
+		r.i = start
+		if err := r.skipNumber(); err != nil {
+			return 0, err
+		}
+		return 0, r.fieldErrorf(w, "want %s, got %s", want, describe(b[start:r.i]))
+	}
+	r.i = i
+	switch {
+	case !minus && !over && v <= hi:
+		return int64(v), nil
+	case minus && v == 0:
+		return 0, nil // -0
+	case minus && neg && !over && v <= 1<<63:
+		return -int64(v), nil
+	case minus && !neg:
+		return 0, r.fieldErrorf(w, "want %s, got %s", want, describe(b[start:i]))
+	}
+	return 0, r.fieldErrorf(w, "want %s, got %s (out of range)", want, describe(b[start:i]))
+}
+
+// topic returns the interned topic name s, checking it on first sight.
+func (r *Reader) topic(s []byte) (string, error) {
+	if t, ok := r.topics[string(s)]; ok {
+		return t, nil
+	}
+	if err := checkTopicName(s); err != nil {
+		return "", &causeError{class: ErrField, msg: fmt.Sprintf("field \"topic\": %v", err)}
+	}
+	t := string(s)
+	if len(r.topics) < maxInterned {
+		r.topics[t] = t
+	}
+	return t, nil
+}
+
+// topicID parses the topic UUID s, remembering the spellings seen.
+func (r *Reader) topicID(s []byte) (clock.TopicID, error) {
+	if id, ok := r.topicIDs[string(s)]; ok {
+		return id, nil
+	}
+	id, err := clock.ParseTopicID(string(s))
+	if err == nil && id.IsZero() {
+		err = fmt.Errorf("topic UUID %q: the zero UUID names no topic", s)
+	}
+	if err != nil {
+		return clock.TopicID{}, &causeError{class: ErrField, msg: fmt.Sprintf("field \"topic_id\": %v", err), wrap: err}
+	}
+	if len(r.topicIDs) < maxInterned {
+		r.topicIDs[string(s)] = id
+	}
+	return id, nil
+}
+
+// headerKey returns the interned header key s.
+func (r *Reader) headerKey(s []byte) string {
+	if k, ok := r.hkeys[string(s)]; ok {
+		return k
+	}
+	k := string(s)
+	if len(r.hkeys) < maxInterned {
+		r.hkeys[k] = k
+	}
+	return k
+}
+
+// checkTopicName applies Kafka's rule for topic names: 1 to 249 bytes of
+// ASCII letters, digits, '.', '_' and '-', and neither "." nor "..". So a
+// name never holds '/', ',' or '=', which the text forms rely on.
+func checkTopicName[S []byte | string](s S) error {
+	bad := len(s) == 0 || len(s) > 249 || string(s) == "." || string(s) == ".."
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			bad = true
+			break
+		}
+	}
+	if bad {
+		return fmt.Errorf("%q is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)", s)
+	}
+	return nil
+}
+
+// wrongType reports a value of the wrong kind at r.i, after checking that
+// it is valid JSON, quoting it.
+func (r *Reader) wrongType(w where, want string) error {
+	start := r.i
+	depth := 1 // a field of the line object
+	switch {
+	case w.hdr > 0 && w.field == "":
+		depth = 2 // an element of the header list
+	case w.hdr > 0:
+		depth = 3 // a field of a header object
+	}
+	if err := r.skipValue(depth); err != nil {
+		return err
+	}
+	return r.fieldErrorf(w, "want %s, got %s", want, describe(r.b[start:r.i]))
+}
+
+func (r *Reader) fieldErrorf(w where, format string, args ...any) error {
+	return &causeError{class: ErrField, msg: w.String() + ": " + fmt.Sprintf(format, args...)}
+}
+
+func fieldError(msg string) error { return &causeError{class: ErrField, msg: msg} }

@@ -1,0 +1,82 @@
+package cmdutil
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/iostreams"
+)
+
+// Capture is a capture file that can be read more than once — commands
+// read it once to learn its channels and names, then again to work — from
+// a file, or from stdin spooled to a temporary file as the first reading
+// goes. Nothing is held in memory.
+type Capture struct {
+	// Name is the file name, or "stdin".
+	Name string
+
+	path    string
+	stdin   io.Reader
+	spool   *os.File // stdin's copy, removed by Close
+	opened  []io.Closer
+	maxLine int
+	read    bool
+}
+
+// OpenCapture prepares the capture at path ("-" for stdin) for reading.
+func OpenCapture(ios *iostreams.IOStreams, path string, maxLine int) (*Capture, error) {
+	c := &Capture{Name: path, path: path, maxLine: maxLine}
+	if path == "-" {
+		c.Name, c.stdin = "stdin", ios.In
+		return c, nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("capture %s: is a directory", path)
+	}
+	return c, nil
+}
+
+// Open returns a reader over the capture from its first line. Each call
+// starts again from the beginning.
+func (c *Capture) Open() (*capture.Reader, error) {
+	opt := capture.MaxLineSize(c.maxLine)
+	if c.stdin != nil {
+		if !c.read {
+			c.read = true
+			f, err := os.CreateTemp("", "causalctl-stdin-*.ndjson")
+			if err != nil {
+				return nil, fmt.Errorf("spooling stdin: %w", err)
+			}
+			c.spool = f
+			return capture.NewReader(io.TeeReader(c.stdin, f), opt), nil
+		}
+		if _, err := c.spool.Seek(0, io.SeekStart); err != nil {
+			return nil, fmt.Errorf("spooling stdin: %w", err)
+		}
+		return capture.NewReader(c.spool, opt), nil
+	}
+	f, err := os.Open(c.path)
+	if err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	c.opened = append(c.opened, f)
+	return capture.NewReader(f, opt), nil
+}
+
+// Close closes what Open opened and removes the spool of stdin.
+func (c *Capture) Close() error {
+	for _, f := range c.opened {
+		f.Close()
+	}
+	if c.spool != nil {
+		c.spool.Close()
+		os.Remove(c.spool.Name())
+	}
+	return nil
+}

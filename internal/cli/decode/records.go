@@ -1,0 +1,123 @@
+package decode
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/replay"
+)
+
+// Source yields the items to decode; replay.Source, so that a broker range
+// plugs in as well as a capture file.
+type Source = replay.Source
+
+// runRecords decodes every record of the capture named by opts.Input.
+// A first reading learns the topic names of every line, so that a clock
+// naming a topic by UUID shows its name even before that topic's lines.
+func runRecords(opts *Options) error {
+	in, err := cmdutil.OpenCapture(opts.IO, opts.Input, opts.MaxLineSize)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	err = func() error {
+		first, err := in.Open()
+		if err != nil {
+			return err
+		}
+		if _, err := replay.Discover(first, opts.Names); err != nil {
+			return err
+		}
+		src, err := in.Open()
+		if err != nil {
+			return err
+		}
+		return DecodeRecords(src, opts)
+	}()
+	if err != nil {
+		return fmt.Errorf("%s: %w", in.Name, err)
+	}
+	return nil
+}
+
+// ErrUndecodable is returned, after every record has been shown, when some
+// records' headers were undecodable.
+var ErrUndecodable = errors.New("undecodable headers")
+
+// DecodeRecords writes one line per record of src: channel, offset, time
+// and clock (or the reason the header is undecodable). Position items are
+// not records and are passed over.
+func DecodeRecords(src Source, opts *Options) error {
+	w := bufio.NewWriter(opts.IO.Out)
+	defer w.Flush()
+	var bad, records int
+	var first string
+	for {
+		it, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if it.Kind != capture.KindRecord {
+			continue
+		}
+		records++
+		ch, err := replay.ResolveChannel(opts.Names, it)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", it.Line, err)
+		}
+		c, key, derr := clock.FromHeaders(it.Headers, clock.MaxSize(opts.MaxSize))
+		channel := opts.Names.Channel(ch)
+		if derr != nil {
+			bad++
+			if first == "" {
+				first = fmt.Sprintf("%s offset %d", channel, it.Offset)
+				if it.Line > 0 {
+					first = fmt.Sprintf("line %d: %s", it.Line, first)
+				}
+				first += ": " + derr.Error()
+			}
+		}
+		if opts.Output == "json" {
+			v := jsonValue{Channel: channel, Offset: &it.Offset, Line: it.Line, Format: key, Entries: jsonEntries(c.Entries(), opts.Names)}
+			if it.HasTimestamp {
+				v.Timestamp = &it.Timestamp
+			}
+			for _, h := range it.Headers {
+				if h.Key == key {
+					v.Size = len(h.Value)
+				}
+			}
+			if derr != nil {
+				v.Error = derr.Error()
+				code, _ := clock.CodeOf(derr)
+				v.Code = string(code)
+			}
+			if err := encodeJSON(w, v); err != nil {
+				return err
+			}
+			continue
+		}
+		ts := "-"
+		if it.HasTimestamp {
+			ts = time.UnixMilli(it.Timestamp).UTC().Format("2006-01-02T15:04:05.000Z")
+		}
+		text := opts.Names.Format(c)
+		if derr != nil {
+			text = "UNDECODABLE " + derr.Error()
+		}
+		fmt.Fprintf(w, "%s@%d\t%s\t%s\n", channel, it.Offset, ts, text)
+	}
+	if bad > 0 {
+		return fmt.Errorf("%w: %d of %d records, the first at %s", ErrUndecodable, bad, records, first)
+	}
+	return nil
+}

@@ -1,0 +1,307 @@
+// Package replay implements `causalctl replay`: a capture through the gate,
+// offline, with events, a summary and exit codes for scripts.
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/spf13/cobra"
+)
+
+// Options are the parsed flags and dependencies of replay.
+type Options struct {
+	IO     *iostreams.IOStreams
+	Output string // text, json or ndjson
+
+	Input         string
+	Range         cmdutil.RangeFlags
+	Scope         []string
+	Start         []string
+	Interleave    replay.Interleave
+	Undecodable   gate.UndecodableMode
+	FailOnHeld    bool
+	MaxHeaderSize int
+	MaxLineSize   int
+	Names         *clock.Names
+
+	// Now reads the clock for progress lines (time.Now).
+	Now func() time.Time
+	// OpenRange opens a broker range (Factory.OpenRange).
+	OpenRange func(context.Context, *cmdutil.RangeFlags, *clock.Names, func(*clock.Names) (map[clock.Channel]int64, error)) (*cmdutil.BrokerRange, error)
+}
+
+// NewCmdReplay returns the replay command. runF replaces the work in tests
+// of flag parsing; nil runs Run.
+func NewCmdReplay(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange}
+	names := &cmdutil.NamesFlag{}
+	var interleave, undecodable string
+	cmd := &cobra.Command{
+		Use:   "replay (--input FILE | --topic NAME[/P]…) [flags]",
+		Short: "Run a capture or a broker range through the delivery gate",
+		Long: `Replay a capture file (SPEC §4), or a range of records read from the brokers,
+through a faithful re-implementation of the delivery gate, and show what a
+node consuming the scope's channels would have delivered, held and dropped.
+A capture is replayed offline; a broker range is read read_committed, with no
+group joined and nothing committed. The same input and flags always give the
+same output.
+
+A broker range is --topic (repeatable) with --offsets in rpk's grammar
+(default start; the end is fixed when the range opens, so it always ends)
+and optionally --from-group GROUP to start at a group's committed offsets.
+Its interleaving defaults to timestamp; a capture's to file.
+
+The scope defaults to every channel in the input; --scope takes channels
+(NAME/PARTITION or UUID/PARTITION) and bare topic names (all of the topic's
+partitions in the input). Clock entries on channels outside the scope are
+ignored, as a real node ignores them. --start CH=OFFSET is a position advance
+to OFFSET before anything is read: records below it are replays.
+
+Output (--output):
+  text    (default on a terminal) a headline and tables of channels and
+          blocked heads
+  ndjson  (default in a pipe) one event per line as it happens —
+          {"type":"deliver","seq":1,"channel":"orders/0","offset":41},
+          {"type":"drop",…}, {"type":"hold",…} — then one summary event
+  json    the summary object only
+
+Exit codes: 0 done; 1 bad input or the gate failed closed (the channel,
+offset, line and reason code are on stderr; events already written stay);
+2 usage; 3 with --fail-on-held when records are still held; 130 interrupted,
+after the summary of what was replayed.`,
+		Example: `  causalctl replay -f capture.ndjson
+  causalctl replay -f capture.ndjson --scope orders,payments/1 -o json | jq .held
+  causalctl replay -f - --interleave random:7 --fail-on-held < capture.ndjson
+  causalctl replay --brokers localhost:9092 -t orders -t payments --offsets -1000 -o json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			var err error
+			def := "ndjson"
+			if opts.IO.OutTTY {
+				def = "text"
+			}
+			if opts.Output, err = out.Resolve(def, "text", "json", "ndjson"); err != nil {
+				return err
+			}
+			if (opts.Input == "") == !opts.Range.Given() {
+				return cmdutil.Usagef("give one source: a capture with --input FILE (- for stdin), or a broker range with --topic")
+			}
+			if !c.Flags().Changed("interleave") && opts.Range.Given() {
+				interleave = "timestamp"
+			}
+			if opts.Interleave, err = replay.ParseInterleave(interleave); err != nil {
+				return cmdutil.Usagef("--interleave: %v", err)
+			}
+			switch undecodable {
+			case "fail":
+				opts.Undecodable = gate.FailOnUndecodable
+			case "hold":
+				opts.Undecodable = gate.HoldUndecodable
+			default:
+				return cmdutil.Usagef("--undecodable %s: want fail or hold", undecodable)
+			}
+			opts.Names = names.Names
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return Run(c.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&opts.Input, "input", "f", "", "capture file to replay (- for stdin)")
+	cmdutil.AddRangeFlags(fs, &opts.Range)
+	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the simulated node consumes, `CH[,CH…]` (default: every channel in the input)")
+	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,…]`")
+	fs.StringVar(&interleave, "interleave", "file", "receive order across channels: file, timestamp, channel, round-robin or random[:SEED] (default timestamp for a broker range)")
+	fs.StringVar(&undecodable, "undecodable", "fail", "an undecodable header fails the gate closed (fail), or stays held as a head that never delivers (hold)")
+	fs.BoolVar(&opts.FailOnHeld, "fail-on-held", false, "exit 3 when records are still held at the end")
+	fs.IntVar(&opts.MaxHeaderSize, "max-header-size", clock.DefaultMaxSize, "metadata budget of a clock header in bytes")
+	fs.IntVar(&opts.MaxLineSize, "max-line-size", capture.DefaultMaxLineSize, "longest capture line accepted, in bytes")
+	cmdutil.AddTopicIDFlag(fs, names)
+	return cmd
+}
+
+// Run replays the capture or broker range and writes the output.
+func Run(ctx context.Context, opts *Options) error {
+	src, name, channels, closeSrc, err := openSource(ctx, opts)
+	if err != nil {
+		return err
+	}
+	defer closeSrc()
+	scope, err := resolveScope(opts.Scope, channels, opts.Names)
+	if err != nil {
+		return err
+	}
+	if len(scope) == 0 {
+		return fmt.Errorf("%s holds no records or positions: nothing to replay", name)
+	}
+	starts, err := cmdutil.ParseStarts(opts.Start, opts.Names)
+	if err != nil {
+		return err
+	}
+	if err := inScope(starts, scope, opts.Names); err != nil {
+		return err
+	}
+	r, err := replay.New(replay.Config{
+		Scope:         scope,
+		Starts:        starts,
+		Undecodable:   opts.Undecodable,
+		MaxHeaderSize: opts.MaxHeaderSize,
+		Names:         opts.Names,
+	})
+	if err != nil {
+		return err
+	}
+	src, err = replay.Reorder(src, opts.Interleave, opts.Names)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+
+	w := newWriter(opts.IO.Out, opts.Output, opts.Names)
+	var progress func(replay.Progress)
+	if opts.IO.ErrTTY {
+		progress = progressLine(opts.IO.ErrOut)
+	}
+	runErr := replay.Run(ctx, src, r, w.event, progress, opts.Now)
+
+	sum := r.Summary()
+	sum.Interleave = opts.Interleave.String()
+	sum.SetFailure(runErr)
+	interrupted := errors.Is(runErr, replay.ErrInterrupted)
+	sum.Interrupted = interrupted
+	var ie *replay.InputError
+	failedClosed := errors.As(runErr, &ie) && ie.Code != ""
+	if runErr == nil || interrupted || failedClosed {
+		// What was replayed so far is reported in every case but bad input.
+		if err := w.summary(sum); err != nil {
+			return err
+		}
+	}
+	if err := w.flush(); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	switch {
+	case interrupted:
+		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("interrupted after %d records", sum.Received)}
+	case runErr != nil:
+		return fmt.Errorf("%s: %w", name, runErr)
+	case opts.FailOnHeld && sum.Held > 0:
+		return &cmdutil.ExitError{Code: cmdutil.ExitHeld, Err: fmt.Errorf("%d records still held at the end (--fail-on-held)", sum.Held)}
+	}
+	return nil
+}
+
+// resolveScope turns --scope specs into channels. A bare topic (name or
+// UUID) means every partition of it in the input; a channel may name a
+// partition the input lacks — its entries then gate heads that wait for it.
+func resolveScope(specs []string, inputChannels []clock.Channel, names *clock.Names) ([]clock.Channel, error) {
+	if len(specs) == 0 {
+		return inputChannels, nil
+	}
+	seen := map[clock.Channel]bool{}
+	var out []clock.Channel
+	add := func(ch clock.Channel) {
+		if !seen[ch] {
+			seen[ch] = true
+			out = append(out, ch)
+		}
+	}
+	for _, spec := range specs {
+		spec = strings.TrimSpace(spec)
+		if strings.Contains(spec, "/") {
+			ch, err := names.ParseChannel(spec)
+			if err != nil {
+				return nil, cmdutil.Usagef("--scope: %v", err)
+			}
+			add(ch)
+			continue
+		}
+		id, err := names.ParseTopic(spec)
+		if err != nil {
+			return nil, cmdutil.Usagef("--scope: %v", err)
+		}
+		n := len(out)
+		for _, ch := range inputChannels {
+			if ch.Topic == id {
+				add(ch)
+			}
+		}
+		if len(out) == n {
+			return nil, cmdutil.Usagef("--scope: topic %s has no partition in the input: name its channels as %s/PARTITION", spec, spec)
+		}
+	}
+	return out, nil
+}
+
+// inScope checks that every start names a channel of the scope.
+func inScope(starts map[clock.Channel]int64, scope []clock.Channel, names *clock.Names) error {
+	for ch := range starts {
+		if !slices.Contains(scope, ch) {
+			return cmdutil.Usagef("--start: channel %s is not in the scope", names.Channel(ch))
+		}
+	}
+	return nil
+}
+
+// openSource opens the replay's input and returns it with its name and
+// channels. A capture is read once first to learn its channels and names;
+// a broker range knows its channels when it opens.
+func openSource(ctx context.Context, opts *Options) (src replay.Source, name string, channels []clock.Channel, closeFn func(), err error) {
+	if opts.Range.Given() {
+		br, err := opts.OpenRange(ctx, &opts.Range, opts.Names, func(n *clock.Names) (map[clock.Channel]int64, error) {
+			return cmdutil.ParseStarts(opts.Start, n)
+		})
+		if err != nil {
+			return nil, "", nil, nil, err
+		}
+		return br, "broker range", br.Channels(), br.Close, nil
+	}
+	in, err := cmdutil.OpenCapture(opts.IO, opts.Input, opts.MaxLineSize)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	fail := func(err error) (replay.Source, string, []clock.Channel, func(), error) {
+		in.Close()
+		return nil, "", nil, nil, fmt.Errorf("%s: %w", in.Name, err)
+	}
+	first, err := in.Open()
+	if err != nil {
+		return fail(err)
+	}
+	if channels, err = replay.Discover(first, opts.Names); err != nil {
+		return fail(err)
+	}
+	second, err := in.Open()
+	if err != nil {
+		return fail(err)
+	}
+	return second, in.Name, channels, func() { in.Close() }, nil
+}
+
+// progressLine returns a progress reporter that rewrites one stderr line.
+func progressLine(w io.Writer) func(replay.Progress) {
+	shown := false
+	return func(p replay.Progress) {
+		if p.Finished {
+			if shown {
+				fmt.Fprint(w, "\r\x1b[K")
+			}
+			return
+		}
+		shown = true
+		rate := float64(p.Items) / p.Elapsed.Seconds()
+		fmt.Fprintf(w, "\r\x1b[Kreplaying: %d records read, %.0f records/s, %d held", p.Items, rate, p.Held)
+	}
+}

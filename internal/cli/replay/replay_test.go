@@ -1,0 +1,254 @@
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/iostreams"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// exec runs the replay command in-process, as root would, and returns its
+// error, stdout and stderr.
+func exec(t *testing.T, ctx context.Context, tty bool, stdin string, args ...string) (error, string, string) {
+	t.Helper()
+	ios, in, out, errOut := iostreams.Test()
+	ios.SetTTY(tty)
+	in.WriteString(stdin)
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
+	o := &cmdutil.Output{}
+	cmd := NewCmdReplay(f, o, nil)
+	cmd.PersistentFlags().StringVarP(&o.Value, "output", "o", "", "")
+	cmd.SetArgs(args)
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	err := cmd.ExecuteContext(ctx)
+	return err, out.String(), errOut.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (go test -update rewrites it after review):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	captures, _ := filepath.Glob("testdata/*.ndjson")
+	if len(captures) == 0 {
+		t.Fatal("no captures in testdata")
+	}
+	for _, c := range captures {
+		base := strings.TrimSuffix(filepath.Base(c), ".ndjson")
+		for _, tc := range []struct {
+			suffix string
+			tty    bool
+			args   []string
+		}{
+			{"text", true, nil},
+			{"json", false, []string{"-o", "json"}},
+			{"ndjson", false, nil}, // the default in a pipe
+			{"hold.ndjson", false, []string{"--undecodable", "hold"}},
+			{"timestamp.ndjson", false, []string{"--interleave", "timestamp"}},
+		} {
+			t.Run(base+"."+tc.suffix, func(t *testing.T) {
+				err, out, stderr := exec(t, context.Background(), tc.tty, "", append([]string{"-f", c}, tc.args...)...)
+				if err != nil {
+					// Failures are part of the golden output.
+					out += "error: " + err.Error() + "\n"
+				}
+				if stderr != "" {
+					t.Errorf("stderr: %q", stderr)
+				}
+				golden(t, base+"."+tc.suffix+".golden", out)
+			})
+		}
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	for _, il := range []string{"file", "timestamp", "channel", "round-robin", "random:9"} {
+		_, a, _ := exec(t, context.Background(), false, "", "-f", "testdata/basic.ndjson", "--interleave", il)
+		_, b, _ := exec(t, context.Background(), false, "", "-f", "testdata/basic.ndjson", "--interleave", il)
+		if a != b || a == "" {
+			t.Errorf("%s: two runs differ", il)
+		}
+	}
+}
+
+func TestStdinMatchesFile(t *testing.T) {
+	data, err := os.ReadFile("testdata/basic.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fromFile, _ := exec(t, context.Background(), false, "", "-f", "testdata/basic.ndjson")
+	err, fromStdin, _ := exec(t, context.Background(), false, string(data), "-f", "-")
+	if err != nil || fromStdin != fromFile {
+		t.Errorf("stdin replay differs from the file's (%v)", err)
+	}
+}
+
+func TestExitCodes(t *testing.T) {
+	err, out, _ := exec(t, context.Background(), false, "", "-f", "testdata/basic.ndjson", "--fail-on-held", "-o", "json")
+	if cmdutil.ExitCode(err) != cmdutil.ExitHeld || !strings.Contains(err.Error(), "3 records still held") {
+		t.Errorf("--fail-on-held with holds: %v", err)
+	}
+	if !json.Valid([]byte(out)) {
+		t.Errorf("summary not printed before exit 3: %q", out)
+	}
+	// With the cause of every hold in scope removed, nothing is held.
+	err, _, _ = exec(t, context.Background(), false, "", "-f", "testdata/basic.ndjson", "--fail-on-held", "--scope", "orders")
+	if err != nil {
+		t.Errorf("--fail-on-held without holds: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err, out, _ = exec(t, ctx, false, "", "-f", "testdata/basic.ndjson", "-o", "json")
+	if cmdutil.ExitCode(err) != cmdutil.ExitInterrupted {
+		t.Errorf("interrupted: %v", err)
+	}
+	var s struct{ Interrupted bool }
+	if json.Unmarshal([]byte(out), &s) != nil || !s.Interrupted {
+		t.Errorf("interrupted summary: %q", out)
+	}
+}
+
+// TestScopeAndStart covers scope resolution, the ignore branch and starts.
+func TestScopeAndStart(t *testing.T) {
+	summary := func(args ...string) (s struct {
+		Received, Delivered, Dropped, Held, Skipped int64
+		Channels                                    []struct {
+			Channel string
+			Settled *int64
+		}
+	}) {
+		t.Helper()
+		err, out, stderr := exec(t, context.Background(), false, "", append([]string{"-f", "testdata/basic.ndjson", "-o", "json"}, args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v %s", args, err, stderr)
+		}
+		if err := json.Unmarshal([]byte(out), &s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// Without orders in scope its claims are ignored: payments delivers.
+	s := summary("--scope", "payments,shipments/0")
+	if s.Held != 0 || s.Skipped != 3 || len(s.Channels) != 2 {
+		t.Errorf("ignore branch: %+v", s)
+	}
+	// A start above a record makes it a replay: dropped.
+	s = summary("--start", "orders/0=1")
+	if s.Dropped != 2 || *s.Channels[0].Settled != 2 {
+		t.Errorf("start: %+v", s)
+	}
+	// A scope channel absent from the input gates nothing it is not named in.
+	s = summary("--scope", "orders/0,orders/7")
+	if len(s.Channels) != 2 || s.Channels[1].Settled != nil || s.Held != 0 {
+		t.Errorf("absent channel: %+v", s)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile("testdata/basic.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(good)), "\n")
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	undecodable := strings.Replace(lines[2], `"value":"AQEAAAAAAAAAAAAAAAAAAAAKAQAAAAAAAAAAAQ=="`, `"value":"AgA="`, 1)
+	for _, tc := range []struct {
+		name    string
+		content string
+		args    []string
+		code    int
+		msg     string
+	}{
+		{"truncated last line", strings.Join(lines[:3], "\n") + "\n" + lines[3][:40], nil, 1, "line 4: "},
+		{"not JSON", lines[0] + "\nhello\n", nil, 1, "line 2: "},
+		{"wrong type", strings.Replace(lines[1], `"offset":0`, `"offset":"0"`, 1) + "\n", nil, 1, `line 1: `},
+		{"bad base64", strings.Replace(lines[1], `"aGVsbG8="`, `"aGVsbG8"`, 1) + "\n", nil, 1, "line 1: "},
+		{"empty file", "", nil, 1, "nothing to replay"},
+		{"name without UUID", `{"topic":"x","partition":0,"offset":1}` + "\n", nil, 1, `line 1: x/0: topic "x" has no topic_id`},
+		{"unknown scope topic", string(good), []string{"--scope", "refunds"}, 2, `unknown topic "refunds"`},
+		{"malformed scope channel", string(good), []string{"--scope", "orders/x"}, 2, "--scope"},
+		{"start outside scope", string(good), []string{"--scope", "orders", "--start", "payments/0=3"}, 2, "not in the scope"},
+		{"start not a number", string(good), []string{"--start", "orders/0=x"}, 2, "--start"},
+		{"bad interleave", string(good), []string{"--interleave", "sideways"}, 2, "--interleave"},
+		{"bad undecodable mode", string(good), []string{"--undecodable", "skip"}, 2, "--undecodable"},
+		{"undecodable fails closed", strings.Join(lines[:2], "\n") + "\n" + undecodable + "\n" + strings.Join(lines[3:], "\n") + "\n", nil, 1,
+			"line 3: payments/0 offset 0: failed closed: unknown-version"},
+		{"out of order feed", strings.Join(lines[:8], "\n") + "\n" + lines[6] + "\n", nil, 1, "line 9: payments/0 offset 2: failed closed: out-of-order-feed"},
+		{"line too long", string(good), []string{"--max-line-size", "100"}, 1, "line 2: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := write(strings.ReplaceAll(tc.name, " ", "-")+".ndjson", tc.content)
+			err, _, _ := exec(t, context.Background(), false, "", append([]string{"-f", p}, tc.args...)...)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if got := cmdutil.ExitCode(err); got != tc.code {
+				t.Errorf("exit code %d, want %d (%v)", got, tc.code, err)
+			}
+			if !strings.Contains(err.Error(), tc.msg) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q lacks %q or is not one line", err, tc.msg)
+			}
+		})
+	}
+	err, _, _ = exec(t, context.Background(), false, "", "-f", filepath.Join(dir, "missing.ndjson"))
+	if cmdutil.ExitCode(err) != 1 || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("missing file: %v", err)
+	}
+	err, _, _ = exec(t, context.Background(), false, "")
+	if cmdutil.ExitCode(err) != 2 {
+		t.Errorf("no input: %v", err)
+	}
+}
+
+// TestFailClosedKeepsEvents: events before the failure stay on stdout, and
+// the summary says where the gate failed.
+func TestFailClosedKeepsEvents(t *testing.T) {
+	good, _ := os.ReadFile("testdata/basic.ndjson")
+	lines := strings.Split(string(good), "\n")
+	lines[3] = strings.Replace(lines[3], `"value":"AQA="`, `"value":null`, 1)
+	p := filepath.Join(t.TempDir(), "c.ndjson")
+	os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
+	err, out, _ := exec(t, context.Background(), false, "", "-f", p)
+	if cmdutil.ExitCode(err) != 1 || !strings.Contains(err.Error(), "line 4: orders/0 offset 1: failed closed: null-value") {
+		t.Fatalf("error: %v", err)
+	}
+	outLines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(outLines) != 3 || !strings.HasPrefix(outLines[0], `{"type":"deliver","seq":1`) ||
+		!strings.Contains(outLines[2], `"failed":{"channel":"orders/0","offset":1,"line":4,"code":"null-value"`) {
+		t.Errorf("stdout:\n%s", out)
+	}
+	var buf bytes.Buffer
+	buf.WriteString(out)
+}

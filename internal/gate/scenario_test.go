@@ -1,0 +1,391 @@
+package gate_test
+
+// The scenario driver: testdata/*.txt hold blocks of commands, a "----" line
+// and the trace they must produce, ended by a blank line. Commands:
+//
+//	scope CH...          start a new gate over these channels (or none)
+//	start CH=POS...      start positions (WithStart) for the next gate
+//	mode hold|fail       undecodable mode for the next gate
+//	recv CH OFF [CLOCK]  a record; CLOCK in text form, {} or absent for
+//	                     empty, !CODE for an undecodable header with that
+//	                     reason code, or ! alone for one with no code
+//	advance CH POS       a position advance
+//	add CH | add CH=POS  scope growth, seeded from the stamp or at POS
+//	state                dump every channel, cycles, stamp and counters
+//	chain CH             the wait chain from CH's head
+//
+// The gate is built at the first command after scope/start/mode. Channels
+// are NAME/PARTITION; each topic name maps to a fake UUID made of its bytes,
+// so channel order is name order. Run with -update to rewrite the traces,
+// then review the diff against SPEC §3 by hand.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected traces in testdata/*.txt")
+
+func TestScenarios(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
+			runScenarioFile(t, file)
+		})
+	}
+}
+
+type block struct {
+	pre      []string // comment and blank lines before the commands
+	cmds     []string
+	cmdLines []int // 1-based line numbers of cmds
+	want     []string
+}
+
+func parseBlocks(t *testing.T, file string) (blocks []block, tail []string) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	var cur block
+	for n := 0; n < len(lines); n++ {
+		l := lines[n]
+		switch {
+		case l == "----":
+			if len(cur.cmds) == 0 {
+				t.Fatalf("%s:%d: ---- without commands", file, n+1)
+			}
+			for n+1 < len(lines) && lines[n+1] != "" {
+				n++
+				cur.want = append(cur.want, lines[n])
+			}
+			blocks = append(blocks, cur)
+			cur = block{}
+		case len(cur.cmds) == 0 && (l == "" || strings.HasPrefix(l, "#")):
+			cur.pre = append(cur.pre, l)
+		default:
+			cur.cmds = append(cur.cmds, l)
+			cur.cmdLines = append(cur.cmdLines, n+1)
+		}
+	}
+	if len(cur.cmds) > 0 {
+		t.Fatalf("%s: commands at the end without ----", file)
+	}
+	return blocks, cur.pre
+}
+
+func runScenarioFile(t *testing.T, file string) {
+	blocks, tail := parseBlocks(t, file)
+	d := &driver{t: t, names: new(clock.Names)}
+	var out strings.Builder
+	for bi := range blocks {
+		b := &blocks[bi]
+		var got []string
+		for k, cmd := range b.cmds {
+			d.where = fmt.Sprintf("%s:%d", file, b.cmdLines[k])
+			got = append(got, d.exec(cmd)...)
+		}
+		if len(got) == 0 {
+			got = []string{"ok"}
+		}
+		if !*update && strings.Join(got, "\n") != strings.Join(b.want, "\n") {
+			t.Errorf("%s:%d:\n%s\n---- got\n%s\n---- want\n%s", file, b.cmdLines[0],
+				strings.Join(b.cmds, "\n"), strings.Join(got, "\n"), strings.Join(b.want, "\n"))
+		}
+		for _, l := range b.pre {
+			out.WriteString(l + "\n")
+		}
+		for _, l := range b.cmds {
+			out.WriteString(l + "\n")
+		}
+		out.WriteString("----\n")
+		for _, l := range got {
+			out.WriteString(l + "\n")
+		}
+	}
+	for _, l := range tail {
+		out.WriteString(l + "\n")
+	}
+	if *update {
+		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+type driver struct {
+	t     *testing.T
+	where string
+	names *clock.Names
+	// configuration of the next gate
+	scope  []clock.Channel
+	opts   []gate.Option
+	g      *gate.Gate
+	evs    []gate.Event
+	uuids  *strings.Replacer
+	topics []string
+}
+
+func (d *driver) fatalf(format string, args ...any) {
+	d.t.Helper()
+	d.t.Fatalf("%s: %s", d.where, fmt.Sprintf(format, args...))
+}
+
+// topicID is the fake UUID of a topic name: its bytes, zero-padded, so that
+// UUID order is name order.
+func topicID(name string) clock.TopicID {
+	var id clock.TopicID
+	copy(id[:], name)
+	return id
+}
+
+func (d *driver) channel(s string) clock.Channel {
+	d.t.Helper()
+	topic, _, ok := strings.Cut(s, "/")
+	if !ok || topic == "" || len(topic) > 16 {
+		d.fatalf("bad channel %q", s)
+	}
+	if _, known := d.names.ID(topic); !known {
+		if err := d.names.Add(topic, topicID(topic)); err != nil {
+			d.fatalf("%v", err)
+		}
+		d.topics = append(d.topics, topic)
+		d.uuids = nil
+	}
+	ch, err := d.names.ParseChannel(s)
+	if err != nil {
+		d.fatalf("%v", err)
+	}
+	return ch
+}
+
+func (d *driver) int(s string) int64 {
+	d.t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		d.fatalf("bad number %q", s)
+	}
+	return n
+}
+
+func (d *driver) clock(s string) clock.Clock {
+	d.t.Helper()
+	if s == "{}" {
+		return clock.Clock{}
+	}
+	for part := range strings.SplitSeq(s, ",") {
+		ch, _, _ := strings.Cut(part, "=")
+		d.channel(ch)
+	}
+	c, err := d.names.Parse(s)
+	if err != nil {
+		d.fatalf("%v", err)
+	}
+	return c
+}
+
+func (d *driver) ch(c clock.Channel) string { return d.names.Channel(c) }
+
+// text replaces fake UUIDs in s by topic names.
+func (d *driver) text(s string) string {
+	if d.uuids == nil {
+		var pairs []string
+		for _, name := range d.topics {
+			pairs = append(pairs, topicID(name).String(), name)
+		}
+		d.uuids = strings.NewReplacer(pairs...)
+	}
+	return d.uuids.Replace(s)
+}
+
+func (d *driver) gate() *gate.Gate {
+	d.t.Helper()
+	if d.g == nil {
+		g, err := gate.New(d.scope, d.opts...)
+		if err != nil {
+			d.fatalf("new: %v", err)
+		}
+		d.g = g
+	}
+	return d.g
+}
+
+func (d *driver) exec(line string) []string {
+	d.t.Helper()
+	f := strings.Fields(line)
+	cmd, args := f[0], f[1:]
+	arity := func(lo, hi int) {
+		if len(args) < lo || len(args) > hi {
+			d.fatalf("%s: want %d to %d arguments", cmd, lo, hi)
+		}
+	}
+	var err error
+	switch cmd {
+	case "scope":
+		d.g, d.scope, d.opts = nil, nil, nil
+		for _, a := range args {
+			d.scope = append(d.scope, d.channel(a))
+		}
+		return nil
+	case "start":
+		for _, a := range args {
+			ch, pos, ok := strings.Cut(a, "=")
+			if !ok {
+				d.fatalf("start %q: want CH=POS", a)
+			}
+			d.opts = append(d.opts, gate.WithStart(d.channel(ch), d.int(pos)))
+		}
+		d.g = nil
+		return nil
+	case "mode":
+		arity(1, 1)
+		switch args[0] {
+		case "hold":
+			d.opts = append(d.opts, gate.WithUndecodable(gate.HoldUndecodable))
+		case "fail":
+			d.opts = append(d.opts, gate.WithUndecodable(gate.FailOnUndecodable))
+		default:
+			d.fatalf("mode %q", args[0])
+		}
+		d.g = nil
+		return nil
+	case "new":
+		// Build the gate now, to show a construction error.
+		arity(0, 0)
+		g, err := gate.New(d.scope, d.opts...)
+		if err != nil {
+			return []string{"error: " + d.text(err.Error())}
+		}
+		d.g = g
+		return nil
+	case "recv":
+		arity(2, 3)
+		ch, off := d.channel(args[0]), d.int(args[1])
+		var c clock.Clock
+		var derr error
+		if len(args) == 3 {
+			switch a := args[2]; {
+			case a == "!":
+				derr = errors.New("header mangled")
+			case strings.HasPrefix(a, "!"):
+				derr = &clock.DecodeError{Code: clock.Code(a[1:])}
+			default:
+				c = d.clock(a)
+			}
+		}
+		err = d.gate().Receive(ch, off, c, derr)
+	case "advance":
+		arity(2, 2)
+		err = d.gate().Advance(d.channel(args[0]), d.int(args[1]))
+	case "add":
+		arity(1, 1)
+		chText, pos, explicit := strings.Cut(args[0], "=")
+		ch := d.channel(chText)
+		if explicit {
+			err = d.gate().AddChannelAt(ch, d.int(pos))
+		} else {
+			err = d.gate().AddChannel(ch)
+		}
+	case "state":
+		arity(0, 0)
+		return d.state()
+	case "chain":
+		arity(1, 1)
+		return []string{"chain " + d.chain(d.gate().WaitChain(d.channel(args[0])))}
+	default:
+		d.fatalf("unknown command %q", cmd)
+	}
+	var out []string
+	d.evs = d.gate().Drain(d.evs[:0])
+	for _, ev := range d.evs {
+		switch ev.Kind {
+		case gate.EventDeliver:
+			out = append(out, fmt.Sprintf("deliver #%d %s@%d", ev.Seq, d.ch(ev.Channel), ev.Offset))
+		default:
+			out = append(out, fmt.Sprintf("%v %s@%d", ev.Kind, d.ch(ev.Channel), ev.Offset))
+		}
+	}
+	if err != nil {
+		out = append(out, "error: "+d.text(err.Error()))
+	}
+	return out
+}
+
+// chain formats a wait chain and says how it ends: at a root (a head with
+// no held blocker) or where the next step would loop back into the chain.
+func (d *driver) chain(cs []clock.Channel) string {
+	if cs == nil {
+		return "none"
+	}
+	parts := make([]string, len(cs))
+	for k, c := range cs {
+		parts[k] = d.ch(c)
+	}
+	last := cs[len(cs)-1]
+	for _, b := range d.g.Blockers(last) {
+		if b.Kind == gate.BlockerHeld {
+			return strings.Join(parts, " > ") + " loops to " + d.ch(b.Channel)
+		}
+	}
+	return strings.Join(parts, " > ") + " root " + d.ch(last)
+}
+
+// cycle formats one of Cycles.
+func (d *driver) cycle(cs []clock.Channel) string {
+	parts := make([]string, len(cs))
+	for k, c := range cs {
+		parts[k] = d.ch(c)
+	}
+	return strings.Join(parts, " > ")
+}
+
+func (d *driver) state() []string {
+	g := d.gate()
+	var out []string
+	for _, c := range g.Scope() {
+		line := fmt.Sprintf("%s: settled=%d fed=%d depth=%d carried=%s",
+			d.ch(c), g.Settled(c), g.Fed(c), g.Depth(c), d.names.Format(g.Carried(c)))
+		out = append(out, line)
+		h, ok := g.Head(c)
+		if !ok {
+			continue
+		}
+		if h.Undecodable != "" {
+			out = append(out, fmt.Sprintf("  head %d undecodable (%s)", h.Offset, h.Undecodable))
+		} else {
+			out = append(out, fmt.Sprintf("  head %d %s", h.Offset, d.names.Format(h.Clock)))
+		}
+		for _, b := range g.Blockers(c) {
+			out = append(out, fmt.Sprintf("    blocker %s need %d settled %d %v", d.ch(b.Channel), b.Required, b.Settled, b.Kind))
+		}
+		out = append(out, "    chain "+d.chain(g.WaitChain(c)))
+	}
+	cycles := g.Cycles()
+	if len(cycles) == 0 {
+		out = append(out, "cycles: none")
+	}
+	for _, cy := range cycles {
+		out = append(out, "cycle: "+d.cycle(cy))
+	}
+	st := g.Stats()
+	out = append(out,
+		"stamp: "+d.names.Format(g.Stamp()),
+		fmt.Sprintf("stats: received=%d delivered=%d dropped=%d held=%d", st.Received, st.Delivered, st.Dropped, st.Held))
+	if err := g.Failed(); err != nil {
+		out = append(out, "failed: "+d.text(err.Error()))
+	}
+	return out
+}

@@ -1,0 +1,529 @@
+package kafka
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/causalctl/causalctl/internal/clock"
+)
+
+// Client is a read-only connection to a Kafka cluster. It never joins a
+// consumer group, never commits offsets and never produces: it only reads
+// metadata, offsets, committed group offsets and records (read_committed).
+// Its methods may be called from several goroutines, but one Range must be
+// read by one goroutine at a time.
+type Client struct {
+	cfg          Config
+	cl           *kgo.Client
+	adm          *kadm.Client
+	decompressor kgo.Decompressor
+
+	mu    sync.Mutex
+	ids   map[string]clock.TopicID // every topic name seen in this run
+	names map[clock.TopicID]string
+}
+
+// Dial connects to the cluster described by cfg and checks that a broker
+// answers (TLS and SASL included) within the dial timeout plus the request
+// timeout. Failures are typed: *ConnectError when no broker answers,
+// *AuthError when SASL fails.
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	if len(cfg.Brokers) == 0 {
+		return nil, errors.New("no brokers to connect to")
+	}
+	opts := []kgo.Opt{
+		kgo.SeedBrokers(cfg.Brokers...),
+		kgo.ClientID("causalctl"),
+		kgo.DialTimeout(cfg.dialTimeout()),
+		kgo.RequestTimeoutOverhead(cfg.requestTimeout()),
+		kgo.RetryTimeout(cfg.requestTimeout()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.DisableClientMetrics(),
+	}
+	if cfg.TLS != nil {
+		tc, err := cfg.TLS.build()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kgo.DialTLSConfig(tc))
+	}
+	watch := new(saslWatch)
+	if cfg.SASL != nil {
+		mech, err := cfg.SASL.mechanism()
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, kgo.SASL(mech), kgo.WithHooks(watch))
+	}
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client: %w", err)
+	}
+	c := &Client{
+		cfg:          cfg,
+		cl:           cl,
+		adm:          kadm.NewClient(cl),
+		decompressor: kgo.DefaultDecompressor(),
+		ids:          make(map[string]clock.TopicID),
+		names:        make(map[clock.TopicID]string),
+	}
+	pctx, cancel := context.WithTimeout(ctx, cfg.dialTimeout()+cfg.requestTimeout())
+	defer cancel()
+	if err := cl.Ping(pctx); err != nil {
+		cl.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if watch.failed.Load() && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+			err = fmt.Errorf("the broker closed the connection instead of accepting the credentials: %w", err)
+			return nil, &AuthError{Mechanism: cfg.SASL.Mechanism, User: cfg.SASL.User, Err: err}
+		}
+		err = c.classify(err)
+		var ae *AuthError
+		if !errors.As(err, &ae) {
+			var ce *ConnectError
+			if !errors.As(err, &ce) {
+				err = &ConnectError{Brokers: cfg.Brokers, Err: err}
+			}
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+// saslWatch notes a connection that dropped while a SASL authentication
+// answer was awaited. Brokers answering SaslAuthenticate v0 (and kfake)
+// reject bad credentials that way rather than with an error code.
+type saslWatch struct{ failed atomic.Bool }
+
+// OnBrokerE2E implements kgo.HookBrokerE2E.
+func (w *saslWatch) OnBrokerE2E(_ kgo.BrokerMetadata, key int16, e2e kgo.BrokerE2E) {
+	if key == int16(kmsg.SASLAuthenticate) && e2e.ReadErr != nil {
+		w.failed.Store(true)
+	}
+}
+
+// Close closes the connections.
+func (c *Client) Close() { c.cl.Close() }
+
+// Config returns the configuration the client was dialled with.
+func (c *Client) Config() Config { return c.cfg }
+
+func (t *TLSConfig) build() (*tls.Config, error) {
+	tc := &tls.Config{
+		MinVersion:         tls.VersionTLS12,
+		ServerName:         t.ServerName,
+		InsecureSkipVerify: t.InsecureSkipVerify, //nolint:gosec // the user asked for it by name
+	}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("TLS CA file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("TLS CA file %s: no PEM certificate in it", t.CAFile)
+		}
+		tc.RootCAs = pool
+	}
+	if t.CertFile != "" || t.KeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("TLS client certificate %s / key %s: %w", t.CertFile, t.KeyFile, err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	return tc, nil
+}
+
+func (s *SASLConfig) mechanism() (sasl.Mechanism, error) {
+	switch s.Mechanism {
+	case MechanismPlain:
+		return plain.Auth{User: s.User, Pass: s.Password}.AsMechanism(), nil
+	case MechanismScramSHA256:
+		return scram.Auth{User: s.User, Pass: s.Password}.AsSha256Mechanism(), nil
+	case MechanismScramSHA512:
+		return scram.Auth{User: s.User, Pass: s.Password}.AsSha512Mechanism(), nil
+	}
+	return nil, fmt.Errorf("SASL mechanism %q: want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512", s.Mechanism)
+}
+
+// Names returns the topic names learned from metadata so far in this run,
+// for printing channels as NAME/PARTITION. The result is a snapshot: later
+// lookups do not change it. Call Topics with no names first to learn every
+// topic the credentials may describe.
+func (c *Client) Names() *clock.Names {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := new(clock.Names)
+	for name, id := range c.ids {
+		_ = n.Add(name, id) // c.ids is kept one-to-one by learn
+	}
+	return n
+}
+
+// learn records that name is topic id, failing with *IdentityChangedError
+// when name was bound to another UUID earlier in the run. A UUID whose name
+// changed cannot happen in Kafka (names are the keys); it is rebound.
+func (c *Client) learn(name string, id clock.TopicID) error {
+	if id.IsZero() {
+		return nil // a broker without topic IDs (before 2.8)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old, ok := c.ids[name]; ok && old != id {
+		return &IdentityChangedError{Topic: name, Old: old, New: id}
+	}
+	if oldName, ok := c.names[id]; ok && oldName != name {
+		delete(c.ids, oldName)
+	}
+	c.ids[name] = id
+	c.names[id] = name
+	return nil
+}
+
+// known returns the UUID seen for name earlier in the run.
+func (c *Client) known(name string) (clock.TopicID, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, ok := c.ids[name]
+	return id, ok
+}
+
+// topicMeta is what metadata says about one topic.
+type topicMeta struct {
+	name     string
+	id       clock.TopicID
+	internal bool
+	leaders  map[int32]int32 // partition → leader broker (-1 when none)
+	err      error           // a per-topic error that is not fatal here
+}
+
+func (t *topicMeta) partitions() []int32 {
+	ps := make([]int32, 0, len(t.leaders))
+	for p := range t.leaders {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	return ps
+}
+
+// metadata asks for the named topics (all topics when names is nil) and
+// checks their identity against earlier lookups. Unknown topics and topics
+// the user may not describe are errors naming the topic; with skipUnknown,
+// unknown topics are left out of the result instead.
+func (c *Client) metadata(ctx context.Context, names []string, skipUnknown bool) (map[string]*topicMeta, error) {
+	req := kmsg.NewPtrMetadataRequest()
+	req.AllowAutoTopicCreation = false
+	if names != nil {
+		req.Topics = make([]kmsg.MetadataRequestTopic, 0, len(names))
+		for _, n := range names {
+			rt := kmsg.NewMetadataRequestTopic()
+			rt.Topic = kmsg.StringPtr(n)
+			req.Topics = append(req.Topics, rt)
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
+	defer cancel()
+	resp, err := req.RequestWith(rctx, c.cl)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("metadata: %w", c.classify(err))
+	}
+	out := make(map[string]*topicMeta, len(resp.Topics))
+	for _, t := range resp.Topics {
+		name := ""
+		if t.Topic != nil {
+			name = *t.Topic
+		}
+		switch err := kerr.ErrorForCode(t.ErrorCode); {
+		case err == nil:
+		case errors.Is(err, kerr.UnknownTopicOrPartition):
+			if skipUnknown {
+				continue
+			}
+			if old, ok := c.known(name); ok {
+				return nil, &IdentityChangedError{Topic: name, Old: old}
+			}
+			return nil, &UnknownTopicError{Topic: name}
+		case errors.Is(err, kerr.TopicAuthorizationFailed):
+			return nil, &AuthorizationError{Op: "describe", Topic: name, Err: err}
+		default:
+			// LEADER_NOT_AVAILABLE and the like while a topic is being
+			// created: keep it, the partitions may still be listed.
+			if len(t.Partitions) == 0 {
+				return nil, fmt.Errorf("metadata of topic %q: %w", name, err)
+			}
+		}
+		tm := &topicMeta{name: name, id: t.TopicID, internal: t.IsInternal, leaders: make(map[int32]int32, len(t.Partitions))}
+		for _, p := range t.Partitions {
+			tm.leaders[p.Partition] = p.Leader
+		}
+		if err := c.learn(name, tm.id); err != nil {
+			return nil, err
+		}
+		out[name] = tm
+	}
+	// A topic seen earlier in the run that is now gone was deleted: when it
+	// was asked for by name, that is an identity change, not just unknown.
+	for _, n := range names {
+		if _, ok := out[n]; ok || skipUnknown {
+			continue
+		}
+		if old, ok := c.known(n); ok {
+			return nil, &IdentityChangedError{Topic: n, Old: old}
+		}
+		return nil, &UnknownTopicError{Topic: n}
+	}
+	return out, nil
+}
+
+// TopicInfo describes one topic: its identity and its partitions.
+type TopicInfo struct {
+	Name       string
+	ID         clock.TopicID // zero on brokers without topic IDs (before 2.8)
+	Internal   bool
+	Partitions []PartitionInfo // sorted by partition
+}
+
+// PartitionInfo describes one partition's offsets as listed at one moment.
+type PartitionInfo struct {
+	Partition int32
+	Leader    int32 // broker ID, -1 when the partition has no leader
+	// LogStart is the first offset still in the log.
+	LogStart int64
+	// HighWatermark is the log end: one past the last offset written.
+	HighWatermark int64
+	// LastStable is the last stable offset: the end a read_committed reader
+	// sees, below any open transaction. -1 when the broker did not say.
+	LastStable int64
+}
+
+// Topics describes the named topics, or every topic the credentials may
+// describe (internal topics left out) when no name is given, listing each
+// partition's log start, high watermark and last stable offset. It also
+// teaches Names the topics it saw. An unknown topic is *UnknownTopicError;
+// a topic the user may not describe is *AuthorizationError naming it.
+func (c *Client) Topics(ctx context.Context, names ...string) ([]TopicInfo, error) {
+	var ask []string
+	if len(names) > 0 {
+		ask = slices.Compact(slices.Sorted(slices.Values(names)))
+	}
+	meta, err := c.metadata(ctx, ask, false)
+	if err != nil {
+		return nil, err
+	}
+	var parts []chanKey
+	var infos []TopicInfo
+	for _, tm := range meta {
+		if tm.internal && ask == nil {
+			continue
+		}
+		ti := TopicInfo{Name: tm.name, ID: tm.id, Internal: tm.internal}
+		for _, p := range tm.partitions() {
+			ti.Partitions = append(ti.Partitions, PartitionInfo{Partition: p, Leader: tm.leaders[p], LastStable: -1})
+			parts = append(parts, chanKey{tm.name, p})
+		}
+		infos = append(infos, ti)
+	}
+	slices.SortFunc(infos, func(a, b TopicInfo) int { return cmp.Compare(a.Name, b.Name) })
+	offs, err := c.listOffsets(ctx, parts)
+	if err != nil {
+		return nil, err
+	}
+	for i := range infos {
+		for j := range infos[i].Partitions {
+			p := &infos[i].Partitions[j]
+			o := offs[chanKey{infos[i].Name, p.Partition}]
+			p.LogStart, p.HighWatermark, p.LastStable = o.logStart, o.hwm, o.lso
+		}
+	}
+	return infos, nil
+}
+
+// chanKey names a partition by topic name, as Kafka's offset APIs do.
+type chanKey struct {
+	topic     string
+	partition int32
+}
+
+// partOffsets are the listed offsets of one partition.
+type partOffsets struct {
+	logStart, hwm, lso int64
+}
+
+// listOffsets lists log start, high watermark and last stable offset of the
+// given partitions.
+func (c *Client) listOffsets(ctx context.Context, parts []chanKey) (map[chanKey]partOffsets, error) {
+	out := make(map[chanKey]partOffsets, len(parts))
+	if len(parts) == 0 {
+		return out, nil
+	}
+	starts, err := c.listAt(ctx, parts, -2, 0)
+	if err != nil {
+		return nil, err
+	}
+	hwms, err := c.listAt(ctx, parts, -1, 0)
+	if err != nil {
+		return nil, err
+	}
+	lsos, err := c.listAt(ctx, parts, -1, 1)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range parts {
+		out[k] = partOffsets{logStart: starts[k].offset, hwm: hwms[k].offset, lso: lsos[k].offset}
+	}
+	return out, nil
+}
+
+// listed is one answer of ListOffsets.
+type listed struct {
+	offset    int64 // -1 when the broker has none (no record at or after a timestamp)
+	timestamp int64
+}
+
+// listAt issues ListOffsets for parts at timestamp ts (-2 log start, -1 end,
+// or a time in milliseconds) with the given isolation level (1 =
+// read_committed, whose end is the last stable offset). kgo routes each
+// partition to its leader and retries leadership changes.
+func (c *Client) listAt(ctx context.Context, parts []chanKey, ts int64, isolation int8) (map[chanKey]listed, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.IsolationLevel = isolation
+	req.TimeoutMillis = int32(c.cfg.requestTimeout().Milliseconds())
+	byTopic := make(map[string]int)
+	for _, k := range parts {
+		i, ok := byTopic[k.topic]
+		if !ok {
+			i = len(req.Topics)
+			byTopic[k.topic] = i
+			rt := kmsg.NewListOffsetsRequestTopic()
+			rt.Topic = k.topic
+			req.Topics = append(req.Topics, rt)
+		}
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition = k.partition
+		rp.Timestamp = ts
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
+	defer cancel()
+	out := make(map[chanKey]listed, len(parts))
+	for _, shard := range c.cl.RequestSharded(rctx, req) {
+		if shard.Err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("listing offsets: %w", c.classify(shard.Err))
+		}
+		resp := shard.Resp.(*kmsg.ListOffsetsResponse)
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				switch err := kerr.ErrorForCode(p.ErrorCode); {
+				case err == nil:
+				case errors.Is(err, kerr.TopicAuthorizationFailed):
+					return nil, &AuthorizationError{Op: "describe", Topic: t.Topic, Err: err}
+				case errors.Is(err, kerr.UnknownTopicOrPartition):
+					return nil, &UnknownPartitionError{Topic: t.Topic, Partition: p.Partition}
+				default:
+					return nil, fmt.Errorf("listing offsets of %s/%d: %w", t.Topic, p.Partition, err)
+				}
+				out[chanKey{t.Topic, p.Partition}] = listed{offset: p.Offset, timestamp: p.Timestamp}
+			}
+		}
+	}
+	for _, k := range parts {
+		if _, ok := out[k]; !ok {
+			return nil, fmt.Errorf("listing offsets: no answer for %s/%d", k.topic, k.partition)
+		}
+	}
+	return out, nil
+}
+
+// GroupOffsets reads the offsets a consumer group has committed, keyed by
+// channel, for use as start positions (a committed offset is the next
+// offset the group would read, so it is the position). It only reads
+// (OffsetFetch): it never joins the group. Committed offsets of topics that
+// no longer exist, or that were committed on an earlier incarnation of a
+// recreated topic, are left out; a topic the user may not describe is an
+// *AuthorizationError naming it. A group with nothing committed on any
+// existing topic is ErrNoCommittedOffsets, so that a mistyped group name is
+// not silently read as "start from the beginning".
+func (c *Client) GroupOffsets(ctx context.Context, group string) (map[clock.Channel]int64, error) {
+	if group == "" {
+		return nil, errors.New("empty group name")
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
+	defer cancel()
+	resps, err := c.adm.FetchOffsets(rctx, group)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		switch {
+		case errors.Is(err, kerr.GroupAuthorizationFailed):
+			return nil, &AuthorizationError{Op: "describe", Group: group, Err: err}
+		case errors.Is(err, kerr.GroupIDNotFound):
+			return nil, fmt.Errorf("group %q: %w", group, ErrNoCommittedOffsets)
+		}
+		return nil, fmt.Errorf("committed offsets of group %q: %w", group, c.classify(err))
+	}
+	var topics []string
+	for t, ps := range resps {
+		for p, r := range ps {
+			if r.Err != nil {
+				if errors.Is(r.Err, kerr.TopicAuthorizationFailed) {
+					return nil, &AuthorizationError{Op: "describe", Topic: t, Err: r.Err}
+				}
+				return nil, fmt.Errorf("committed offset of group %q on %s/%d: %w", group, t, p, r.Err)
+			}
+		}
+		topics = append(topics, t)
+	}
+	out := make(map[clock.Channel]int64)
+	if len(topics) > 0 {
+		slices.Sort(topics)
+		meta, err := c.metadata(ctx, topics, true)
+		if err != nil {
+			return nil, err
+		}
+		for t, ps := range resps {
+			tm, ok := meta[t]
+			if !ok || tm.id.IsZero() {
+				continue // deleted since, or no topic IDs to key by
+			}
+			for p, r := range ps {
+				if _, exists := tm.leaders[p]; !exists || r.At < 0 {
+					continue
+				}
+				if r.TopicID != ([16]byte{}) && clock.TopicID(r.TopicID) != tm.id {
+					continue // committed on an earlier incarnation of the topic
+				}
+				out[clock.Channel{Topic: tm.id, Partition: p}] = r.At
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("group %q: %w", group, ErrNoCommittedOffsets)
+	}
+	return out, nil
+}

@@ -1,0 +1,247 @@
+package kafka
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+)
+
+// testPKI makes a CA and a server certificate for 127.0.0.1 and localhost
+// signed by it. It returns the server's TLS config and the CA's PEM file.
+func testPKI(t *testing.T) (*tls.Config, string) {
+	t.Helper()
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	caTmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "causalctl test CA"},
+		NotBefore:             now.Add(-time.Hour),
+		NotAfter:              now.Add(time.Hour),
+		IsCA:                  true,
+		BasicConstraintsValid: true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srvTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2),
+		Subject:      pkix.Name{CommonName: "kfake"},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:     []string{"localhost", "kafka.test"},
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+	}
+	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{{Certificate: [][]byte{srvDER}, PrivateKey: srvKey}},
+	}, caFile
+}
+
+// TestTLSAndSASL runs against a TLS listener with SCRAM-SHA-256 and ACLs:
+// alice may read "open", only describe "listed", and not see "secret".
+func TestTLSAndSASL(t *testing.T) {
+	srvTLS, caFile := testPKI(t)
+	topicACL := func(name string, op kmsg.ACLOperation) kfake.ACL {
+		return kfake.ACL{Resource: kmsg.ACLResourceTypeTopic, Name: name, Pattern: kmsg.ACLResourcePatternTypeLiteral, Operation: op, Allow: true}
+	}
+	c := newCluster(t,
+		kfake.TLS(srvTLS),
+		kfake.EnableSASL(),
+		kfake.EnableACLs(),
+		kfake.Superuser(MechanismScramSHA256, "admin", "admin-pw"),
+		kfake.User(MechanismScramSHA256, "alice", "alice-pw",
+			topicACL("open", kmsg.ACLOperationRead),
+			topicACL("listed", kmsg.ACLOperationDescribe)),
+		kfake.SeedTopics(1, "open", "listed", "secret"),
+	)
+	addrs := c.ListenAddrs()
+
+	// Seed as the superuser.
+	rootCAs := x509.NewCertPool()
+	pemData, _ := os.ReadFile(caFile)
+	rootCAs.AppendCertsFromPEM(pemData)
+	admin := writer(t, c,
+		kgo.DialTLSConfig(&tls.Config{MinVersion: tls.VersionTLS12, RootCAs: rootCAs}),
+		kgo.SASL(scram.Auth{User: "admin", Pass: "admin-pw"}.AsSha256Mechanism()))
+	produce(t, admin, rec("open", "hello"), rec("listed", "hidden"))
+
+	cfg := func(user, pass string) Config {
+		return Config{
+			Brokers:        addrs,
+			TLS:            &TLSConfig{CAFile: caFile},
+			SASL:           &SASLConfig{Mechanism: MechanismScramSHA256, User: user, Password: pass},
+			DialTimeout:    2 * time.Second,
+			RequestTimeout: 5 * time.Second,
+		}
+	}
+
+	t.Run("success", func(t *testing.T) {
+		cl, err := Dial(testCtx(t), cfg("alice", "alice-pw"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		got := trace(openDrain(t, cl, []string{"open"}, "start"), false)
+		if got != "p0 r0=hello p1" {
+			t.Errorf("got %s", got)
+		}
+		// Listing every topic shows only what alice may describe.
+		infos, err := cl.Topics(testCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, ti := range infos {
+			names = append(names, ti.Name)
+		}
+		if strings.Join(names, ",") != "listed,open" {
+			t.Errorf("topics %v, want listed,open", names)
+		}
+	})
+
+	t.Run("server name", func(t *testing.T) {
+		c := cfg("alice", "alice-pw")
+		c.TLS.ServerName = "kafka.test"
+		cl, err := Dial(testCtx(t), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl.Close()
+		c.TLS.ServerName = "wrong.test"
+		if _, err := Dial(testCtx(t), c); !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "wrong.test") {
+			t.Errorf("wrong server name: %v", err)
+		}
+	})
+
+	t.Run("wrong password", func(t *testing.T) {
+		_, err := Dial(testCtx(t), cfg("alice", "nope"))
+		var ae *AuthError
+		if !errors.As(err, &ae) || !errors.Is(err, ErrAuthentication) || !IsAuthError(err) {
+			t.Fatalf("got %v, want an authentication error", err)
+		}
+		if !strings.Contains(err.Error(), `SCRAM-SHA-256 as user "alice"`) || strings.Contains(err.Error(), "nope") {
+			t.Errorf("message %q", err)
+		}
+		t.Logf("wrong password: %v", err)
+	})
+
+	t.Run("missing ACL", func(t *testing.T) {
+		cl, err := Dial(testCtx(t), cfg("alice", "alice-pw"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		var aze *AuthorizationError
+		_, err = cl.Topics(testCtx(t), "secret")
+		if !errors.As(err, &aze) || aze.Topic != "secret" || err.Error() != `not authorized to describe topic "secret"` {
+			t.Errorf("describe: %v", err)
+		}
+		spec, _ := ParseOffsets("start", time.Now())
+		_, err = cl.OpenRange(testCtx(t), []TopicSel{{Topic: "secret", Partition: AllPartitions}}, spec)
+		if !errors.As(err, &aze) || aze.Topic != "secret" {
+			t.Errorf("open: %v", err)
+		}
+		// Describe but not read: the range opens, the fetch is refused.
+		r, err := cl.OpenRange(testCtx(t), []TopicSel{{Topic: "listed", Partition: AllPartitions}}, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			_, err = r.Next(testCtx(t))
+			if err != nil {
+				break
+			}
+		}
+		if !errors.As(err, &aze) || aze.Topic != "listed" || aze.Op != "read" || !strings.Contains(err.Error(), `not authorized to read topic "listed"`) {
+			t.Errorf("read: %v", err)
+		}
+		t.Logf("read denied: %v", err)
+	})
+
+	t.Run("no TLS", func(t *testing.T) {
+		c := cfg("alice", "alice-pw")
+		c.TLS = nil
+		_, err := Dial(testCtx(t), c)
+		if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), addrs[0]) {
+			t.Errorf("plaintext against TLS: %v", err)
+		}
+		t.Logf("plaintext against TLS: %v", err)
+	})
+
+	t.Run("untrusted CA", func(t *testing.T) {
+		c := cfg("alice", "alice-pw")
+		c.TLS.CAFile = ""
+		_, err := Dial(testCtx(t), c)
+		if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "certificate") {
+			t.Errorf("untrusted CA: %v", err)
+		}
+		t.Logf("untrusted CA: %v", err)
+	})
+}
+
+func TestDialUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := Dial(testCtx(t), Config{Brokers: []string{addr}, DialTimeout: 2 * time.Second, RequestTimeout: 2 * time.Second})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrUnreachable) {
+			t.Fatalf("got %v, want ErrUnreachable", err)
+		}
+		if !strings.Contains(err.Error(), addr) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("message %q should be one line naming %s", err, addr)
+		}
+		t.Logf("error: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Dial did not return within 10s")
+	}
+}

@@ -1,0 +1,263 @@
+package replay
+
+import (
+	"container/heap"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+)
+
+// Mode is a receive interleaving: the order in which the records of
+// different channels reach the gate. Records of one channel always keep
+// their order.
+type Mode uint8
+
+// The interleavings of --interleave.
+const (
+	File       Mode = iota // the source's own order
+	Timestamp              // by record timestamp, ties by channel order of first appearance
+	ByChannel              // every item of one channel, then the next, in order of first appearance
+	RoundRobin             // one item of each channel in turn, in order of first appearance
+	Random                 // a seeded random choice of channel at each step
+)
+
+// DefaultSeed is the seed of "random" without one, so that the same flags
+// always give the same output.
+const DefaultSeed = 1
+
+// Interleave is a parsed --interleave value.
+type Interleave struct {
+	Mode Mode
+	Seed uint64 // for Random
+}
+
+func (il Interleave) String() string {
+	switch il.Mode {
+	case File:
+		return "file"
+	case Timestamp:
+		return "timestamp"
+	case ByChannel:
+		return "channel"
+	case RoundRobin:
+		return "round-robin"
+	case Random:
+		return "random:" + strconv.FormatUint(il.Seed, 10)
+	}
+	return fmt.Sprintf("Mode(%d)", il.Mode)
+}
+
+// ParseInterleave reads file, timestamp, channel, round-robin or
+// random[:SEED].
+func ParseInterleave(s string) (Interleave, error) {
+	name, seed, hasSeed := strings.Cut(s, ":")
+	il := Interleave{Seed: DefaultSeed}
+	switch name {
+	case "file":
+		il.Mode = File
+	case "timestamp":
+		il.Mode = Timestamp
+	case "channel":
+		il.Mode = ByChannel
+	case "round-robin":
+		il.Mode = RoundRobin
+	case "random":
+		il.Mode = Random
+		if hasSeed {
+			n, err := strconv.ParseUint(seed, 10, 64)
+			if err != nil {
+				return il, fmt.Errorf("interleave %q: seed must be a non-negative integer", s)
+			}
+			il.Seed = n
+		}
+		return il, nil
+	default:
+		return il, fmt.Errorf("interleave %q: want file, timestamp, channel, round-robin or random[:SEED]", s)
+	}
+	if hasSeed {
+		return il, fmt.Errorf("interleave %q: only random takes a seed", s)
+	}
+	return il, nil
+}
+
+// Reorder reads src to its end and returns a Source yielding its items in
+// the interleaving il. It keeps every item in memory (without record keys
+// and values, which replay never needs); for File it returns src itself,
+// which streams. Items keep their line numbers.
+func Reorder(src Source, il Interleave, names *clock.Names) (Source, error) {
+	if il.Mode == File {
+		return src, nil
+	}
+	r := &reordered{mode: il.Mode, rng: rand.New(rand.NewPCG(il.Seed, il.Seed^0x9e3779b97f4a7c15))}
+	idx := map[chanKey]int{}
+	for {
+		it, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		k := chanKey{it.Topic, it.TopicID, it.Partition}
+		i, ok := idx[k]
+		if !ok {
+			i = len(r.queues)
+			idx[k] = i
+			r.queues = append(r.queues, &queue{order: i})
+		}
+		r.queues[i].items = append(r.queues[i].items, detach(it))
+	}
+	r.start()
+	return r, nil
+}
+
+// chanKey identifies a channel as a line names it, before names resolve.
+type chanKey struct {
+	topic     string
+	id        clock.TopicID
+	partition int32
+}
+
+// detach copies what replay needs of an item out of the reader's buffers.
+func detach(it *capture.Item) capture.Item {
+	c := *it
+	c.Key, c.Value = nil, nil
+	c.Headers = make([]clock.Header, len(it.Headers))
+	for i, h := range it.Headers {
+		c.Headers[i] = clock.Header{Key: h.Key}
+		if h.Value != nil {
+			c.Headers[i].Value = append([]byte{}, h.Value...)
+		}
+	}
+	return c
+}
+
+type queue struct {
+	items []capture.Item
+	next  int
+	order int   // first appearance
+	key   int64 // timestamp key of the next item
+	last  int64 // last timestamp taken
+}
+
+func (q *queue) empty() bool { return q.next == len(q.items) }
+
+// tsKey is the timestamp an item is merged by: its own, or for position
+// lines and records without one, the last timestamp seen on its channel so
+// that it goes as early as its channel allows.
+func (q *queue) tsKey() int64 {
+	it := &q.items[q.next]
+	if it.Kind == capture.KindRecord && it.HasTimestamp && it.Timestamp > q.last {
+		return it.Timestamp
+	}
+	return q.last
+}
+
+type reordered struct {
+	mode   Mode
+	queues []*queue
+	rng    *rand.Rand
+
+	live []*queue // RoundRobin and Random: queues with items left
+	rr   int
+	h    tsHeap
+	cur  int // ByChannel
+
+	out capture.Item // the item Next returned last
+}
+
+func (r *reordered) start() {
+	for _, q := range r.queues {
+		q.last = -1 << 62
+	}
+	switch r.mode {
+	case Timestamp:
+		for _, q := range r.queues {
+			q.key = q.tsKey()
+			r.h = append(r.h, q)
+		}
+		heap.Init(&r.h)
+	case RoundRobin, Random:
+		r.live = append(r.live, r.queues...)
+	}
+}
+
+func (r *reordered) Next() (*capture.Item, error) {
+	var q *queue
+	switch r.mode {
+	case Timestamp:
+		if len(r.h) == 0 {
+			return nil, io.EOF
+		}
+		q = r.h[0]
+	case ByChannel:
+		for r.cur < len(r.queues) && r.queues[r.cur].empty() {
+			r.cur++
+		}
+		if r.cur == len(r.queues) {
+			return nil, io.EOF
+		}
+		q = r.queues[r.cur]
+	case RoundRobin:
+		if len(r.live) == 0 {
+			return nil, io.EOF
+		}
+		r.rr %= len(r.live)
+		q = r.live[r.rr]
+		r.rr++
+	case Random:
+		if len(r.live) == 0 {
+			return nil, io.EOF
+		}
+		r.rr = r.rng.IntN(len(r.live))
+		q = r.live[r.rr]
+		r.rr++
+	}
+	it := &q.items[q.next]
+	if it.Kind == capture.KindRecord && it.HasTimestamp && it.Timestamp > q.last {
+		q.last = it.Timestamp
+	}
+	r.out = *it
+	*it = capture.Item{} // the garbage collector may have it once used
+	q.next++
+	switch r.mode {
+	case Timestamp:
+		if q.empty() {
+			heap.Pop(&r.h)
+		} else {
+			q.key = q.tsKey()
+			heap.Fix(&r.h, 0)
+		}
+	case RoundRobin, Random:
+		if q.empty() {
+			// Keep the order of the rest: round-robin stays fair.
+			r.rr--
+			r.live = append(r.live[:r.rr], r.live[r.rr+1:]...)
+		}
+	}
+	return &r.out, nil
+}
+
+// tsHeap orders queues by (timestamp key, first appearance).
+type tsHeap []*queue
+
+func (h tsHeap) Len() int { return len(h) }
+func (h tsHeap) Less(i, j int) bool {
+	if h[i].key != h[j].key {
+		return h[i].key < h[j].key
+	}
+	return h[i].order < h[j].order
+}
+func (h tsHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *tsHeap) Push(x any)   { *h = append(*h, x.(*queue)) }
+func (h *tsHeap) Pop() any {
+	old := *h
+	q := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return q
+}

@@ -1,0 +1,355 @@
+// Package replay drives the delivery gate from a source of capture items —
+// a capture file or a broker range — and reports what a node consuming
+// those channels would have delivered, held and dropped, and why.
+//
+// A Replayer owns one gate. Feed hands it one item at a time and emits the
+// resulting events; Summary describes the state at any moment. Run is the
+// loop over a Source, with cancellation and progress. Nothing here does I/O
+// of its own: sources and event writers are the caller's.
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
+)
+
+// Source yields capture items in order and io.EOF at the end. The item
+// returned may be reused by the next call.
+type Source interface {
+	Next() (*capture.Item, error)
+}
+
+// EventType tells the events of a replay apart.
+type EventType uint8
+
+const (
+	// EventDeliver: the gate delivered the record.
+	EventDeliver EventType = iota + 1
+	// EventDrop: the replay guard dropped the record (at or below settled).
+	EventDrop
+	// EventHold: the record was received and queued, not delivered: as a
+	// blocked head (Blockers say on what) or behind one (Behind says which).
+	EventHold
+)
+
+func (t EventType) String() string {
+	switch t {
+	case EventDeliver:
+		return "deliver"
+	case EventDrop:
+		return "drop"
+	case EventHold:
+		return "hold"
+	}
+	return fmt.Sprintf("EventType(%d)", uint8(t))
+}
+
+// Event is one step of a replay, in the order it happened.
+type Event struct {
+	Type    EventType
+	Seq     int64 // deliveries: 1-based position in the delivery sequence
+	Channel clock.Channel
+	Offset  int64
+	// Line is the capture line of the record for drops and holds (0 when
+	// the source has no lines).
+	Line int64
+	// Behind is, for a hold behind another held record, the offset of its
+	// channel's head; −1 when the record is the head itself.
+	Behind int64
+	// Blockers of a record held as its channel's head.
+	Blockers []gate.Blocker
+	// Undecodable is the reason code of a head held by --undecodable=hold.
+	Undecodable string
+}
+
+// Config sets up a Replayer.
+type Config struct {
+	// Scope is the set of channels the simulated node consumes. Items on
+	// other channels are skipped (counted, never received).
+	Scope []clock.Channel
+	// Starts are start positions: a start s is a position advance to s
+	// before anything is read.
+	Starts map[clock.Channel]int64
+	// Undecodable says what an undecodable header does (default: fail
+	// closed).
+	Undecodable gate.UndecodableMode
+	// MaxHeaderSize is the metadata budget of a clock header (default
+	// clock.DefaultMaxSize).
+	MaxHeaderSize int
+	// Names resolves topic names; names learned from items are added.
+	Names *clock.Names
+}
+
+// Replayer feeds items to a gate. It is not safe for concurrent use.
+type Replayer struct {
+	g       *gate.Gate
+	names   *clock.Names
+	decode  []clock.DecodeOption
+	scratch []gate.Event
+
+	items, records, positions, skipped int64
+	lastLine                           int64
+
+	// The last topic resolved: consecutive lines usually share it.
+	lastTopic string
+	lastID    clock.TopicID
+}
+
+// New returns a Replayer over cfg.Scope.
+func New(cfg Config) (*Replayer, error) {
+	if len(cfg.Scope) == 0 {
+		return nil, errors.New("empty scope: no channel to replay")
+	}
+	opts := []gate.Option{gate.WithUndecodable(cfg.Undecodable)}
+	for ch, s := range cfg.Starts {
+		opts = append(opts, gate.WithStart(ch, s))
+	}
+	g, err := gate.New(cfg.Scope, opts...)
+	if err != nil {
+		return nil, err
+	}
+	names := cfg.Names
+	if names == nil {
+		names = &clock.Names{}
+	}
+	r := &Replayer{g: g, names: names}
+	if cfg.MaxHeaderSize != 0 {
+		r.decode = []clock.DecodeOption{clock.MaxSize(cfg.MaxHeaderSize)}
+	}
+	return r, nil
+}
+
+// Gate returns the replayer's gate, for queries.
+func (r *Replayer) Gate() *gate.Gate { return r.g }
+
+// Names returns the names known so far.
+func (r *Replayer) Names() *clock.Names { return r.names }
+
+// InputError is a problem with one item of the input: a record the gate
+// failed closed on, or a line naming a channel that cannot be resolved.
+type InputError struct {
+	Line    int64  // capture line, 0 when unknown
+	Channel string // as people write it
+	Offset  int64  // −1 when not about a record
+	// Code is the reason code when the gate failed closed (a header reason
+	// code or gate.CodeOutOfOrderFeed), "" otherwise.
+	Code string
+	Err  error
+}
+
+func (e *InputError) Error() string {
+	var where string
+	if e.Line > 0 {
+		where = fmt.Sprintf("line %d: ", e.Line)
+	}
+	if e.Offset >= 0 {
+		where += fmt.Sprintf("%s offset %d: ", e.Channel, e.Offset)
+	} else if e.Channel != "" {
+		where += e.Channel + ": "
+	}
+	if e.Code != "" {
+		// Name the code first; a decode error's text already starts with it.
+		msg := e.Err.Error()
+		if !strings.HasPrefix(msg, e.Code) {
+			msg = e.Code + ": " + msg
+		}
+		return where + "failed closed: " + msg
+	}
+	return where + e.Err.Error()
+}
+
+func (e *InputError) Unwrap() error { return e.Err }
+
+// ResolveChannel returns the channel an item names, learning the topic's
+// name from items that carry both name and UUID. An item with a name but
+// no UUID needs the name bound already (--topic-id).
+func ResolveChannel(names *clock.Names, it *capture.Item) (clock.Channel, error) {
+	if !it.TopicID.IsZero() {
+		if it.Topic != "" {
+			if err := names.Add(it.Topic, it.TopicID); err != nil {
+				return clock.Channel{}, fmt.Errorf("channel-identity-changed: %w", err)
+			}
+		}
+		return clock.Channel{Topic: it.TopicID, Partition: it.Partition}, nil
+	}
+	id, ok := names.ID(it.Topic)
+	if !ok {
+		return clock.Channel{}, fmt.Errorf("topic %q has no topic_id and no --topic-id %s=UUID names it", it.Topic, it.Topic)
+	}
+	return clock.Channel{Topic: id, Partition: it.Partition}, nil
+}
+
+func (r *Replayer) channel(it *capture.Item) (clock.Channel, error) {
+	both := it.Topic != "" && !it.TopicID.IsZero()
+	if both && it.Topic == r.lastTopic && it.TopicID == r.lastID {
+		return clock.Channel{Topic: it.TopicID, Partition: it.Partition}, nil
+	}
+	ch, err := ResolveChannel(r.names, it)
+	if err == nil && both {
+		r.lastTopic, r.lastID = it.Topic, it.TopicID
+	}
+	return ch, err
+}
+
+// Feed receives one item: a record through the gate, or a position line as
+// a position advance. It calls emit for each resulting event, in order; the
+// event is only valid during the call. An error stops the replay: an
+// *InputError for bad input (the gate failed closed, or an unresolvable
+// channel), or emit's error.
+func (r *Replayer) Feed(it *capture.Item, emit func(*Event) error) error {
+	r.items++
+	r.lastLine = it.Line
+	ch, err := r.channel(it)
+	if err != nil {
+		return &InputError{Line: it.Line, Channel: fmt.Sprintf("%s/%d", it.Topic, it.Partition), Offset: -1, Err: err}
+	}
+	if !r.g.InScope(ch) {
+		if it.Kind == capture.KindRecord {
+			r.skipped++
+		}
+		return nil
+	}
+	switch it.Kind {
+	case capture.KindPosition:
+		r.positions++
+		err = r.g.Advance(ch, it.Offset)
+	case capture.KindRecord:
+		r.records++
+		c, _, derr := clock.FromHeaders(it.Headers, r.decode...)
+		err = r.g.Receive(ch, it.Offset, c, derr)
+	default:
+		return &InputError{Line: it.Line, Offset: -1, Err: fmt.Errorf("unknown item kind %v", it.Kind)}
+	}
+	if err != nil {
+		var fc *gate.FailClosedError
+		if errors.As(err, &fc) {
+			cause := fc.Err
+			if cause == nil {
+				cause = errors.New(fc.Code)
+			}
+			return &InputError{Line: it.Line, Channel: r.names.Channel(fc.Channel), Offset: fc.Offset, Code: fc.Code, Err: cause}
+		}
+		return &InputError{Line: it.Line, Channel: r.names.Channel(ch), Offset: it.Offset, Err: err}
+	}
+	return r.emit(it, ch, emit)
+}
+
+func (r *Replayer) emit(it *capture.Item, ch clock.Channel, emit func(*Event) error) error {
+	r.scratch = r.g.Drain(r.scratch[:0])
+	var ev Event
+	settledHere := false
+	for _, e := range r.scratch {
+		ev = Event{Seq: e.Seq, Channel: e.Channel, Offset: e.Offset, Behind: -1}
+		switch e.Kind {
+		case gate.EventDeliver:
+			ev.Type = EventDeliver
+		case gate.EventDrop:
+			ev.Type = EventDrop
+			ev.Line = it.Line
+		}
+		if e.Channel == ch && e.Offset == it.Offset {
+			settledHere = true
+		}
+		if err := emit(&ev); err != nil {
+			return err
+		}
+	}
+	if it.Kind != capture.KindRecord || settledHere {
+		return nil
+	}
+	// Received but neither delivered nor dropped: it is held.
+	ev = Event{Type: EventHold, Channel: ch, Offset: it.Offset, Line: it.Line, Behind: -1}
+	if head, ok := r.g.Head(ch); ok && head.Offset != it.Offset {
+		ev.Behind = head.Offset
+	} else {
+		ev.Blockers = r.g.Blockers(ch)
+		ev.Undecodable = head.Undecodable
+	}
+	return emit(&ev)
+}
+
+// Progress is a snapshot for a progress line.
+type Progress struct {
+	Items    int64 // items read
+	Held     int64 // records held now
+	Elapsed  time.Duration
+	Finished bool
+}
+
+// ErrInterrupted is returned by Run when its context is cancelled.
+var ErrInterrupted = errors.New("interrupted")
+
+// Run feeds every item of src to r until the end, an error, or ctx's
+// cancellation (ErrInterrupted, after the item in hand). progress, when not
+// nil, is called about once a second with now() timestamps and once at the
+// end.
+func Run(ctx context.Context, src Source, r *Replayer, emit func(*Event) error, progress func(Progress), now func() time.Time) error {
+	var start, lastReport time.Time
+	if progress != nil {
+		start = now()
+		lastReport = start
+	}
+	for n := 0; ; n++ {
+		if n&255 == 0 {
+			if ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			if progress != nil {
+				if t := now(); t.Sub(lastReport) >= time.Second {
+					lastReport = t
+					progress(Progress{Items: r.items, Held: r.g.Stats().Held, Elapsed: t.Sub(start)})
+				}
+			}
+		}
+		it, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if err := r.Feed(it, emit); err != nil {
+			return err
+		}
+	}
+	if progress != nil {
+		progress(Progress{Items: r.items, Held: r.g.Stats().Held, Elapsed: now().Sub(start), Finished: true})
+	}
+	return nil
+}
+
+// Discover reads src to its end and returns every channel it names, sorted,
+// learning topic names on the way.
+func Discover(src Source, names *clock.Names) ([]clock.Channel, error) {
+	seen := map[clock.Channel]bool{}
+	var out []clock.Channel
+	r := &Replayer{names: names}
+	for {
+		it, err := src.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		ch, err := r.channel(it)
+		if err != nil {
+			return nil, &InputError{Line: it.Line, Channel: fmt.Sprintf("%s/%d", it.Topic, it.Partition), Offset: -1, Err: err}
+		}
+		if !seen[ch] {
+			seen[ch] = true
+			out = append(out, ch)
+		}
+	}
+	slices.SortFunc(out, clock.Channel.Compare)
+	return out, nil
+}
