@@ -3,6 +3,7 @@
 package decode
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -31,15 +32,19 @@ type Options struct {
 	// Input is a capture file to decode record by record ("-" is stdin).
 	Input       string
 	MaxLineSize int
+	// Range is a broker range to decode record by record.
+	Range     cmdutil.RangeFlags
+	OpenRange func(context.Context, *cmdutil.RangeFlags, *clock.Names, func(*clock.Names) (map[clock.Channel]int64, error)) (*cmdutil.BrokerRange, error)
+	ctx       context.Context
 }
 
 // NewCmdDecode returns the decode command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdDecode(f *cmdutil.Factory, out *cmdutil.Output, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams}
+	opts := &Options{IO: f.IOStreams, OpenRange: f.OpenRange}
 	names := &cmdutil.NamesFlag{}
 	cmd := &cobra.Command{
-		Use:   "decode [--hex HEX | --base64 B64 | --input FILE | < VALUE]",
+		Use:   "decode [--hex HEX | --base64 B64 | --input FILE | --topic NAME[/P]… | < VALUE]",
 		Short: "Decode a parsley.causes (or legacy parsley-clock) header value, or the clocks of records",
 		Long: `Decode one clock header value and show its entries, with topic names where
 known. The value comes from --hex, --base64, or raw bytes on stdin.
@@ -47,8 +52,9 @@ known. The value comes from --hex, --base64, or raw bytes on stdin.
 An undecodable value exits 1 and prints its reason code (SPEC §2), e.g.
 "truncated" or "topics-not-ascending", on stderr.
 
-With --input FILE (a capture, - for stdin) decode shows every record's
-channel, offset, timestamp and clock instead, the header chosen by key
+With --input FILE (a capture, - for stdin), or a broker range (--topic with
+--offsets, read-only), decode shows every record's channel, offset,
+timestamp and clock instead, the header chosen by key
 (parsley.causes, else the legacy parsley-clock). An undecodable record is
 shown with its reason code, the rest still decoded, and the exit code is 1.
 
@@ -61,7 +67,8 @@ Output (--output):
         channel, offset and timestamp added (NDJSON)`,
 		Example: `  causalctl decode --hex 0100
   causalctl decode --base64 AQEBAgMEBQYHCAkKCwwNDg8QAQIAAAAAAAAAKQ== --topic-id orders=01020304-0506-0708-090a-0b0c0d0e0f10
-  causalctl decode --input capture.ndjson -o json`,
+  causalctl decode --input capture.ndjson -o json
+  causalctl decode --brokers localhost:9092 -t payments/1 --offsets -20`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
@@ -74,9 +81,13 @@ Output (--output):
 					given++
 				}
 			}
-			if given > 1 {
-				return cmdutil.Usagef("give one of --hex, --base64 and --input")
+			if opts.Range.Given() {
+				given++
 			}
+			if given > 1 {
+				return cmdutil.Usagef("give one of --hex, --base64, --input and --topic")
+			}
+			opts.ctx = c.Context()
 			if opts.HeaderFormat != "causes" && opts.HeaderFormat != "clock" {
 				return cmdutil.Usagef("--header-format %s: want causes or clock", opts.HeaderFormat)
 			}
@@ -94,12 +105,16 @@ Output (--output):
 	fs.IntVar(&opts.MaxSize, "max-header-size", clock.DefaultMaxSize, "metadata budget in bytes: a longer value is refused as too-large")
 	fs.StringVarP(&opts.Input, "input", "f", "", "decode the records of a capture `FILE` (- for stdin)")
 	fs.IntVar(&opts.MaxLineSize, "max-line-size", capture.DefaultMaxLineSize, "longest capture line accepted, in bytes")
+	cmdutil.AddRangeFlags(fs, &opts.Range)
 	cmdutil.AddTopicIDFlag(fs, names)
 	return cmd
 }
 
 // Run decodes the value, or the records, and prints them.
 func Run(opts *Options) error {
+	if opts.Range.Given() {
+		return runRange(opts)
+	}
 	if opts.Input != "" {
 		return runRecords(opts)
 	}

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -44,6 +45,20 @@ func runRecords(opts *Options) error {
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	return nil
+}
+
+// runRange decodes every record of a broker range.
+func runRange(opts *Options) error {
+	ctx := opts.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	br, err := opts.OpenRange(ctx, &opts.Range, opts.Names, nil)
+	if err != nil {
+		return err
+	}
+	defer br.Close()
+	return DecodeRecords(br, opts)
 }
 
 // ErrUndecodable is returned, after every record has been shown, when some
