@@ -193,9 +193,44 @@ func FuzzReader(f *testing.F) {
 			}
 			if max == DefaultMaxLineSize {
 				roundTrip(t, got)
+				checkSkipping(t, data, got, err)
 			}
 		}
 	})
+}
+
+// checkSkipping holds the skipping readers to the full one: SkipPayloads
+// gives the same verdict and items less their payloads; on input the full
+// reader accepts, ChannelsOnly gives the same kinds, channels and offsets.
+func checkSkipping(t *testing.T, data []byte, full []Item, fullErr error) {
+	t.Helper()
+	got, err := readItems(data, SkipPayloads())
+	if (err == nil) != (fullErr == nil) || (err != nil && err.Error() != fullErr.Error()) {
+		t.Fatalf("SkipPayloads: %v; full reader: %v", err, fullErr)
+	}
+	if len(got) != len(full) {
+		t.Fatalf("SkipPayloads read %d items, full reader %d", len(got), len(full))
+	}
+	for i := range got {
+		want := full[i]
+		want.Key, want.Value = nil, nil
+		if d := diffItems(got[i], want); d != "" {
+			t.Fatalf("SkipPayloads item %d: %s", i, d)
+		}
+	}
+	if fullErr != nil {
+		return
+	}
+	chans, err := readItems(data, ChannelsOnly())
+	if err != nil || len(chans) != len(full) {
+		t.Fatalf("ChannelsOnly: %d items, %v; full reader %d items", len(chans), err, len(full))
+	}
+	for i, c := range chans {
+		f := full[i]
+		if c.Kind != f.Kind || c.Topic != f.Topic || c.TopicID != f.TopicID || c.Partition != f.Partition || c.Offset != f.Offset || c.Line != f.Line {
+			t.Fatalf("ChannelsOnly item %d: %+v, full reader %+v", i, c, f)
+		}
+	}
 }
 
 // roundTrip writes items, reads them back and compares, then checks that

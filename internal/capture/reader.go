@@ -71,7 +71,28 @@ type ReaderOption func(*readerConfig)
 
 type readerConfig struct {
 	maxLine int
+	skip    skipMode
 }
+
+// skipMode says which parts of a record line the reader may pass over.
+type skipMode uint8
+
+const (
+	skipNothing  skipMode = iota
+	skipPayloads          // key and value: validated, not decoded
+	skipAllButChannel     // timestamp, headers, key, value: only their JSON syntax is followed
+)
+
+// SkipPayloads makes the reader validate record keys and values without
+// decoding them: Item.Key and Item.Value are always nil. For readers, like
+// replay, that never look at payloads.
+func SkipPayloads() ReaderOption { return func(c *readerConfig) { c.skip = skipPayloads } }
+
+// ChannelsOnly makes the reader follow the JSON of timestamps, headers,
+// keys and values without checking or decoding them: items carry their
+// kind, channel and offset only. For a first pass that learns which
+// channels a file holds; a second, full reading still finds every error.
+func ChannelsOnly() ReaderOption { return func(c *readerConfig) { c.skip = skipAllButChannel } }
 
 // MaxLineSize sets the longest line accepted, in bytes, not counting the
 // newline (default DefaultMaxLineSize). A longer line is an ErrLineTooLong
@@ -142,6 +163,8 @@ type Reader struct {
 	topics   map[string]string
 	hkeys    map[string]string
 	topicIDs map[string]clock.TopicID
+
+	skip skipMode
 }
 
 // NewReader returns a Reader reading the capture file r.
@@ -153,6 +176,7 @@ func NewReader(r io.Reader, opts ...ReaderOption) *Reader {
 	return &Reader{
 		br:       bufio.NewReaderSize(r, readBufferSize),
 		maxLine:  cfg.maxLine,
+		skip:     cfg.skip,
 		topics:   make(map[string]string),
 		hkeys:    make(map[string]string),
 		topicIDs: make(map[string]clock.TopicID),

@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/causalctl/causalctl/internal/clock"
 )
@@ -214,6 +215,9 @@ func (r *Reader) field(bit uint16) (bool, error) {
 		if null, err := r.null(); null || err != nil {
 			return false, err
 		}
+		if r.skip == skipAllButChannel {
+			return true, r.skipValue(1)
+		}
 		v, err := r.integer(w, math.MaxInt64, true, "an integer (milliseconds since the epoch)")
 		it.Timestamp, it.HasTimestamp = v, err == nil
 		return err == nil, err
@@ -221,10 +225,19 @@ func (r *Reader) field(bit uint16) (bool, error) {
 		if null, err := r.null(); null || err != nil {
 			return false, err
 		}
+		if r.skip == skipAllButChannel {
+			return true, r.skipValue(1)
+		}
 		return true, r.headers()
 	case fKey, fValue:
 		if null, err := r.null(); null || err != nil {
 			return false, err
+		}
+		if r.skip == skipAllButChannel {
+			return true, r.skipValue(1)
+		}
+		if r.skip == skipPayloads {
+			return true, r.checkBase64(w)
 		}
 		v, err := r.base64Value(w)
 		if bit == fKey {
@@ -557,6 +570,64 @@ func (r *Reader) base64Value(w where) ([]byte, error) {
 	end := len(r.data)
 	return r.data[start:end:end], nil
 }
+
+// checkBase64 validates a base64 string value like base64Value, without
+// decoding it: the alphabet, the length, the padding and its zero bits.
+func (r *Reader) checkBase64(w where) error {
+	if r.b[r.i] != '"' {
+		return r.wrongType(w, "a base64 string or null")
+	}
+	if rest := r.b[r.i+1:]; len(rest) > 0 {
+		if end := bytes.IndexByte(rest, '"'); end >= 0 && validBase64(rest[:end]) {
+			r.i += end + 2
+			return nil
+		}
+	}
+	// Escapes, or an error to explain: the decoding path says what is wrong.
+	mark := len(r.data)
+	_, err := r.base64Value(w)
+	r.data = r.data[:mark]
+	return err
+}
+
+// base64Alphabet marks the bytes of standard base64, padding excluded.
+var base64Alphabet = func() (t [256]bool) {
+	for _, c := range []byte(b64chars) {
+		t[c] = true
+	}
+	return t
+}()
+
+// validBase64 reports whether s is strict, padded standard base64 whose
+// padding bits are zero: what base64.StdEncoding.Strict() decodes.
+func validBase64(s []byte) bool {
+	if len(s)%4 != 0 {
+		return false
+	}
+	n := len(s)
+	pad := 0
+	if n > 0 && s[n-1] == '=' {
+		pad = 1
+		if s[n-2] == '=' {
+			pad = 2
+		}
+	}
+	for _, c := range s[:n-pad] {
+		if !base64Alphabet[c] {
+			return false
+		}
+	}
+	if pad == 0 {
+		return true
+	}
+	last := strings.IndexByte(b64chars, s[n-pad-1])
+	if pad == 1 {
+		return last&0x3 == 0
+	}
+	return last&0xf == 0
+}
+
+const b64chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 // integer reads a JSON integer in [0, hi], or in [MinInt64, hi] when neg is
 // true. want describes what is expected, for errors.

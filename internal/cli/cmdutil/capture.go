@@ -42,10 +42,11 @@ func OpenCapture(ios *iostreams.IOStreams, path string, maxLine int) (*Capture, 
 	return c, nil
 }
 
-// Open returns a reader over the capture from its first line. Each call
-// starts again from the beginning.
-func (c *Capture) Open() (*capture.Reader, error) {
-	opt := capture.MaxLineSize(c.maxLine)
+// Open returns a reader over the capture from its first line, with opts
+// (the line limit is set already). Each call starts again from the
+// beginning.
+func (c *Capture) Open(opts ...capture.ReaderOption) (*capture.Reader, error) {
+	opt := append([]capture.ReaderOption{capture.MaxLineSize(c.maxLine)}, opts...)
 	if c.stdin != nil {
 		if !c.read {
 			c.read = true
@@ -54,19 +55,19 @@ func (c *Capture) Open() (*capture.Reader, error) {
 				return nil, fmt.Errorf("spooling stdin: %w", err)
 			}
 			c.spool = f
-			return capture.NewReader(io.TeeReader(c.stdin, f), opt), nil
+			return capture.NewReader(io.TeeReader(c.stdin, f), opt...), nil
 		}
 		if _, err := c.spool.Seek(0, io.SeekStart); err != nil {
 			return nil, fmt.Errorf("spooling stdin: %w", err)
 		}
-		return capture.NewReader(c.spool, opt), nil
+		return capture.NewReader(c.spool, opt...), nil
 	}
 	f, err := os.Open(c.path)
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
 	c.opened = append(c.opened, f)
-	return capture.NewReader(f, opt), nil
+	return capture.NewReader(f, opt...), nil
 }
 
 // Close closes what Open opened and removes the spool of stdin.

@@ -28,14 +28,14 @@ func runRecords(opts *Options) error {
 	}
 	defer in.Close()
 	err = func() error {
-		first, err := in.Open()
+		first, err := in.Open(capture.ChannelsOnly())
 		if err != nil {
 			return err
 		}
 		if _, err := replay.Discover(first, opts.Names); err != nil {
 			return err
 		}
-		src, err := in.Open()
+		src, err := in.Open(capture.SkipPayloads())
 		if err != nil {
 			return err
 		}

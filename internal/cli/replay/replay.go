@@ -276,14 +276,14 @@ func openSource(ctx context.Context, opts *Options) (src replay.Source, name str
 		in.Close()
 		return nil, "", nil, nil, fmt.Errorf("%s: %w", in.Name, err)
 	}
-	first, err := in.Open()
+	first, err := in.Open(capture.ChannelsOnly())
 	if err != nil {
 		return fail(err)
 	}
 	if channels, err = replay.Discover(first, opts.Names); err != nil {
 		return fail(err)
 	}
-	second, err := in.Open()
+	second, err := in.Open(capture.SkipPayloads())
 	if err != nil {
 		return fail(err)
 	}
