@@ -78,9 +78,9 @@ type readerConfig struct {
 type skipMode uint8
 
 const (
-	skipNothing  skipMode = iota
-	skipPayloads          // key and value: validated, not decoded
-	skipAllButChannel     // timestamp, headers, key, value: only their JSON syntax is followed
+	skipNothing       skipMode = iota
+	skipPayloads               // key and value: validated, not decoded
+	skipAllButChannel          // timestamp, headers, key, value: only their JSON syntax is followed
 )
 
 // SkipPayloads makes the reader validate record keys and values without

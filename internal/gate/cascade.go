@@ -3,8 +3,8 @@ package gate
 // cascade evaluates queued heads until none is left to look at: the fixpoint
 // of SPEC §3. Channels are taken first in, first out; a channel keeps
 // delivering its heads while they are deliverable, and each delivery wakes
-// the heads parked on it (in order of required position, then channel),
-// which join the back of the line. That order is a pure function of the
+// the heads parked on it (by required position, then in the order their
+// channels joined the scope), which join the back of the line. That order is a pure function of the
 // inputs, so the gate is deterministic.
 func (g *Gate) cascade() {
 	for g.workAt < len(g.work) {

@@ -31,12 +31,12 @@ func (k EventKind) String() string {
 
 // Event is one output of the gate.
 type Event struct {
-	Kind EventKind
+	Kind    EventKind
+	Channel clock.Channel
 	// Seq is the 1-based position of a delivery in the delivery sequence;
 	// 0 for drops.
-	Seq     int64
-	Channel clock.Channel
-	Offset  int64
+	Seq    int64
+	Offset int64
 }
 
 // String returns e in a compact form, e.g. "deliver #3 UUID/0@41".

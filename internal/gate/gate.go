@@ -141,7 +141,7 @@ type record struct {
 	// cur is where evaluation of clk resumes: every entry below it was met
 	// (or ignored) when last looked at, and settled positions never fall.
 	cur   int32
-	undec uint16 // 0, or 1 + index into Gate.codes when held undecodable
+	undec uint32 // 0, or 1 + index into Gate.codes when held undecodable
 }
 
 // waiter is a head parked until settled(its channel of parking) ≥ need.
@@ -247,11 +247,9 @@ func (g *Gate) Receive(ch clock.Channel, offset int64, c clock.Clock, decodeErr 
 		return g.fail(ch, offset, CodeOutOfOrderFeed, fmt.Errorf("%w: offset %d is not above %d, the highest received (settled %d)",
 			ErrOutOfOrderFeed, offset, s.fed, settled))
 	}
-	var undec uint16
-	if decodeErr != nil {
-		if g.cfg.sab&sabUndecodableEmpty != 0 {
-			decodeErr, c = nil, clock.Clock{}
-		}
+	var undec uint32
+	if decodeErr != nil && g.cfg.sab&sabUndecodableEmpty != 0 {
+		decodeErr, c = nil, clock.Clock{} // a test's sabotage; see sabotage.go
 	}
 	if decodeErr != nil {
 		code := CodeUndecodable
@@ -402,14 +400,14 @@ func (g *Gate) fail(ch clock.Channel, offset int64, code string, err error) erro
 	return g.failed
 }
 
-func (g *Gate) intern(code string) uint16 {
+func (g *Gate) intern(code string) uint32 {
 	for k, c := range g.codes {
 		if c == code {
-			return uint16(k + 1)
+			return uint32(k + 1)
 		}
 	}
 	g.codes = append(g.codes, code)
-	return uint16(len(g.codes))
+	return uint32(len(g.codes))
 }
 
 func (s *chanState) push(r record) {

@@ -10,12 +10,16 @@
 // The simulated nodes are honest: each runs a real gate over its scope and
 // stamps what it emits with the gate's Stamp — the carried clocks folded at
 // receipt, joined with the delivered prefix. True causality is tracked
-// separately: a record's ancestors are everything its node had delivered
-// when it emitted it, their ancestors, and the node's earlier records on the
-// same channel.
+// separately, as sets of record IDs: a record's ancestors are everything its
+// node had delivered when it emitted it, their ancestors, and the node's
+// earlier records on the same channel. A node's earlier records on its other
+// output channels are not ancestors: causality flows through deliveries
+// (the seed's "chain of deliveries and emissions"), and a §3 stamp claims
+// nothing of the node's own outputs, so no gate could order them.
 package gatetest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -101,7 +105,7 @@ func (w *World) Record(ch clock.Channel, offset int64) *Record {
 		return nil
 	}
 	k, ok := slices.BinarySearchFunc(l.Records, offset, func(r *Record, o int64) int {
-		return int(min(max(r.Offset-o, -1), 1))
+		return cmp.Compare(r.Offset, o)
 	})
 	if !ok {
 		return nil
@@ -293,7 +297,7 @@ func (s *sim) poll(n *node, ch clock.Channel, emit bool) {
 	l := s.w.Logs[ch]
 	at := n.cursor[ch]
 	k, _ := slices.BinarySearchFunc(l.Records, at, func(r *Record, o int64) int {
-		return int(min(max(r.Offset-o, -1), 1))
+		return cmp.Compare(r.Offset, o)
 	})
 	var err error
 	switch {
