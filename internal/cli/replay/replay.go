@@ -287,7 +287,9 @@ func openSource(ctx context.Context, opts *Options) (src replay.Source, name str
 	if err != nil {
 		return fail(err)
 	}
-	return second, in.Name, channels, func() { in.Close() }, nil
+	// Parse on one core, run the gate on the other.
+	pf := replay.Prefetch(second)
+	return pf, in.Name, channels, func() { pf.Close(); in.Close() }, nil
 }
 
 // progressLine returns a progress reporter that rewrites one stderr line.
