@@ -165,6 +165,15 @@ func fromUnsorted(es []Entry) Clock {
 	return Clock{entries: out}
 }
 
+// Clone returns a copy of c that shares no storage with it: for keeping a
+// clock whose entries alias a buffer that will be reused (AppendDecode).
+func (c Clock) Clone() Clock {
+	if len(c.entries) == 0 {
+		return Clock{}
+	}
+	return Clock{entries: slices.Clone(c.entries)}
+}
+
 // Len returns the number of entries.
 func (c Clock) Len() int { return len(c.entries) }
 

@@ -57,6 +57,7 @@ type Option func(*config)
 type config struct {
 	mode   UndecodableMode
 	starts []startPos
+	borrow bool     // clocks passed to Receive are the caller's to reuse
 	sab    sabotage // test hook; always zero outside this package's tests
 }
 
@@ -78,6 +79,15 @@ func WithUndecodable(m UndecodableMode) Option {
 // position advance. Given twice for one channel, the last one counts.
 func WithStart(ch clock.Channel, start int64) Option {
 	return func(c *config) { c.starts = append(c.starts, startPos{ch, start}) }
+}
+
+// WithBorrowedClocks tells the gate that the caller reuses the storage of
+// every clock it passes to Receive once Receive returns (a decode buffer,
+// say). The gate then copies a clock it has to keep — that of a record it
+// holds — instead of keeping the caller's: a record delivered at once costs
+// no allocation. By default the gate keeps the clocks it is given.
+func WithBorrowedClocks() Option {
+	return func(c *config) { c.borrow = true }
 }
 
 // Gate is the delivery gate of one (real or simulated) node. The zero value
@@ -269,7 +279,7 @@ func (g *Gate) Receive(ch clock.Channel, offset int64, c clock.Clock, decodeErr 
 	if s.head < len(s.q) {
 		// Behind a held head: it waits its turn and changes no settled
 		// position.
-		s.push(r)
+		g.hold(s, r)
 		g.stats.Held++
 		g.cascade()
 		return nil
@@ -281,7 +291,7 @@ func (g *Gate) Receive(ch clock.Channel, offset int64, c clock.Clock, decodeErr 
 	switch {
 	case len(g.work) > 0 || undec != 0:
 		// Heads woken by the gap go first, as in any cascade.
-		s.push(r)
+		g.hold(s, r)
 		g.stats.Held++
 		g.work = append(g.work, i)
 	case g.ready(i, &r):
@@ -293,7 +303,7 @@ func (g *Gate) Receive(ch clock.Channel, offset int64, c clock.Clock, decodeErr 
 		g.settled[i] = offset
 		g.wake(i)
 	default:
-		s.push(r) // ready parked it as the head
+		g.hold(s, r) // ready parked it as the head
 		g.stats.Held++
 	}
 	g.cascade()
@@ -408,6 +418,14 @@ func (g *Gate) intern(code string) uint32 {
 	}
 	g.codes = append(g.codes, code)
 	return uint32(len(g.codes))
+}
+
+// hold queues r on s, copying its clock when the caller lends it.
+func (g *Gate) hold(s *chanState, r record) {
+	if g.cfg.borrow {
+		r.clk = r.clk.Clone()
+	}
+	s.push(r)
 }
 
 func (s *chanState) push(r record) {

@@ -95,6 +95,8 @@ type Replayer struct {
 	names   *clock.Names
 	decode  []clock.DecodeOption
 	scratch []gate.Event
+	// clockBuf is where each record's clock is decoded.
+	clockBuf []clock.Entry
 
 	items, records, positions, skipped int64
 	lastLine                           int64
@@ -109,7 +111,9 @@ func New(cfg Config) (*Replayer, error) {
 	if len(cfg.Scope) == 0 {
 		return nil, errors.New("empty scope: no channel to replay")
 	}
-	opts := []gate.Option{gate.WithUndecodable(cfg.Undecodable)}
+	// Clocks are decoded into one reused buffer; the gate copies those it
+	// holds.
+	opts := []gate.Option{gate.WithUndecodable(cfg.Undecodable), gate.WithBorrowedClocks()}
 	for ch, s := range cfg.Starts {
 		opts = append(opts, gate.WithStart(ch, s))
 	}
@@ -121,7 +125,7 @@ func New(cfg Config) (*Replayer, error) {
 	if names == nil {
 		names = &clock.Names{}
 	}
-	r := &Replayer{g: g, names: names}
+	r := &Replayer{g: g, names: names, clockBuf: make([]clock.Entry, 0, 16)}
 	if cfg.MaxHeaderSize != 0 {
 		r.decode = []clock.DecodeOption{clock.MaxSize(cfg.MaxHeaderSize)}
 	}
@@ -224,7 +228,9 @@ func (r *Replayer) Feed(it *capture.Item, emit func(*Event) error) error {
 		err = r.g.Advance(ch, it.Offset)
 	case capture.KindRecord:
 		r.records++
-		c, _, derr := clock.FromHeaders(it.Headers, r.decode...)
+		var c clock.Clock
+		var derr error
+		c, r.clockBuf, _, derr = clock.FromHeadersInto(r.clockBuf, it.Headers, r.decode...)
 		err = r.g.Receive(ch, it.Offset, c, derr)
 	default:
 		return &InputError{Line: it.Line, Offset: -1, Err: fmt.Errorf("unknown item kind %v", it.Kind)}
