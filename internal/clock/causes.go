@@ -18,26 +18,27 @@ const DefaultMaxSize = 256 << 10
 
 const causesVersion = 0x01
 
-// DecodeOption changes how a value is decoded.
-type DecodeOption func(*decodeConfig)
+// DecodeOption changes how a value is decoded. Options are plain values,
+// not functions: applying them costs no allocation on the decode path.
+type DecodeOption struct {
+	maxSize int // when set: the budget; ≤ 0 means none
+	set     bool
+}
 
 type decodeConfig struct{ maxSize int }
 
 // MaxSize sets the metadata budget in bytes (default DefaultMaxSize). A value
 // longer than n is refused with CodeTooLarge. n ≤ 0 means no budget.
-func MaxSize(n int) DecodeOption { return func(c *decodeConfig) { c.maxSize = n } }
+func MaxSize(n int) DecodeOption { return DecodeOption{maxSize: n, set: true} }
 
 func newDecodeConfig(opts []DecodeOption) decodeConfig {
-	if len(opts) == 0 {
-		// The common case stays off the heap: applying an option
-		// makes the config escape.
-		return decodeConfig{maxSize: DefaultMaxSize}
-	}
-	cfg := &decodeConfig{maxSize: DefaultMaxSize}
+	cfg := decodeConfig{maxSize: DefaultMaxSize}
 	for _, o := range opts {
-		o(cfg)
+		if o.set {
+			cfg.maxSize = o.maxSize
+		}
 	}
-	return *cfg
+	return cfg
 }
 
 // Decode reads a parsley.causes v1 value. A nil value is CodeNullValue; any

@@ -97,13 +97,12 @@ type Replayer struct {
 	scratch []gate.Event
 	// clockBuf is where each record's clock is decoded.
 	clockBuf []clock.Entry
+	ev       Event // the event being emitted
+	// topics caches (name, UUID) pairs already checked against names.
+	topics []topicPair
 
 	items, records, positions, skipped int64
 	lastLine                           int64
-
-	// The last topic resolved: consecutive lines usually share it.
-	lastTopic string
-	lastID    clock.TopicID
 }
 
 // New returns a Replayer over cfg.Scope.
@@ -192,14 +191,27 @@ func ResolveChannel(names *clock.Names, it *capture.Item) (clock.Channel, error)
 	return clock.Channel{Topic: id, Partition: it.Partition}, nil
 }
 
+type topicPair struct {
+	name string
+	id   clock.TopicID
+}
+
+// maxTopicCache bounds the pairs compared linearly before each line's
+// channel is resolved through the names' maps.
+const maxTopicCache = 16
+
 func (r *Replayer) channel(it *capture.Item) (clock.Channel, error) {
 	both := it.Topic != "" && !it.TopicID.IsZero()
-	if both && it.Topic == r.lastTopic && it.TopicID == r.lastID {
-		return clock.Channel{Topic: it.TopicID, Partition: it.Partition}, nil
+	if both {
+		for _, p := range r.topics {
+			if p.id == it.TopicID && p.name == it.Topic {
+				return clock.Channel{Topic: it.TopicID, Partition: it.Partition}, nil
+			}
+		}
 	}
 	ch, err := ResolveChannel(r.names, it)
-	if err == nil && both {
-		r.lastTopic, r.lastID = it.Topic, it.TopicID
+	if err == nil && both && len(r.topics) < maxTopicCache {
+		r.topics = append(r.topics, topicPair{it.Topic, it.TopicID})
 	}
 	return ch, err
 }
@@ -251,10 +263,10 @@ func (r *Replayer) Feed(it *capture.Item, emit func(*Event) error) error {
 
 func (r *Replayer) emit(it *capture.Item, ch clock.Channel, emit func(*Event) error) error {
 	r.scratch = r.g.Drain(r.scratch[:0])
-	var ev Event
+	ev := &r.ev // reused: handing a local's address to emit would allocate
 	settledHere := false
 	for _, e := range r.scratch {
-		ev = Event{Seq: e.Seq, Channel: e.Channel, Offset: e.Offset, Behind: -1}
+		*ev = Event{Seq: e.Seq, Channel: e.Channel, Offset: e.Offset, Behind: -1}
 		switch e.Kind {
 		case gate.EventDeliver:
 			ev.Type = EventDeliver
@@ -265,7 +277,7 @@ func (r *Replayer) emit(it *capture.Item, ch clock.Channel, emit func(*Event) er
 		if e.Channel == ch && e.Offset == it.Offset {
 			settledHere = true
 		}
-		if err := emit(&ev); err != nil {
+		if err := emit(ev); err != nil {
 			return err
 		}
 	}
@@ -273,14 +285,14 @@ func (r *Replayer) emit(it *capture.Item, ch clock.Channel, emit func(*Event) er
 		return nil
 	}
 	// Received but neither delivered nor dropped: it is held.
-	ev = Event{Type: EventHold, Channel: ch, Offset: it.Offset, Line: it.Line, Behind: -1}
+	*ev = Event{Type: EventHold, Channel: ch, Offset: it.Offset, Line: it.Line, Behind: -1}
 	if head, ok := r.g.Head(ch); ok && head.Offset != it.Offset {
 		ev.Behind = head.Offset
 	} else {
 		ev.Blockers = r.g.Blockers(ch)
 		ev.Undecodable = head.Undecodable
 	}
-	return emit(&ev)
+	return emit(ev)
 }
 
 // Progress is a snapshot for a progress line.
