@@ -1,0 +1,1047 @@
+package replay
+
+import (
+	"cmp"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
+)
+
+// RunState is what the feed of a gate is doing.
+type RunState uint8
+
+const (
+	// StateRunning: items are being fed (a live watch, or a running stepper).
+	StateRunning RunState = iota
+	// StatePaused: a stepper waiting for the next key.
+	StatePaused
+	// StateFinished: the input ended; nothing more will be fed.
+	StateFinished
+	// StateFailedClosed: the gate failed closed (Snapshot.Failure says
+	// where and why); nothing after it is processed.
+	StateFailedClosed
+	// StateError: the feed stopped on an error that is not the gate's:
+	// a malformed capture line, a broker or I/O error (Snapshot.Err).
+	StateError
+)
+
+// String returns the state as the TUI's header shows it.
+func (s RunState) String() string {
+	switch s {
+	case StateRunning:
+		return "running"
+	case StatePaused:
+		return "paused"
+	case StateFinished:
+		return "finished"
+	case StateFailedClosed:
+		return "failed closed"
+	case StateError:
+		return "error"
+	}
+	return "RunState(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Snapshot is the state of a gate and its feed at one moment, as plain
+// data: every field is a value or a slice owned by the snapshot, so it may
+// be handed to another goroutine (the TUI) while the gate moves on.
+//
+// Positions are −1 where unknown.
+type Snapshot struct {
+	Title  string // what is shown, e.g. "causalctl watch"
+	Source string // brokers, or the capture file
+	State  RunState
+	// Failure says where the gate failed closed (StateFailedClosed).
+	Failure *Failure
+	// Err is the error that stopped the feed (StateError).
+	Err string
+
+	Scope                                       int // channels in scope
+	Received, Delivered, Dropped, Held, Skipped int64
+	// RecvRate and DeliverRate are records per second, measured by live
+	// drivers (SnapshotOptions.Rates); zero offline.
+	RecvRate, DeliverRate float64
+	// OldestHold is the age of the oldest held head.
+	OldestHold Age
+	// HeldChannels counts channels whose hold queue is not empty.
+	HeldChannels int
+
+	// Channels has one row per channel in scope, ordered by topic name (or
+	// UUID when unnamed), then partition. When there are more than
+	// SnapshotOptions.MaxRows, held channels are kept first and the rest
+	// are cut: RowsOmitted says how many.
+	Channels    []ChannelRow
+	RowsOmitted int
+	// Heads details every held head in row order, up to
+	// SnapshotOptions.MaxHeads (HeadsOmitted counts the rest). A row finds
+	// its own through ChannelRow.Head.
+	Heads        []HeadDetail
+	HeadsOmitted int
+
+	// Stamp is the text form of what the node would stamp now, cut after
+	// SnapshotOptions.MaxStampEntries entries; StampEntries is the full
+	// count.
+	Stamp        string
+	StampEntries int
+
+	// Recent are the last events (deliveries, drops, holds, the failure),
+	// newest last; empty without a Tracker.
+	Recent []RecentEvent
+	// Cycles are the wait-graph cycles (a stamp out of contract).
+	Cycles [][]string
+	// Position is where a stepper stands; nil for a live feed.
+	Position *Position
+	// Offline is set for a replay: rates and log ends do not apply.
+	Offline bool
+}
+
+// Age is a duration that may be unknown.
+type Age struct {
+	D     time.Duration
+	Known bool
+}
+
+// String returns a short form (850ms, 12.3s, 4m05s, 2h03m, 3d04h), or "-"
+// when unknown.
+func (a Age) String() string {
+	if !a.Known {
+		return "-"
+	}
+	d := max(a.D, 0)
+	switch {
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	case d < time.Hour:
+		return pad2(int64(d/time.Minute), "m", int64(d%time.Minute/time.Second), "s")
+	case d < 24*time.Hour:
+		return pad2(int64(d/time.Hour), "h", int64(d%time.Hour/time.Minute), "m")
+	}
+	return pad2(int64(d/(24*time.Hour)), "d", int64(d%(24*time.Hour)/time.Hour), "h")
+}
+
+func pad2(a int64, ua string, b int64, ub string) string {
+	s := strconv.FormatInt(a, 10) + ua
+	if b < 10 {
+		s += "0"
+	}
+	return s + strconv.FormatInt(b, 10) + ub
+}
+
+// ChannelRow is one channel of the channels table.
+type ChannelRow struct {
+	Channel   string // NAME/PARTITION, or UUID/PARTITION when unnamed
+	TopicID   string
+	Partition int32
+	Settled   int64
+	// ReceivedUpTo is the highest position received or advanced past.
+	ReceivedUpTo int64
+	// LogEnd is the channel's log end offset, from SnapshotOptions.LogEnd
+	// (live); −1 offline or unknown.
+	LogEnd     int64
+	Held       int
+	HeadOffset int64 // −1 when nothing is held
+	HeadAge    Age
+	// Blocked is set when the head is held (Held > 0).
+	Blocked bool
+	// Undecodable is the reason code of a head held undecodable.
+	Undecodable string
+	// Waits is the first blocker, e.g. "waits payments/1 ≥ 9, settled 7",
+	// with " (+N)" when there are more; "" when nothing is held.
+	Waits string
+	// Head indexes Snapshot.Heads; −1 when not held or not detailed.
+	Head int
+}
+
+// HeadDetail is a held head and everything that holds it.
+type HeadDetail struct {
+	Channel string
+	Offset  int64
+	Age     Age
+	// Clock is the head's full clock as received, names resolved, cut
+	// after SnapshotOptions.MaxClockEntries entries; ClockEntries is the
+	// full count.
+	Clock        string
+	ClockEntries int
+	Undecodable  string
+	// Blockers are the unmet entries, in channel order.
+	Blockers []BlockerDetail
+	// Chain is the wait chain from this channel through first held
+	// blockers to its root (the last element), cut after maxChain
+	// channels; ChainLen is its full length. Cyclic is set when the chain
+	// runs into a wait cycle.
+	Chain    []string
+	ChainLen int
+	Cyclic   bool
+}
+
+// BlockerDetail is one unmet entry of a head's clock.
+type BlockerDetail struct {
+	Channel  string
+	Required int64
+	Settled  int64
+	Kind     WaitKind
+	// LogEnd of the blocking channel, −1 when unknown.
+	LogEnd int64
+	// Root is, for a held blocker, the channel at the end of the wait
+	// chain from the blocking channel, and RootWaits that head's own
+	// first blocker text.
+	Root      string
+	RootWaits string
+	// Cyclic is set when the chain from a held blocker runs into a wait
+	// cycle: its "root" is then only where the walk stopped.
+	Cyclic bool
+}
+
+// WaitKind refines gate.BlockerKind with what is known of the blocking
+// channel's log.
+type WaitKind uint8
+
+const (
+	// WaitHeld: the requirement sits behind another held head.
+	WaitHeld WaitKind = iota + 1
+	// WaitNotReceived: not arrived, and nothing tells why.
+	WaitNotReceived
+	// WaitLagging: the record is in the log (below its end): the consumer
+	// has not read it yet.
+	WaitLagging
+	// WaitBeyondLogEnd: at or beyond the log end: not produced yet.
+	WaitBeyondLogEnd
+	// WaitLaterInInput: offline, the replayed range covers it: it will
+	// arrive later in the input.
+	WaitLaterInInput
+	// WaitBeyondInput: offline, beyond the end of the replayed range.
+	WaitBeyondInput
+)
+
+// String returns the kind as people read it.
+func (k WaitKind) String() string {
+	switch k {
+	case WaitHeld:
+		return "held"
+	case WaitNotReceived:
+		return "not received"
+	case WaitLagging:
+		return "lagging"
+	case WaitBeyondLogEnd:
+		return "beyond log end"
+	case WaitLaterInInput:
+		return "later in input"
+	case WaitBeyondInput:
+		return "beyond input"
+	}
+	return "WaitKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// RecentEvent is one line of the recent-events strip.
+type RecentEvent struct {
+	Kind string // deliver, drop, hold, fail-closed or error
+	Text string // one line, channels named
+	At   time.Time
+}
+
+// Position is where a stepper stands.
+type Position struct {
+	Item  int64 // items fed so far
+	Total int64 // items in the input, −1 unknown
+	Line  int64 // capture line of the last item fed, 0 unknown
+	// Running is set while the stepper runs on its own.
+	Running bool
+	Speed   float64 // items per second when running
+	// Notice is the stepper's last message, e.g. where a jump landed.
+	Notice string
+}
+
+// String returns e.g. "item 9 of 10 · line 9 · paused · 10 items/s".
+func (p Position) String() string {
+	var b strings.Builder
+	b.WriteString("item ")
+	b.WriteString(strconv.FormatInt(p.Item, 10))
+	if p.Total >= 0 {
+		b.WriteString(" of ")
+		b.WriteString(strconv.FormatInt(p.Total, 10))
+	}
+	if p.Line > 0 {
+		b.WriteString(" · line ")
+		b.WriteString(strconv.FormatInt(p.Line, 10))
+	}
+	if p.Running {
+		b.WriteString(" · running")
+	} else {
+		b.WriteString(" · paused")
+	}
+	b.WriteString(" · ")
+	b.WriteString(strconv.FormatFloat(p.Speed, 'f', -1, 64))
+	b.WriteString(" items/s")
+	return b.String()
+}
+
+// Defaults of SnapshotOptions.
+const (
+	DefaultMaxRows         = 20000
+	DefaultMaxHeads        = 2000
+	DefaultMaxClockEntries = 64
+	DefaultMaxStampEntries = 64
+	maxBlockers            = 32
+	maxChain               = 16
+)
+
+// SnapshotOptions say what a snapshot shows beyond the gate's own state.
+type SnapshotOptions struct {
+	Title, Source string
+	// State is the feed's state. A failed gate, or a Tracker that saw the
+	// feed stop, overrides it.
+	State RunState
+	// Now is the time ages are measured to: wall time live, the latest
+	// record timestamp offline. Zero leaves ages unknown.
+	Now time.Time
+	// Tracker supplies recent events, hold times and the stop error; nil
+	// leaves them out.
+	Tracker *Tracker
+	// Rates, when set, measures records/s (live drivers).
+	Rates *RateMeter
+	// LogEnd returns a channel's log end offset (live).
+	LogEnd func(clock.Channel) (int64, bool)
+	// InputEnd returns the end of a channel's replayed range (offline).
+	InputEnd func(clock.Channel) (int64, bool)
+	// Exhausted says the input was read to its end: whatever is not
+	// received lies beyond it.
+	Exhausted bool
+	// Offline marks a replay (rates and log ends do not apply).
+	Offline bool
+	// StampEvery, when positive, recomputes the stamp only when Now has
+	// moved this far since it was last computed, and shows the last one in
+	// between: the stamp joins every carried clock, the one part of a
+	// snapshot whose cost grows with the clocks' entries over the whole
+	// scope (about 9 ms at 10 000 channels). Live drivers over large
+	// scopes pass a second; the stepper leaves it zero (every snapshot).
+	// It needs a Tracker.
+	StampEvery time.Duration
+	// Caps; zero means the default.
+	MaxRows, MaxHeads, MaxClockEntries, MaxStampEntries int
+	// Position is copied into the snapshot.
+	Position *Position
+}
+
+// heldInfo is a held channel while a snapshot is built.
+type heldInfo struct {
+	row      int // index into rows
+	ch       clock.Channel
+	head     gate.Held
+	blockers []gate.Blocker
+	next     int32 // heldInfo index of the first held blocker, −1 none
+	root     int32 // heldInfo index of the wait chain's root
+	depth    int   // channels on the wait chain, this one included
+	cyclic   bool
+}
+
+// Snapshot describes the replay's state now. It reads the gate and does
+// not change it; its cost grows with the channels in scope and the held
+// heads (see the caps in opts), not with the records received.
+func (r *Replayer) Snapshot(opts SnapshotOptions) Snapshot {
+	g := r.g
+	t := opts.Tracker
+	if t == nil {
+		t = &Tracker{}
+	}
+	t.names = r.names
+	st := g.Stats()
+	s := Snapshot{
+		Title:     opts.Title,
+		Source:    opts.Source,
+		State:     opts.State,
+		Received:  st.Received,
+		Delivered: st.Delivered,
+		Dropped:   st.Dropped,
+		Held:      st.Held,
+		Skipped:   r.skipped,
+		Offline:   opts.Offline,
+		Cycles:    [][]string{},
+	}
+	if opts.Position != nil {
+		p := *opts.Position
+		s.Position = &p
+	}
+	if opts.Rates != nil && !opts.Now.IsZero() {
+		s.RecvRate, s.DeliverRate = opts.Rates.Sample(opts.Now, st.Received, st.Delivered)
+	}
+	s.setStop(t, g)
+
+	maxRows := cmp.Or(opts.MaxRows, DefaultMaxRows)
+	maxHeads := cmp.Or(opts.MaxHeads, DefaultMaxHeads)
+	maxClock := cmp.Or(opts.MaxClockEntries, DefaultMaxClockEntries)
+	maxStamp := cmp.Or(opts.MaxStampEntries, DefaultMaxStampEntries)
+
+	order, labels, ids := t.displayOrder(g)
+	s.Scope = len(order)
+	if len(order) > maxRows {
+		// Keep every held channel, then fill up in display order.
+		kept := make([]clock.Channel, 0, maxRows)
+		for _, ch := range order {
+			if len(kept) < maxRows && g.Depth(ch) > 0 {
+				kept = append(kept, ch)
+			}
+		}
+		for _, ch := range order {
+			if len(kept) < maxRows && g.Depth(ch) == 0 {
+				kept = append(kept, ch)
+			}
+		}
+		slices.SortStableFunc(kept, t.compareDisplay)
+		s.RowsOmitted = len(order) - len(kept)
+		order, labels, ids = kept, nil, nil
+	}
+
+	rows := make([]ChannelRow, len(order))
+	// held and heldIdx are scratch, reused from one snapshot to the next.
+	held := t.heldBuf[:0]
+	heldIdx := t.heldIdx
+	if heldIdx == nil {
+		heldIdx = map[clock.Channel]int32{}
+		t.heldIdx = heldIdx
+	}
+	clear(heldIdx)
+	defer func() {
+		clear(held) // drop the clocks and blockers until next time
+		t.heldBuf = held[:0]
+	}()
+	for i, ch := range order {
+		row := &rows[i]
+		var label, id string
+		if labels != nil {
+			label, id = labels[i], ids[i]
+		} else {
+			label, id = t.name(ch), t.topicID(ch)
+		}
+		fed := g.Fed(ch)
+		*row = ChannelRow{
+			Channel:      label,
+			TopicID:      id,
+			Partition:    ch.Partition,
+			Settled:      fed, // with nothing held, settled is fed (SPEC §3)
+			ReceivedUpTo: fed,
+			LogEnd:       -1,
+			Held:         g.Depth(ch),
+			HeadOffset:   -1,
+			Head:         -1,
+		}
+		if opts.LogEnd != nil {
+			if end, ok := opts.LogEnd(ch); ok {
+				row.LogEnd = end
+			}
+		}
+		if row.Held == 0 {
+			continue
+		}
+		row.Settled = g.Settled(ch)
+		head, _ := g.Head(ch)
+		row.Blocked = true
+		row.HeadOffset = head.Offset
+		row.Undecodable = head.Undecodable
+		row.HeadAge = t.age(ch, head.Offset, opts.Now)
+		if row.HeadAge.Known && (!s.OldestHold.Known || row.HeadAge.D > s.OldestHold.D) {
+			s.OldestHold = row.HeadAge
+		}
+		heldIdx[ch] = int32(len(held))
+		held = append(held, heldInfo{row: i, ch: ch, head: head, blockers: g.Blockers(ch)})
+	}
+	// Held channels are cut from the rows only when there are more than
+	// MaxRows of them: they still count, but chains through them end early.
+	s.HeldChannels = len(held)
+	if s.RowsOmitted > 0 {
+		s.HeldChannels = len(g.Holding())
+	}
+	linkChains(held, heldIdx)
+
+	for k := range held {
+		h := &held[k]
+		rows[h.row].Waits = t.waitsText(h.head, h.blockers)
+	}
+	s.Heads = make([]HeadDetail, 0, min(len(held), maxHeads))
+	for k := range held {
+		if len(s.Heads) == maxHeads {
+			s.HeadsOmitted = len(held) - k
+			break
+		}
+		rows[held[k].row].Head = len(s.Heads)
+		s.Heads = append(s.Heads, t.headDetail(int32(k), held, heldIdx, rows, &opts, maxClock))
+	}
+	s.Channels = rows
+
+	s.Stamp, s.StampEntries = t.stamp(g, &opts, maxStamp)
+	for _, cyc := range g.Cycles() {
+		out := make([]string, len(cyc))
+		for i, ch := range cyc {
+			out[i] = t.name(ch)
+		}
+		s.Cycles = append(s.Cycles, out)
+	}
+	s.Recent = t.recentEvents()
+	return s
+}
+
+// setStop sets State, Failure and Err from the tracker's stop error and
+// the gate.
+func (s *Snapshot) setStop(t *Tracker, g *gate.Gate) {
+	if t.stopErr != nil {
+		var ie *InputError
+		if errors.As(t.stopErr, &ie) && ie.Code != "" {
+			s.State = StateFailedClosed
+			s.Failure = &Failure{Channel: ie.Channel, Offset: ie.Offset, Line: ie.Line, Code: ie.Code, Error: ie.Err.Error()}
+			return
+		}
+		s.State = StateError
+		s.Err = t.stopErr.Error()
+		return
+	}
+	var fc *gate.FailClosedError
+	if errors.As(g.Failed(), &fc) {
+		s.State = StateFailedClosed
+		msg := fc.Code
+		if fc.Err != nil {
+			msg = fc.Err.Error()
+		}
+		s.Failure = &Failure{Channel: t.name(fc.Channel), Offset: fc.Offset, Code: fc.Code, Error: msg}
+	}
+}
+
+// linkChains sets next, root, depth and cyclic of every held head,
+// following first held blockers as gate.WaitChain does, in time linear in
+// the number of held heads: each chain is walked once and what lies past a
+// head already done is taken from it.
+func linkChains(held []heldInfo, heldIdx map[clock.Channel]int32) {
+	for k := range held {
+		h := &held[k]
+		h.next = -1
+		for _, b := range h.blockers {
+			if b.Kind == gate.BlockerHeld {
+				if j, ok := heldIdx[b.Channel]; ok {
+					h.next = j
+				}
+				break
+			}
+		}
+	}
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := make([]uint8, len(held))
+	var path []int32
+	for start := range held {
+		if state[start] != unseen {
+			continue
+		}
+		path = path[:0]
+		j := int32(start)
+		for state[j] == unseen {
+			state[j] = onPath
+			path = append(path, j)
+			if held[j].next < 0 {
+				break
+			}
+			j = held[j].next
+		}
+		// last is the head the rest of the path hangs on, already done.
+		var last int32
+		switch {
+		case state[j] == done:
+			last = j
+		case held[j].next < 0:
+			// The walk ended at a head with no held blocker: the root.
+			held[j].root, held[j].depth = j, 1
+			state[j] = done
+			path = path[:len(path)-1]
+			last = j
+		default:
+			// j was met again: path[at:] is a cycle. The chain from a
+			// member stops before repeating itself, so its root is its
+			// predecessor in the cycle and it names every member once.
+			at := slices.Index(path, j)
+			cyc := path[at:]
+			for m, c := range cyc {
+				held[c].root = cyc[(m+len(cyc)-1)%len(cyc)]
+				held[c].depth = len(cyc)
+				held[c].cyclic = true
+				state[c] = done
+			}
+			path = path[:at]
+			last = j
+		}
+		// A chain from a head before last runs into last's chain and ends
+		// where it does.
+		for m := len(path) - 1; m >= 0; m-- {
+			c := path[m]
+			held[c].root = held[last].root
+			held[c].cyclic = held[last].cyclic
+			held[c].depth = held[held[c].next].depth + 1
+			state[c] = done
+		}
+	}
+}
+
+func (t *Tracker) headDetail(k int32, held []heldInfo, heldIdx map[clock.Channel]int32, rows []ChannelRow, opts *SnapshotOptions, maxClock int) HeadDetail {
+	h := &held[k]
+	d := HeadDetail{
+		Channel:      rows[h.row].Channel,
+		Offset:       h.head.Offset,
+		Age:          rows[h.row].HeadAge,
+		Clock:        t.clockText(h.head.Clock, maxClock),
+		ClockEntries: h.head.Clock.Len(),
+		Undecodable:  h.head.Undecodable,
+		Cyclic:       h.cyclic,
+		ChainLen:     h.depth,
+		Blockers:     make([]BlockerDetail, 0, min(len(h.blockers), maxBlockers)),
+	}
+	for _, b := range h.blockers {
+		if len(d.Blockers) == maxBlockers {
+			break
+		}
+		bd := BlockerDetail{Channel: t.name(b.Channel), Required: b.Required, Settled: b.Settled, LogEnd: -1}
+		if opts.LogEnd != nil {
+			if end, ok := opts.LogEnd(b.Channel); ok {
+				bd.LogEnd = end
+			}
+		}
+		if b.Kind == gate.BlockerHeld {
+			bd.Kind = WaitHeld
+			if j, ok := heldIdx[b.Channel]; ok {
+				root := &held[held[j].root]
+				bd.Cyclic = held[j].cyclic
+				bd.Root = t.name(root.ch)
+				bd.RootWaits = t.waitsText(root.head, root.blockers)
+			}
+		} else {
+			bd.Kind = notReceivedKind(b, bd.LogEnd, opts)
+		}
+		d.Blockers = append(d.Blockers, bd)
+	}
+	// The chain as far as maxChain channels, the root kept at the end.
+	d.Chain = make([]string, 0, min(h.depth, maxChain))
+	for j, n := k, 0; n < h.depth && n < maxChain; j, n = held[j].next, n+1 {
+		d.Chain = append(d.Chain, t.name(held[j].ch))
+	}
+	if h.depth > maxChain {
+		d.Chain[maxChain-1] = t.name(held[h.root].ch)
+	}
+	return d
+}
+
+func notReceivedKind(b gate.Blocker, logEnd int64, opts *SnapshotOptions) WaitKind {
+	if logEnd >= 0 {
+		if b.Required < logEnd {
+			return WaitLagging
+		}
+		return WaitBeyondLogEnd
+	}
+	if opts.InputEnd != nil {
+		if end, ok := opts.InputEnd(b.Channel); ok {
+			if b.Required < end {
+				return WaitLaterInInput
+			}
+			return WaitBeyondInput
+		}
+	}
+	if opts.Exhausted {
+		return WaitBeyondInput
+	}
+	return WaitNotReceived
+}
+
+// waitsText is a head's first blocker, e.g. "waits payments/1 ≥ 9,
+// settled 7 (+2)".
+func (t *Tracker) waitsText(head gate.Held, bs []gate.Blocker) string {
+	if head.Undecodable != "" {
+		return "undecodable (" + head.Undecodable + ")"
+	}
+	if len(bs) == 0 {
+		return ""
+	}
+	s := t.blockerText(bs[0])
+	if len(bs) > 1 {
+		s += " (+" + strconv.Itoa(len(bs)-1) + ")"
+	}
+	return s
+}
+
+func (t *Tracker) blockerText(b gate.Blocker) string {
+	return "waits " + t.name(b.Channel) + " ≥ " + strconv.FormatInt(b.Required, 10) + ", settled " + posText(b.Settled)
+}
+
+func posText(p int64) string {
+	if p < 0 {
+		return "-"
+	}
+	return strconv.FormatInt(p, 10)
+}
+
+// clockText is the text form of c with names, cut after max entries.
+func (t *Tracker) clockText(c clock.Clock, limit int) string {
+	if c.IsEmpty() {
+		return "{}"
+	}
+	var b strings.Builder
+	for i, e := range c.Entries() {
+		if i == limit {
+			b.WriteString(", … (+")
+			b.WriteString(strconv.Itoa(c.Len() - limit))
+			b.WriteString(")")
+			break
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(t.name(e.Channel))
+		b.WriteByte('=')
+		b.WriteString(strconv.FormatInt(e.Position, 10))
+	}
+	return b.String()
+}
+
+// Tracker keeps, beside a Replayer, what a snapshot shows that the gate
+// does not: the last events, when each held record was received, the error
+// that stopped the feed, and resolved channel names. Feed it every event
+// (Observe) from the goroutine that runs the gate, and pass it in
+// SnapshotOptions. A Tracker serves one Replayer (it caches its names and
+// display order); a replay started over needs a new one. The zero value
+// keeps no events; use NewTracker.
+type Tracker struct {
+	names  *clock.Names
+	labels map[clock.Channel]string // resolved names only
+	ids    map[clock.TopicID]string
+
+	ring []recentEntry
+	next int // ring index of the next entry
+	n    int // entries in the ring
+
+	holds  map[clock.Channel]*holdQueue
+	nHolds int
+
+	stopErr error
+	stopAt  int64
+
+	// The display order of the scope with the channels' names and topic
+	// UUIDs, kept while scope and names stand.
+	order      []clock.Channel
+	orderLabel []string
+	orderID    []string
+	orderNames int
+
+	// Scratch of Snapshot.
+	heldBuf []heldInfo
+	heldIdx map[clock.Channel]int32
+
+	// The last stamp (SnapshotOptions.StampEvery).
+	stampText    string
+	stampEntries int
+	stampAt      time.Time
+	stampValid   bool
+}
+
+type recentEntry struct {
+	typ      EventType // 0 for the stop error
+	seq      int64
+	ch       clock.Channel
+	off      int64
+	line     int64
+	behind   int64
+	blocker  gate.Blocker
+	nBlocked int
+	undec    string
+	at       int64
+}
+
+// holdQueue mirrors a channel's hold queue with the time each record was
+// received. Holds arrive in offset order and deliveries pop them in the
+// same order, so a FIFO suffices.
+type holdQueue struct {
+	offs []int64
+	ats  []int64
+	head int
+}
+
+// noTime marks an unknown time.
+const noTime = math.MinInt64
+
+// NewTracker returns a Tracker keeping the last recent events.
+func NewTracker(recent int) *Tracker {
+	return &Tracker{ring: make([]recentEntry, max(recent, 0))}
+}
+
+func unixNano(at time.Time) int64 {
+	if at.IsZero() {
+		return noTime
+	}
+	return at.UnixNano()
+}
+
+// Observe records one event of the replay; at is when it happened (wall
+// time live, the record's timestamp offline; zero when unknown). Call it
+// from the emit function given to Feed or Run. It allocates nothing in the
+// steady state.
+func (t *Tracker) Observe(ev *Event, at time.Time) {
+	ns := unixNano(at)
+	switch ev.Type {
+	case EventHold:
+		if t.holds == nil {
+			t.holds = map[clock.Channel]*holdQueue{}
+		}
+		q := t.holds[ev.Channel]
+		if q == nil {
+			q = &holdQueue{}
+			t.holds[ev.Channel] = q
+		}
+		if q.head > 0 && q.head == len(q.offs) {
+			q.offs, q.ats, q.head = q.offs[:0], q.ats[:0], 0
+		}
+		q.offs = append(q.offs, ev.Offset)
+		q.ats = append(q.ats, ns)
+		t.nHolds++
+	case EventDeliver:
+		if t.nHolds > 0 {
+			if q := t.holds[ev.Channel]; q != nil && q.head < len(q.offs) && q.offs[q.head] == ev.Offset {
+				q.head++
+				t.nHolds--
+			}
+		}
+	}
+	if len(t.ring) == 0 {
+		return
+	}
+	e := &t.ring[t.next]
+	*e = recentEntry{typ: ev.Type, seq: ev.Seq, ch: ev.Channel, off: ev.Offset, line: ev.Line,
+		behind: ev.Behind, nBlocked: len(ev.Blockers), undec: ev.Undecodable, at: ns}
+	if len(ev.Blockers) > 0 {
+		e.blocker = ev.Blockers[0]
+	}
+	t.push()
+}
+
+func (t *Tracker) push() {
+	t.next = (t.next + 1) % len(t.ring)
+	t.n = min(t.n+1, len(t.ring))
+}
+
+// Stop records the error that stopped the feed: an *InputError from a gate
+// that failed closed makes snapshots show StateFailedClosed with its
+// Failure, any other error StateError. A nil error clears it.
+func (t *Tracker) Stop(err error, at time.Time) {
+	t.stopErr = err
+	t.stopAt = unixNano(at)
+	if err == nil || len(t.ring) == 0 {
+		return
+	}
+	t.ring[t.next] = recentEntry{at: t.stopAt}
+	t.push()
+}
+
+// HeldSince returns when the held record at offset on ch was received.
+func (t *Tracker) HeldSince(ch clock.Channel, offset int64) (time.Time, bool) {
+	if q := t.holds[ch]; q != nil {
+		// The head is the common question: look there first.
+		for k := q.head; k < len(q.offs); k++ {
+			if q.offs[k] == offset {
+				if q.ats[k] == noTime {
+					return time.Time{}, false
+				}
+				return time.Unix(0, q.ats[k]), true
+			}
+			if q.offs[k] > offset {
+				break
+			}
+		}
+	}
+	return time.Time{}, false
+}
+
+func (t *Tracker) age(ch clock.Channel, off int64, now time.Time) Age {
+	if now.IsZero() {
+		return Age{}
+	}
+	since, ok := t.HeldSince(ch, off)
+	if !ok {
+		return Age{}
+	}
+	return Age{D: now.Sub(since), Known: true}
+}
+
+// name returns ch as people write it, caching resolved names.
+func (t *Tracker) name(ch clock.Channel) string {
+	if s, ok := t.labels[ch]; ok {
+		return s
+	}
+	name, ok := t.names.Name(ch.Topic)
+	if !ok {
+		return ch.String()
+	}
+	s := name + "/" + strconv.Itoa(int(ch.Partition))
+	if t.labels == nil {
+		t.labels = map[clock.Channel]string{}
+	}
+	t.labels[ch] = s
+	return s
+}
+
+func (t *Tracker) topicID(ch clock.Channel) string {
+	if s, ok := t.ids[ch.Topic]; ok {
+		return s
+	}
+	s := ch.Topic.String()
+	if t.ids == nil {
+		t.ids = map[clock.TopicID]string{}
+	}
+	t.ids[ch.Topic] = s
+	return s
+}
+
+func (t *Tracker) topicLabel(ch clock.Channel) string {
+	if name, ok := t.names.Name(ch.Topic); ok {
+		return name
+	}
+	return t.topicID(ch)
+}
+
+// compareDisplay orders channels by topic name (UUID when unnamed), then
+// partition, as Summary does.
+func (t *Tracker) compareDisplay(a, b clock.Channel) int {
+	if a.Topic != b.Topic {
+		if r := strings.Compare(t.topicLabel(a), t.topicLabel(b)); r != 0 {
+			return r
+		}
+		return a.Compare(b)
+	}
+	return cmp.Compare(a.Partition, b.Partition)
+}
+
+// displayOrder returns the scope in display order with each channel's
+// name and topic UUID. The scope only grows and names are only added, so
+// all three are kept until either changes.
+func (t *Tracker) displayOrder(g *gate.Gate) (order []clock.Channel, labels, ids []string) {
+	n := t.names.Len()
+	order = g.Scope()
+	if t.order != nil && len(t.order) == len(order) && t.orderNames == n {
+		return t.order, t.orderLabel, t.orderID
+	}
+	slices.SortStableFunc(order, t.compareDisplay)
+	t.order, t.orderNames = order, n
+	t.orderLabel = make([]string, len(order))
+	t.orderID = make([]string, len(order))
+	for i, ch := range order {
+		t.orderLabel[i], t.orderID[i] = t.name(ch), t.topicID(ch)
+	}
+	return t.order, t.orderLabel, t.orderID
+}
+
+// stamp returns the text of the node's stamp and its number of entries,
+// recomputed as opts.StampEvery allows.
+func (t *Tracker) stamp(g *gate.Gate, opts *SnapshotOptions, limit int) (string, int) {
+	if opts.StampEvery > 0 && t.stampValid && !opts.Now.IsZero() && opts.Now.Sub(t.stampAt) < opts.StampEvery {
+		return t.stampText, t.stampEntries
+	}
+	c := g.Stamp()
+	t.stampText, t.stampEntries = t.clockText(c, limit), c.Len()
+	t.stampAt, t.stampValid = opts.Now, true
+	return t.stampText, t.stampEntries
+}
+
+// recentEvents formats the ring, oldest first.
+func (t *Tracker) recentEvents() []RecentEvent {
+	out := make([]RecentEvent, 0, t.n)
+	for k := range t.n {
+		e := &t.ring[(t.next-t.n+k+len(t.ring))%len(t.ring)]
+		re := RecentEvent{}
+		if e.at != noTime {
+			re.At = time.Unix(0, e.at)
+		}
+		at := t.name(e.ch) + "@" + strconv.FormatInt(e.off, 10)
+		switch e.typ {
+		case EventDeliver:
+			re.Kind = "deliver"
+			re.Text = "deliver #" + strconv.FormatInt(e.seq, 10) + " " + at
+		case EventDrop:
+			re.Kind = "drop"
+			re.Text = "drop " + at + " (replay guard)"
+		case EventHold:
+			re.Kind = "hold"
+			switch {
+			case e.behind >= 0:
+				re.Text = "hold " + at + " behind @" + strconv.FormatInt(e.behind, 10)
+			case e.undec != "":
+				re.Text = "hold " + at + " undecodable (" + e.undec + ")"
+			case e.nBlocked > 0:
+				re.Text = "hold " + at + " " + t.blockerText(e.blocker)
+				if e.nBlocked > 1 {
+					re.Text += " (+" + strconv.Itoa(e.nBlocked-1) + ")"
+				}
+			default:
+				re.Text = "hold " + at
+			}
+		default:
+			var ie *InputError
+			if errors.As(t.stopErr, &ie) && ie.Code != "" {
+				re.Kind = "fail-closed"
+				re.Text = "FAILED CLOSED " + ie.Channel + "@" + strconv.FormatInt(ie.Offset, 10) + " " + ie.Code
+			} else {
+				re.Kind = "error"
+				re.Text = "error: " + strings.ReplaceAll(errText(t.stopErr), "\n", " ")
+			}
+			e.line = lineOf(t.stopErr)
+		}
+		if e.line > 0 && e.typ != EventDeliver {
+			re.Text += " · line " + strconv.FormatInt(e.line, 10)
+		}
+		out = append(out, re)
+	}
+	return out
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "stopped"
+	}
+	return err.Error()
+}
+
+func lineOf(err error) int64 {
+	var ie *InputError
+	if errors.As(err, &ie) && ie.Code != "" {
+		return ie.Line
+	}
+	return 0
+}
+
+// RateMeter turns counters sampled now and then into smoothed rates per
+// second (an exponential moving average with a one-second time constant).
+// The zero value is ready.
+type RateMeter struct {
+	last        time.Time
+	recv, deliv int64
+	rRate       float64
+	dRate       float64
+}
+
+// Sample takes the counters at now and returns the rates of received and
+// delivered records per second. The first sample returns zeros.
+func (m *RateMeter) Sample(now time.Time, received, delivered int64) (recv, deliv float64) {
+	if m.last.IsZero() {
+		m.last, m.recv, m.deliv = now, received, delivered
+		return 0, 0
+	}
+	dt := now.Sub(m.last).Seconds()
+	if dt <= 0 {
+		return m.rRate, m.dRate
+	}
+	alpha := 1 - math.Exp(-dt)
+	m.rRate += alpha * (float64(received-m.recv)/dt - m.rRate)
+	m.dRate += alpha * (float64(delivered-m.deliv)/dt - m.dRate)
+	m.last, m.recv, m.deliv = now, received, delivered
+	return m.rRate, m.dRate
+}

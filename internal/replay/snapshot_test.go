@@ -1,0 +1,461 @@
+package replay
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
+)
+
+// testChannel is partition p of topic "t<n>".
+func testChannel(n int, p int32) clock.Channel {
+	var id clock.TopicID
+	id[0] = 0x5a
+	id[14], id[15] = byte(n>>8), byte(n)
+	return clock.Channel{Topic: id, Partition: p}
+}
+
+// feeder feeds records to a Replayer built over channels of topics t0…
+type feeder struct {
+	t   testing.TB
+	r   *Replayer
+	tr  *Tracker
+	at  time.Time
+	ids map[clock.TopicID]string
+}
+
+func newFeeder(t testing.TB, scope []clock.Channel, recent int) *feeder {
+	t.Helper()
+	names := &clock.Names{}
+	f := &feeder{t: t, tr: NewTracker(recent), ids: map[clock.TopicID]string{}, at: time.UnixMilli(1_000_000)}
+	for _, ch := range scope {
+		name := fmt.Sprintf("t%d", int(ch.Topic[14])<<8|int(ch.Topic[15]))
+		if err := names.Add(name, ch.Topic); err != nil {
+			t.Fatal(err)
+		}
+		f.ids[ch.Topic] = name
+	}
+	r, err := New(Config{Scope: scope, Names: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.r = r
+	return f
+}
+
+// record feeds a record on ch at off with clock es, one second after the
+// last, and returns the events it caused.
+func (f *feeder) record(ch clock.Channel, off int64, es ...clock.Entry) []Event {
+	f.t.Helper()
+	f.at = f.at.Add(time.Second)
+	it := &capture.Item{Kind: capture.KindRecord, TopicID: ch.Topic, Partition: ch.Partition, Offset: off,
+		Headers: []clock.Header{{Key: clock.HeaderCauses, Value: clock.Encode(clock.MustNew(es...))}}}
+	var evs []Event
+	err := f.r.Feed(it, func(ev *Event) error {
+		f.tr.Observe(ev, f.at)
+		evs = append(evs, *ev)
+		return nil
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return evs
+}
+
+func (f *feeder) snapshot(opts SnapshotOptions) Snapshot {
+	opts.Tracker = f.tr
+	return f.r.Snapshot(opts)
+}
+
+func rowOf(t testing.TB, s Snapshot, name string) ChannelRow {
+	t.Helper()
+	for _, r := range s.Channels {
+		if r.Channel == name {
+			return r
+		}
+	}
+	t.Fatalf("no row %s", name)
+	return ChannelRow{}
+}
+
+func TestSnapshotRowsAndHeads(t *testing.T) {
+	a, b, c, d := testChannel(1, 0), testChannel(2, 0), testChannel(3, 0), testChannel(3, 1)
+	f := newFeeder(t, []clock.Channel{d, c, b, a}, 10)
+	f.record(a, 0)                                       // delivers
+	f.record(b, 0, clock.Entry{Channel: a, Position: 4}) // waits t1/0 ≥ 4
+	f.record(b, 1)                                       // behind it
+	f.record(c, 0, clock.Entry{Channel: b, Position: 1}, clock.Entry{Channel: a, Position: 7})
+	now := f.at.Add(500 * time.Millisecond)
+	ends := map[clock.Channel]int64{a: 6, b: 2}
+	s := f.snapshot(SnapshotOptions{Title: "watch", Source: "localhost:9092", Now: now,
+		LogEnd: func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok }})
+
+	if s.Title != "watch" || s.Source != "localhost:9092" || s.State != StateRunning {
+		t.Fatalf("title/source/state: %q %q %v", s.Title, s.Source, s.State)
+	}
+	if s.Scope != 4 || s.Received != 4 || s.Delivered != 1 || s.Held != 3 || s.HeldChannels != 2 {
+		t.Fatalf("counters: %+v", s)
+	}
+	var names []string
+	for _, r := range s.Channels {
+		names = append(names, r.Channel)
+	}
+	if want := []string{"t1/0", "t2/0", "t3/0", "t3/1"}; !slices.Equal(names, want) {
+		t.Fatalf("rows %v, want %v", names, want)
+	}
+	rb := rowOf(t, s, "t2/0")
+	want := ChannelRow{Channel: "t2/0", TopicID: b.Topic.String(), Settled: -1, ReceivedUpTo: 1, LogEnd: 2,
+		Held: 2, HeadOffset: 0, HeadAge: Age{2500 * time.Millisecond, true}, Blocked: true,
+		Waits: "waits t1/0 ≥ 4, settled 0", Head: 0}
+	if !reflect.DeepEqual(rb, want) {
+		t.Fatalf("row t2/0:\n got %+v\nwant %+v", rb, want)
+	}
+	if rd := rowOf(t, s, "t3/1"); rd.Held != 0 || rd.Head != -1 || rd.Waits != "" || rd.Settled != -1 || rd.LogEnd != -1 {
+		t.Fatalf("row t3/1: %+v", rd)
+	}
+	if s.OldestHold != (Age{2500 * time.Millisecond, true}) {
+		t.Fatalf("oldest hold %v", s.OldestHold)
+	}
+
+	rc := rowOf(t, s, "t3/0")
+	if rc.Waits != "waits t1/0 ≥ 7, settled 0 (+1)" {
+		t.Fatalf("t3/0 waits %q", rc.Waits)
+	}
+	hc := s.Heads[rc.Head]
+	wantHead := HeadDetail{
+		Channel: "t3/0", Offset: 0, Age: Age{500 * time.Millisecond, true},
+		Clock: "t1/0=7,t2/0=1", ClockEntries: 2,
+		Blockers: []BlockerDetail{
+			{Channel: "t1/0", Required: 7, Settled: 0, Kind: WaitBeyondLogEnd, LogEnd: 6},
+			{Channel: "t2/0", Required: 1, Settled: -1, Kind: WaitHeld, LogEnd: 2, Root: "t2/0", RootWaits: "waits t1/0 ≥ 4, settled 0"},
+		},
+		Chain: []string{"t3/0", "t2/0"}, ChainLen: 2,
+	}
+	if !reflect.DeepEqual(hc, wantHead) {
+		t.Fatalf("head t3/0:\n got %+v\nwant %+v", hc, wantHead)
+	}
+	if k := s.Heads[rb.Head].Blockers[0].Kind; k != WaitLagging {
+		t.Fatalf("t2/0 waits t1/0 ≥ 4 below its log end 6: kind %v, want lagging", k)
+	}
+	if s.Stamp != "t1/0=7,t2/0=1" || s.StampEntries != 2 {
+		t.Fatalf("stamp %q (%d)", s.Stamp, s.StampEntries)
+	}
+	wantRecent := []string{
+		"deliver #1 t1/0@0",
+		"hold t2/0@0 waits t1/0 ≥ 4, settled 0",
+		"hold t2/0@1 behind @0",
+		"hold t3/0@0 waits t1/0 ≥ 7, settled 0 (+1)",
+	}
+	var got []string
+	for _, e := range s.Recent {
+		got = append(got, e.Text)
+	}
+	if !slices.Equal(got, wantRecent) {
+		t.Fatalf("recent %q, want %q", got, wantRecent)
+	}
+
+	// Without log ends: not received; without a tracker: no ages, no events.
+	s = f.r.Snapshot(SnapshotOptions{})
+	if k := s.Heads[0].Blockers[0].Kind; k != WaitNotReceived {
+		t.Fatalf("kind without log end %v", k)
+	}
+	if s.OldestHold.Known || len(s.Recent) != 0 {
+		t.Fatalf("no tracker: oldest %v, recent %v", s.OldestHold, s.Recent)
+	}
+	s = f.r.Snapshot(SnapshotOptions{Exhausted: true})
+	if k := s.Heads[0].Blockers[0].Kind; k != WaitBeyondInput {
+		t.Fatalf("kind when exhausted %v", k)
+	}
+}
+
+func TestSnapshotUndecodable(t *testing.T) {
+	a := testChannel(1, 0)
+	names := &clock.Names{}
+	names.Add("t1", a.Topic)
+	r, _ := New(Config{Scope: []clock.Channel{a}, Names: names, Undecodable: gate.HoldUndecodable})
+	it := &capture.Item{Kind: capture.KindRecord, TopicID: a.Topic, Offset: 3, Headers: []clock.Header{{Key: clock.HeaderCauses, Value: []byte{2, 0}}}}
+	if err := r.Feed(it, func(*Event) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	s := r.Snapshot(SnapshotOptions{})
+	row := s.Channels[0]
+	if !row.Blocked || row.Undecodable != "unknown-version" || row.Waits != "undecodable (unknown-version)" {
+		t.Fatalf("row %+v", row)
+	}
+	if h := s.Heads[0]; h.Undecodable != "unknown-version" || len(h.Blockers) != 0 || h.Clock != "{}" || h.ChainLen != 1 {
+		t.Fatalf("head %+v", h)
+	}
+}
+
+// TestSnapshotChains holds the chains and roots of a snapshot against
+// gate.WaitChain on a wait graph with a long chain, trees joining it, a
+// cycle and a tail running into the cycle.
+func TestSnapshotChains(t *testing.T) {
+	const n = 60
+	var scope []clock.Channel
+	for k := range n {
+		scope = append(scope, testChannel(k, 0))
+	}
+	f := newFeeder(t, scope, 0)
+	need := func(k int) clock.Entry { return clock.Entry{Channel: scope[k], Position: 0} }
+	// 0 ← 1 ← … ← 39: a chain of 40 (k waits k−1); 0 waits 59, never fed.
+	f.record(scope[0], 0, need(59))
+	for k := 1; k < 40; k++ {
+		f.record(scope[k], 0, need(k-1))
+	}
+	// 40 and 41 join the chain in the middle.
+	f.record(scope[40], 0, need(20))
+	f.record(scope[41], 0, need(40), need(7))
+	// 42 → 43 → 44 → 42 is a cycle, 45 → 46 → 43 runs into it.
+	f.record(scope[42], 0, need(43))
+	f.record(scope[43], 0, need(44))
+	f.record(scope[44], 0, need(42))
+	f.record(scope[46], 0, need(43))
+	f.record(scope[45], 0, need(46))
+
+	s := f.snapshot(SnapshotOptions{})
+	g := f.r.Gate()
+	if s.HeldChannels != 47 {
+		t.Fatalf("held channels %d", s.HeldChannels)
+	}
+	for _, row := range s.Channels {
+		if row.Held == 0 {
+			continue
+		}
+		ch, err := f.r.Names().ParseChannel(row.Channel)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chain := g.WaitChain(ch)
+		h := s.Heads[row.Head]
+		if h.ChainLen != len(chain) {
+			t.Fatalf("%s: chain length %d, gate says %d", row.Channel, h.ChainLen, len(chain))
+		}
+		var want []string
+		for _, c := range chain {
+			want = append(want, f.r.Names().Channel(c))
+		}
+		if len(want) > maxChain {
+			want = append(want[:maxChain-1], want[len(want)-1])
+		}
+		if !slices.Equal(h.Chain, want) {
+			t.Fatalf("%s: chain %v, want %v", row.Channel, h.Chain, want)
+		}
+		cyclicSet := []string{"t42/0", "t43/0", "t44/0", "t45/0", "t46/0"}
+		cyclic := slices.Contains(cyclicSet, row.Channel)
+		if h.Cyclic != cyclic {
+			t.Fatalf("%s: cyclic %v", row.Channel, h.Cyclic)
+		}
+		for _, b := range h.Blockers {
+			if b.Kind != WaitHeld {
+				continue
+			}
+			if b.Cyclic != slices.Contains(cyclicSet, b.Channel) {
+				t.Fatalf("%s: blocker %s cyclic %v", row.Channel, b.Channel, b.Cyclic)
+			}
+			bc, _ := f.r.Names().ParseChannel(b.Channel)
+			bchain := g.WaitChain(bc)
+			if root := f.r.Names().Channel(bchain[len(bchain)-1]); b.Root != root {
+				t.Fatalf("%s: blocker %s root %s, gate says %s", row.Channel, b.Channel, b.Root, root)
+			}
+		}
+	}
+	if want := [][]string{{"t42/0", "t43/0", "t44/0"}}; !reflect.DeepEqual(s.Cycles, want) {
+		t.Fatalf("cycles %v", s.Cycles)
+	}
+	if h := s.Heads[rowOf(t, s, "t39/0").Head]; h.ChainLen != 40 || h.Chain[maxChain-1] != "t0/0" {
+		t.Fatalf("long chain: %d %v", h.ChainLen, h.Chain)
+	}
+}
+
+func TestSnapshotCaps(t *testing.T) {
+	var scope []clock.Channel
+	for k := range 6 {
+		scope = append(scope, testChannel(k, 0))
+	}
+	f := newFeeder(t, scope, 0)
+	es := make([]clock.Entry, 0, 5)
+	for k := 1; k < 6; k++ {
+		es = append(es, clock.Entry{Channel: scope[k], Position: 3})
+	}
+	f.record(scope[4], 0, clock.Entry{Channel: scope[5], Position: 1})
+	f.record(scope[5], 0, clock.Entry{Channel: scope[0], Position: 2})
+	f.record(scope[0], 0, es...)
+	s := f.snapshot(SnapshotOptions{MaxRows: 4, MaxHeads: 2, MaxClockEntries: 2, MaxStampEntries: 3})
+	var names []string
+	for _, r := range s.Channels {
+		names = append(names, r.Channel)
+	}
+	// Held channels first (t0, t4, t5), then the rest in order, shown in
+	// display order.
+	if want := []string{"t0/0", "t1/0", "t4/0", "t5/0"}; !slices.Equal(names, want) || s.RowsOmitted != 2 {
+		t.Fatalf("rows %v (omitted %d)", names, s.RowsOmitted)
+	}
+	if s.HeldChannels != 3 || len(s.Heads) != 2 || s.HeadsOmitted != 1 || rowOf(t, s, "t5/0").Head != -1 {
+		t.Fatalf("heads %d omitted %d", len(s.Heads), s.HeadsOmitted)
+	}
+	if h := s.Heads[0]; h.Clock != "t1/0=3,t2/0=3, … (+3)" || h.ClockEntries != 5 {
+		t.Fatalf("clock %q (%d)", h.Clock, h.ClockEntries)
+	}
+	if s.StampEntries != 6 || s.Stamp != "t0/0=2,t1/0=3,t2/0=3, … (+3)" {
+		t.Fatalf("stamp %q (%d)", s.Stamp, s.StampEntries)
+	}
+}
+
+func TestTracker(t *testing.T) {
+	a := testChannel(1, 0)
+	tr := NewTracker(3)
+	t0 := time.Unix(100, 0)
+	tr.Observe(&Event{Type: EventHold, Channel: a, Offset: 4, Behind: -1}, t0)
+	tr.Observe(&Event{Type: EventHold, Channel: a, Offset: 5, Behind: 4}, time.Time{})
+	tr.Observe(&Event{Type: EventHold, Channel: a, Offset: 6, Behind: 4}, t0.Add(time.Second))
+	if at, ok := tr.HeldSince(a, 4); !ok || !at.Equal(t0) {
+		t.Fatalf("HeldSince(4) = %v %v", at, ok)
+	}
+	if _, ok := tr.HeldSince(a, 5); ok {
+		t.Fatal("HeldSince of a record received at an unknown time is known")
+	}
+	tr.Observe(&Event{Type: EventDeliver, Seq: 1, Channel: a, Offset: 4}, t0)
+	if _, ok := tr.HeldSince(a, 4); ok {
+		t.Fatal("a delivered record is still held")
+	}
+	if at, ok := tr.HeldSince(a, 6); !ok || !at.Equal(t0.Add(time.Second)) {
+		t.Fatalf("HeldSince(6) = %v %v", at, ok)
+	}
+	tr.names = &clock.Names{}
+	tr.Stop(&InputError{Line: 9, Channel: "t1/0", Offset: 7, Code: "truncated", Err: fmt.Errorf("truncated")}, t0)
+	var got []string
+	for _, e := range tr.recentEvents() {
+		got = append(got, e.Kind)
+	}
+	// The ring keeps the last three, oldest first.
+	if want := []string{"hold", "deliver", "fail-closed"}; !slices.Equal(got, want) {
+		t.Fatalf("recent kinds %v, want %v", got, want)
+	}
+	// A tracker without a ring still tracks holds.
+	tr = &Tracker{}
+	tr.Observe(&Event{Type: EventHold, Channel: a, Offset: 1, Behind: -1}, t0)
+	if _, ok := tr.HeldSince(a, 1); !ok {
+		t.Fatal("zero Tracker lost a hold")
+	}
+}
+
+func TestRateMeter(t *testing.T) {
+	var m RateMeter
+	t0 := time.Unix(0, 0)
+	if r, d := m.Sample(t0, 0, 0); r != 0 || d != 0 {
+		t.Fatalf("first sample %v %v", r, d)
+	}
+	var r, d float64
+	for k := 1; k <= 100; k++ {
+		r, d = m.Sample(t0.Add(time.Duration(k)*100*time.Millisecond), int64(k)*1000, int64(k)*500)
+	}
+	if math.Abs(r-10000) > 1 || math.Abs(d-5000) > 1 {
+		t.Fatalf("steady rates %v %v, want 10000 5000", r, d)
+	}
+	if r2, _ := m.Sample(t0.Add(10*time.Second), 100000, 50000); r2 != r {
+		t.Fatalf("a sample at the same instant changed the rate: %v", r2)
+	}
+}
+
+func TestAgeString(t *testing.T) {
+	for _, c := range []struct {
+		a    Age
+		want string
+	}{
+		{Age{}, "-"},
+		{Age{-time.Second, true}, "0ms"},
+		{Age{850 * time.Millisecond, true}, "850ms"},
+		{Age{12340 * time.Millisecond, true}, "12.3s"},
+		{Age{4*time.Minute + 5*time.Second, true}, "4m05s"},
+		{Age{2*time.Hour + 3*time.Minute, true}, "2h03m"},
+		{Age{76 * time.Hour, true}, "3d04h"},
+	} {
+		if got := c.a.String(); got != c.want {
+			t.Errorf("%v: %q, want %q", c.a.D, got, c.want)
+		}
+	}
+	p := Position{Item: 9, Total: 10, Line: 9, Speed: 10}
+	if got := p.String(); got != "item 9 of 10 · line 9 · paused · 10 items/s" {
+		t.Errorf("Position: %q", got)
+	}
+	p = Position{Item: 3, Total: -1, Running: true, Speed: 0.5}
+	if got := p.String(); got != "item 3 · running · 0.5 items/s" {
+		t.Errorf("Position: %q", got)
+	}
+	for s := StateRunning; s <= StateError+1; s++ {
+		if s.String() == "" {
+			t.Errorf("RunState(%d) has no name", s)
+		}
+	}
+	for k := WaitHeld; k <= WaitBeyondInput+1; k++ {
+		if k.String() == "" {
+			t.Errorf("WaitKind(%d) has no name", k)
+		}
+	}
+}
+
+// BenchmarkSnapshot builds a snapshot of a gate with 10 000 channels (100
+// topics of 100 partitions; the 9 000 not held are settled, so the stamp
+// has over 9 000 entries) and 1 000 held heads with 4-entry clocks — 900
+// waiting on a record not received, 100 in chains of ten — each with a
+// second record queued behind it. A live driver builds at most ten a
+// second. With stamp=1s the stamp is recomputed once a second
+// (SnapshotOptions.StampEvery), as a live driver over such a scope would
+// ask.
+func BenchmarkSnapshot(b *testing.B) {
+	b.Run("stamp=every", func(b *testing.B) { benchSnapshot(b, 0) })
+	b.Run("stamp=1s", func(b *testing.B) { benchSnapshot(b, time.Second) })
+}
+
+func benchSnapshot(b *testing.B, stampEvery time.Duration) {
+	f := benchFeeder(b)
+	ends := map[clock.Channel]int64{}
+	for _, ch := range f.r.Gate().Scope() {
+		ends[ch] = 3
+	}
+	opts := SnapshotOptions{Title: "bench", Source: "bench", Now: f.at, Rates: &RateMeter{}, StampEvery: stampEvery,
+		LogEnd: func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok }}
+	s := f.snapshot(opts)
+	if s.HeldChannels != 1000 || len(s.Heads) != 1000 || len(s.Channels) != 10000 || s.StampEntries != 9090 {
+		b.Fatalf("bench state: %d held channels, %d heads, %d rows, %d stamp entries", s.HeldChannels, len(s.Heads), len(s.Channels), s.StampEntries)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		opts.Now = opts.Now.Add(100 * time.Millisecond)
+		f.snapshot(opts)
+	}
+}
+
+func benchFeeder(b *testing.B) *feeder {
+	const topics, parts = 100, 100
+	scope := make([]clock.Channel, 0, topics*parts)
+	for k := range topics * parts {
+		scope = append(scope, testChannel(k/parts, int32(k%parts)))
+	}
+	f := newFeeder(b, scope, 50)
+	e := func(k int, pos int64) clock.Entry { return clock.Entry{Channel: scope[k], Position: pos} }
+	for k := 1000; k < len(scope); k++ {
+		var es []clock.Entry
+		if k >= 1002 {
+			es = []clock.Entry{e(k-1, 0), e(k-2, 0)}
+		}
+		f.record(scope[k], 0, es...)
+	}
+	for k := range 1000 {
+		switch {
+		case k < 900 || k%10 == 0:
+			f.record(scope[k], 0, e(1000+k, 5), e(2000+k, 0), e(3000+k, 0), e(4000+k, 0))
+		default:
+			f.record(scope[k], 0, e(k-1, 0), e(2000+k, 0), e(3000+k, 0), e(4000+k, 0))
+		}
+		f.record(scope[k], 1)
+	}
+	return f
+}

@@ -1,0 +1,428 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+)
+
+// StepperOptions configure a Stepper.
+type StepperOptions struct {
+	// Title and Source are shown in snapshots (e.g. "causalctl replay"
+	// and the capture's name).
+	Title, Source string
+	// Recent is how many events snapshots list (default 50).
+	Recent int
+	// Speed is the initial speed in items per second (default 10).
+	Speed float64
+}
+
+// speedLadder is the speeds Faster and Slower step through, in items per
+// second.
+func speedLadder() [16]float64 {
+	return [...]float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000}
+}
+
+// Stepper replays a source under control, one item at a time, for the
+// interactive `replay --tui`: step one item, step to the next delivery or
+// hold, run and pause at a speed, jump to the start, the end, an item or
+// an offset. It starts no goroutine and reads no clock: the caller ticks a
+// running stepper with the time that passed (Advance), so the same keys
+// give the same states.
+//
+// Going back re-opens the source and rebuilds the Replayer from the same
+// Config, then feeds forward: replay is deterministic, so the state
+// reached is the one that was left. A Stepper is not safe for concurrent
+// use.
+type Stepper struct {
+	open func() (Source, error)
+	cfg  Config
+	opts StepperOptions
+
+	r    *Replayer
+	src  Source
+	tr   *Tracker
+	emit func(*Event) error
+
+	item    int64                   // items fed
+	line    int64                   // line of the last item fed
+	total   int64                   // items in the input
+	ends    map[clock.Channel]int64 // end of each channel's range in the input
+	lastOff map[clock.Channel]int64 // highest offset (or position−1) fed per channel
+	now     time.Time               // latest record timestamp fed
+	at      time.Time               // time of the item being fed
+	state   RunState
+	stopped bool // the input ended or the feed failed
+	running bool
+	speed   float64
+	carry   float64
+	notice  string
+	counts  [EventHold + 1]int // events of the item being fed, by type
+}
+
+// NewStepper returns a Stepper at the start of the input, paused. open must
+// return a fresh Source over the same items each time it is called; it is
+// called once here to count the items and the range of each channel, and
+// again by every jump back. cfg is as for New; a nil cfg.Names is replaced
+// by a new one shared by every rebuild.
+func NewStepper(open func() (Source, error), cfg Config, opts StepperOptions) (*Stepper, error) {
+	if cfg.Names == nil {
+		cfg.Names = &clock.Names{}
+	}
+	if opts.Recent == 0 {
+		opts.Recent = 50
+	}
+	if opts.Speed <= 0 {
+		opts.Speed = 10
+	}
+	s := &Stepper{open: open, cfg: cfg, opts: opts, speed: opts.Speed}
+	s.emit = s.observe
+	if err := s.count(); err != nil {
+		return nil, err
+	}
+	if err := s.reset(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// count reads the input once for its number of items and the end of each
+// channel's range. It stops quietly at a bad line: stepping reports it.
+func (s *Stepper) count() error {
+	src, err := s.open()
+	if err != nil {
+		return err
+	}
+	s.ends = map[clock.Channel]int64{}
+	for {
+		it, err := src.Next()
+		if err != nil {
+			break
+		}
+		s.total++
+		ch, err := ResolveChannel(s.cfg.Names, it)
+		if err != nil {
+			break
+		}
+		end := it.Offset
+		if it.Kind == capture.KindRecord {
+			end++
+		}
+		if old, ok := s.ends[ch]; !ok || end > old {
+			s.ends[ch] = end
+		}
+	}
+	return nil
+}
+
+// reset rebuilds the Replayer and re-opens the source: item 0, paused.
+func (s *Stepper) reset() error {
+	src, err := s.open()
+	if err != nil {
+		return err
+	}
+	r, err := New(s.cfg)
+	if err != nil {
+		return err
+	}
+	s.r, s.src = r, src
+	s.tr = NewTracker(s.opts.Recent)
+	s.item, s.line, s.carry = 0, 0, 0
+	s.now = time.Time{}
+	s.lastOff = map[clock.Channel]int64{}
+	s.state, s.stopped, s.running = StatePaused, false, false
+	return nil
+}
+
+func (s *Stepper) observe(ev *Event) error {
+	s.counts[ev.Type]++
+	s.tr.Observe(ev, s.at)
+	return nil
+}
+
+// feed feeds one item; it reports false when nothing is left to feed.
+func (s *Stepper) feed() bool {
+	s.counts = [len(s.counts)]int{}
+	if s.stopped {
+		return false
+	}
+	it, err := s.src.Next()
+	if err == io.EOF {
+		s.stop(StateFinished, nil)
+		return false
+	}
+	if err != nil {
+		s.stop(StateError, err)
+		return false
+	}
+	s.item++
+	s.line = it.Line
+	if it.Kind == capture.KindRecord && it.HasTimestamp {
+		if t := time.UnixMilli(it.Timestamp); t.After(s.now) {
+			s.now = t
+		}
+		s.at = time.UnixMilli(it.Timestamp)
+	} else {
+		s.at = s.now
+	}
+	if err := s.r.Feed(it, s.emit); err != nil {
+		var ie *InputError
+		if errors.As(err, &ie) && ie.Code != "" {
+			s.stop(StateFailedClosed, err)
+		} else {
+			s.stop(StateError, err)
+		}
+		return true
+	}
+	if ch, err := ResolveChannel(s.r.Names(), it); err == nil {
+		last := it.Offset
+		if it.Kind == capture.KindPosition {
+			last--
+		}
+		if old, ok := s.lastOff[ch]; !ok || last > old {
+			s.lastOff[ch] = last
+		}
+	}
+	return true
+}
+
+func (s *Stepper) stop(state RunState, err error) {
+	s.state, s.stopped, s.running = state, true, false
+	if err != nil {
+		s.tr.Stop(err, s.at)
+	}
+}
+
+// Step feeds one item (a record or a position line). It reports whether
+// an item was fed: false at the end of the input or after a failure.
+func (s *Stepper) Step() bool {
+	s.notice = ""
+	return s.feed()
+}
+
+// StepTo feeds items until one of them causes an event of type t (a
+// delivery, a hold or a drop), and stops after it. It reports whether one
+// was found before the input ended or the feed failed.
+func (s *Stepper) StepTo(t EventType) bool {
+	s.notice = ""
+	if t < EventDeliver || t > EventHold {
+		return false
+	}
+	start := s.item
+	for s.feed() {
+		if s.counts[t] > 0 {
+			return true
+		}
+	}
+	s.notice = fmt.Sprintf("no %v in the %d items after item %d", t, s.item-start, start)
+	return false
+}
+
+// Running reports whether the stepper runs on its own (Advance feeds).
+func (s *Stepper) Running() bool { return s.running }
+
+// SetRunning runs or pauses the stepper. A stopped stepper does not run.
+func (s *Stepper) SetRunning(on bool) {
+	s.running = on && !s.stopped
+	s.carry = 0
+	if !s.stopped {
+		s.state = StatePaused
+		if s.running {
+			s.state = StateRunning
+		}
+	}
+}
+
+// Speed returns the running speed in items per second.
+func (s *Stepper) Speed() float64 { return s.speed }
+
+// SetSpeed sets the running speed in items per second (at least 0.1).
+func (s *Stepper) SetSpeed(itemsPerSecond float64) {
+	s.speed = max(itemsPerSecond, 0.1)
+}
+
+// Faster moves the speed up the 1-2-5 ladder (1, 2, 5, 10 … 100 000
+// items/s); Slower moves it down.
+func (s *Stepper) Faster() {
+	for _, v := range speedLadder() {
+		if v > s.speed {
+			s.speed = v
+			return
+		}
+	}
+}
+
+// Slower moves the speed down the ladder of Faster.
+func (s *Stepper) Slower() {
+	ladder := speedLadder()
+	for k := len(ladder) - 1; k >= 0; k-- {
+		if v := ladder[k]; v < s.speed {
+			s.speed = v
+			return
+		}
+	}
+}
+
+// Advance feeds, while running, the items that elapsed time allows at the
+// current speed (fractions carry over to the next call; at most one
+// second's worth at once, so a stalled caller does not get a burst). It
+// returns the number of items fed.
+func (s *Stepper) Advance(elapsed time.Duration) int {
+	if !s.running || elapsed <= 0 {
+		return 0
+	}
+	budget := s.speed*min(elapsed.Seconds(), 1) + s.carry
+	n := int(math.Floor(budget))
+	s.carry = budget - float64(n)
+	fed := 0
+	for fed < n && s.feed() {
+		fed++
+	}
+	return fed
+}
+
+// JumpStart goes back to the start: the source is re-opened and the
+// Replayer rebuilt, paused at item 0.
+func (s *Stepper) JumpStart() error {
+	speed := s.speed
+	if err := s.reset(); err != nil {
+		s.stop(StateError, err)
+		return err
+	}
+	s.speed = speed
+	s.notice = "at the start"
+	return nil
+}
+
+// JumpEnd feeds everything that is left, until the end of the input or a
+// failure, and pauses.
+func (s *Stepper) JumpEnd() {
+	s.SetRunning(false)
+	for s.feed() {
+	}
+	s.notice = "at the end"
+}
+
+// JumpToItem goes to the state after k items (from the start when k lies
+// behind), paused. It stops early at the end of the input or a failure.
+func (s *Stepper) JumpToItem(k int64) error {
+	s.SetRunning(false)
+	if k < s.item {
+		if err := s.JumpStart(); err != nil {
+			return err
+		}
+	}
+	for s.item < k && s.feed() {
+	}
+	s.notice = "at item " + strconv.FormatInt(s.item, 10)
+	if s.item < k {
+		s.notice = fmt.Sprintf("item %d not reached: the input stopped at item %d", k, s.item)
+	}
+	return nil
+}
+
+// JumpToOffset goes to the state right after the first item on ch that
+// reaches offset — its record, or a position line past it — from the
+// start when that item lies behind, paused. When no such item comes, it
+// stops at the end of the input and says so in the notice.
+func (s *Stepper) JumpToOffset(ch clock.Channel, offset int64) error {
+	s.SetRunning(false)
+	if last, ok := s.lastOff[ch]; ok && last >= offset {
+		if err := s.JumpStart(); err != nil {
+			return err
+		}
+	}
+	name := s.r.Names().Channel(ch)
+	for s.feed() {
+		if last, ok := s.lastOff[ch]; ok && last >= offset {
+			s.notice = fmt.Sprintf("at %s@%d, item %d", name, offset, s.item)
+			if s.line > 0 {
+				s.notice += ", line " + strconv.FormatInt(s.line, 10)
+			}
+			return nil
+		}
+	}
+	s.notice = fmt.Sprintf("%s@%d not reached: the input stopped at item %d", name, offset, s.item)
+	return nil
+}
+
+// Jump parses a jump target and goes there: CH@OFFSET (a channel as
+// NAME/PARTITION or UUID/PARTITION) for JumpToOffset, or an item number,
+// optionally written #K, for JumpToItem.
+func (s *Stepper) Jump(spec string) error {
+	spec = strings.TrimSpace(spec)
+	if chText, offText, ok := strings.Cut(spec, "@"); ok {
+		ch, err := s.r.Names().ParseChannel(strings.TrimSpace(chText))
+		if err != nil {
+			return err
+		}
+		off, err := strconv.ParseInt(strings.TrimSpace(offText), 10, 64)
+		if err != nil || off < 0 {
+			return fmt.Errorf("jump %q: offset must be a non-negative integer", spec)
+		}
+		return s.JumpToOffset(ch, off)
+	}
+	k, err := strconv.ParseInt(strings.TrimPrefix(spec, "#"), 10, 64)
+	if err != nil || k < 0 {
+		return fmt.Errorf("jump %q: want CHANNEL@OFFSET or an item number", spec)
+	}
+	return s.JumpToItem(k)
+}
+
+// Item returns the number of items fed so far.
+func (s *Stepper) Item() int64 { return s.item }
+
+// Total returns the number of items in the input (up to a bad line).
+func (s *Stepper) Total() int64 { return s.total }
+
+// State returns paused, running, finished, failed closed or error.
+func (s *Stepper) State() RunState { return s.state }
+
+// Err returns the error that stopped the feed: an *InputError when the
+// gate failed closed or the input was bad, a source error; nil otherwise.
+func (s *Stepper) Err() error { return s.tr.stopErr }
+
+// Notice returns the message of the last jump or step-to, or "".
+func (s *Stepper) Notice() string { return s.notice }
+
+// Replayer returns the current Replayer (a new one after every jump back),
+// e.g. for its Summary when the TUI quits.
+func (s *Stepper) Replayer() *Replayer { return s.r }
+
+// Position returns where the stepper stands.
+func (s *Stepper) Position() Position {
+	return Position{Item: s.item, Total: s.total, Line: s.line, Running: s.running, Speed: s.speed, Notice: s.notice}
+}
+
+// Snapshot describes the replay's state now, with the stepper's position.
+func (s *Stepper) Snapshot() Snapshot {
+	pos := s.Position()
+	return s.r.Snapshot(SnapshotOptions{
+		Title:    s.opts.Title,
+		Source:   s.opts.Source,
+		State:    s.state,
+		Now:      s.now,
+		Tracker:  s.tr,
+		InputEnd: s.inputEnd,
+		// Past the end, whatever is missing is beyond the input.
+		Exhausted: s.state == StateFinished,
+		Offline:   true,
+		Position:  &pos,
+	})
+}
+
+func (s *Stepper) inputEnd(ch clock.Channel) (int64, bool) {
+	end, ok := s.ends[ch]
+	if !ok {
+		// A channel in scope the input never names: all of it is beyond.
+		return 0, true
+	}
+	return end, true
+}

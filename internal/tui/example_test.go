@@ -1,0 +1,63 @@
+package tui_test
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/tui"
+)
+
+// A live driver (watch, demo): the goroutine that runs the gate offers a
+// snapshot at most ten times a second on a channel of capacity one, and
+// never waits for the view; the view waits on the channel.
+func Example_live() {
+	var (
+		ctx     = context.Background()
+		r       *replay.Replayer                  // over the watched scope
+		records <-chan *capture.Item              // from the brokers
+		logEnd  func(clock.Channel) (int64, bool) // from ListOffsets, refreshed now and then
+	)
+	snaps := make(chan replay.Snapshot, 1)
+	go func() {
+		defer close(snaps)
+		tr := replay.NewTracker(50)
+		rates := &replay.RateMeter{}
+		emit := func(ev *replay.Event) error { tr.Observe(ev, time.Now()); return nil }
+		build := func(now time.Time) replay.Snapshot {
+			return r.Snapshot(replay.SnapshotOptions{
+				Title: "causalctl watch", Source: "broker:9092", Now: now,
+				Tracker: tr, Rates: rates, StampEvery: time.Second, LogEnd: logEnd,
+			})
+		}
+		last := time.Now()
+		for it := range records {
+			if err := r.Feed(it, emit); err != nil {
+				// Failed closed (or bad input): show where, and stop.
+				tr.Stop(err, time.Now())
+				snaps <- build(time.Now())
+				return
+			}
+			if now := time.Now(); now.Sub(last) >= tui.TickInterval && len(snaps) == 0 {
+				last = now
+				snaps <- build(now)
+			}
+		}
+	}()
+	_ = tui.Run(ctx, os.Stdin, os.Stdout, tui.Options{Snapshots: snaps, Color: true})
+}
+
+// replay --tui: the stepper is driven from the program's own event loop.
+func Example_stepper() {
+	open := func() (replay.Source, error) { return capture.NewReader(os.Stdin), nil } // re-opens the capture
+	var cfg replay.Config                                                             // scope, starts, names
+	s, err := replay.NewStepper(open, cfg, replay.StepperOptions{Title: "causalctl replay", Source: "capture.ndjson"})
+	if err != nil {
+		return
+	}
+	_ = tui.Run(context.Background(), os.Stdin, os.Stdout, tui.Options{Controller: tui.StepperController(s)})
+	_ = s.Replayer().Summary() // what was reached when the view was closed
+}

@@ -1,0 +1,180 @@
+package tui
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/replay"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+)
+
+// plainStyles are styles without colour, as under NO_COLOR: goldens and
+// assertions see text only.
+func plainStyles() *Styles {
+	return NewStyles(lipgloss.NewRenderer(io.Discard), false)
+}
+
+// newStepper returns a stepper over a capture of the replay command's
+// testdata, with the scope and names a replay of it would use.
+func newStepper(t testing.TB, name string) *replay.Stepper {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "cli", "replay", "testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func() (replay.Source, error) { return capture.NewReader(bytes.NewReader(b)), nil }
+	names := &clock.Names{}
+	src, _ := open()
+	scope, err := replay.Discover(src, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := replay.NewStepper(open, replay.Config{Scope: scope, Names: names},
+		replay.StepperOptions{Title: "causalctl replay", Source: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// stepperModel is a model driving a stepper over the named capture, sized.
+func stepperModel(t testing.TB, name string, w, h int) (*Model, *replay.Stepper) {
+	t.Helper()
+	s := newStepper(t, name)
+	m := NewModel(plainStyles(), Options{Controller: StepperController(s)})
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return m, s
+}
+
+// liveModel is a model without a controller, sized.
+func liveModel(w, h int) *Model {
+	m := NewModel(plainStyles(), Options{Title: "causalctl watch"})
+	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
+	return m
+}
+
+// liveSnapshot is a snapshot as watch would send it: log ends, rates, ages,
+// n channels of which every tenth is held, the first few in a chain.
+func liveSnapshot(n int, received int64) replay.Snapshot {
+	s := replay.Snapshot{
+		Title: "causalctl watch", Source: "broker-1:9092,broker-2:9092", State: replay.StateRunning,
+		Scope: n, Received: received, Delivered: received - int64(n/10)*3, Held: int64(n/10) * 3,
+		RecvRate: 123456.7, DeliverRate: 120001, OldestHold: replay.Age{D: 83 * time.Second, Known: true},
+		HeldChannels: n / 10, Stamp: "orders/0=41,payments/3=7", StampEntries: 2, Cycles: [][]string{},
+	}
+	for k := range n {
+		topic := []string{"orders", "payments", "shipments"}[k%3]
+		r := replay.ChannelRow{
+			Channel: fmt.Sprintf("%s/%d", topic, k/3), TopicID: fmt.Sprintf("00000000-0000-0000-0000-%012x", k%3+1),
+			Partition: int32(k / 3), Settled: int64(1000 + k), ReceivedUpTo: int64(1000 + k), LogEnd: int64(1200 + k),
+			HeadOffset: -1, Head: -1,
+		}
+		if k%10 == 0 {
+			r.Held = 3
+			r.Blocked = true
+			r.HeadOffset = r.Settled + 1
+			r.HeadAge = replay.Age{D: time.Duration(k+3) * time.Second, Known: true}
+			r.Waits = fmt.Sprintf("waits payments/%d ≥ %d, settled %d", k+1, 2000+k, 1000+k)
+			r.Head = len(s.Heads)
+			h := replay.HeadDetail{
+				Channel: r.Channel, Offset: r.HeadOffset, Age: r.HeadAge,
+				Clock:        fmt.Sprintf("orders/%d=%d,payments/%d=%d", k, 990+k, k+1, 2000+k),
+				ClockEntries: 2,
+				Blockers: []replay.BlockerDetail{{Channel: fmt.Sprintf("payments/%d", k+1), Required: int64(2000 + k),
+					Settled: int64(1000 + k), Kind: replay.WaitLagging, LogEnd: int64(2100 + k)}},
+				Chain: []string{r.Channel}, ChainLen: 1,
+			}
+			if k == 10 {
+				h.Blockers = append(h.Blockers, replay.BlockerDetail{Channel: "orders/0", Required: 1001, Settled: 1000,
+					Kind: replay.WaitHeld, LogEnd: 1200, Root: "orders/0", RootWaits: "waits payments/1 ≥ 2000, settled 1000"})
+				h.Chain, h.ChainLen = []string{r.Channel, "orders/0"}, 2
+			}
+			s.Heads = append(s.Heads, h)
+		}
+		s.Channels = append(s.Channels, r)
+	}
+	s.Recent = []replay.RecentEvent{
+		{Kind: "deliver", Text: "deliver #41 orders/0@1000"},
+		{Kind: "drop", Text: "drop orders/3@998 (replay guard)"},
+		{Kind: "hold", Text: "hold payments/0@1001 waits orders/0 ≥ 1001, settled 1000"},
+	}
+	return s
+}
+
+func keyMsg(s string) tea.KeyMsg {
+	switch s {
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "left":
+		return tea.KeyMsg{Type: tea.KeyLeft}
+	case "right":
+		return tea.KeyMsg{Type: tea.KeyRight}
+	case "pgdown":
+		return tea.KeyMsg{Type: tea.KeyPgDown}
+	case "end":
+		return tea.KeyMsg{Type: tea.KeyEnd}
+	case "home":
+		return tea.KeyMsg{Type: tea.KeyHome}
+	case "space":
+		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
+	case "backspace":
+		return tea.KeyMsg{Type: tea.KeyBackspace}
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+// press sends keys one by one; a string of several runes is typed.
+func press(m *Model, keys ...string) tea.Cmd {
+	var cmd tea.Cmd
+	for _, k := range keys {
+		_, cmd = m.Update(keyMsg(k))
+	}
+	return cmd
+}
+
+func typeText(m *Model, s string) {
+	for _, r := range s {
+		m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+}
+
+// checkFrame fails unless view has exactly h lines, none wider than w.
+func checkFrame(t testing.TB, view string, w, h int) {
+	t.Helper()
+	lines := strings.Split(view, "\n")
+	if len(lines) != h {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), h, view)
+	}
+	for k, l := range lines {
+		if n := ansi.StringWidth(l); n > w {
+			t.Fatalf("line %d is %d wide, more than %d: %q", k+1, n, w, l)
+		}
+	}
+}
+
+// tableNames returns the channels of the table in view order.
+func tableNames(m *Model) []string {
+	var out []string
+	for _, i := range m.table.view {
+		out = append(out, m.table.rows[i].Channel)
+	}
+	return out
+}

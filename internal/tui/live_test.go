@@ -1,0 +1,109 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/replay"
+)
+
+// syncBuffer is a bytes.Buffer safe for the program's writes and the
+// test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestLiveDriver drives the view as watch and demo do: one goroutine runs
+// the gate and offers a snapshot now and then on a channel of capacity
+// one — never blocking the gate, never one per record — and the program
+// draws them. Under -race it also shows that a snapshot shares nothing
+// with the gate that goes on changing.
+func TestLiveDriver(t *testing.T) {
+	const channels, records = 20, 50000
+	names := &clock.Names{}
+	var scope []clock.Channel
+	for k := range channels {
+		id := clock.TopicID{0x1e, 15: byte(k/4 + 1)}
+		names.Add(fmt.Sprintf("topic%d", k/4), id)
+		scope = append(scope, clock.Channel{Topic: id, Partition: int32(k % 4)})
+	}
+	r, err := replay.New(replay.Config{Scope: scope, Names: names})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan replay.Snapshot, 1)
+	in, inW := io.Pipe()
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() { done <- Run(context.Background(), in, &out, Options{Snapshots: ch}) }()
+
+	tr := replay.NewTracker(20)
+	rates := &replay.RateMeter{}
+	snapshot := func() replay.Snapshot {
+		return r.Snapshot(replay.SnapshotOptions{Title: "causalctl watch", Source: "test", Now: time.Now(),
+			Tracker: tr, Rates: rates, StampEvery: time.Second})
+	}
+	emit := func(ev *replay.Event) error { tr.Observe(ev, time.Now()); return nil }
+	next := make([]int64, channels)
+	offered := 0
+	for n := range records {
+		c := n % channels
+		// Every record claims the previous one of the next channel, so
+		// records wait for each other across channels.
+		var es []clock.Entry
+		if d := (c + 1) % channels; next[d] > 0 {
+			es = append(es, clock.Entry{Channel: scope[d], Position: next[d] - 1})
+		}
+		it := &capture.Item{Kind: capture.KindRecord, Topic: fmt.Sprintf("topic%d", c/4), TopicID: scope[c].Topic,
+			Partition: scope[c].Partition, Offset: next[c],
+			Headers: []clock.Header{{Key: clock.HeaderCauses, Value: clock.Encode(clock.MustNew(es...))}}}
+		next[c]++
+		if err := r.Feed(it, emit); err != nil {
+			t.Fatal(err)
+		}
+		if n%1000 == 999 && len(ch) == 0 {
+			select {
+			case ch <- snapshot():
+				offered++
+			default:
+			}
+		}
+	}
+	ch <- snapshot() // the last one waits its turn
+	close(ch)
+	if offered == 0 {
+		t.Fatal("no snapshot offered")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(out.String(), "received 50 000") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the last snapshot was not drawn:\n%q", out.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	inW.Write([]byte("q"))
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

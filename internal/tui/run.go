@@ -1,0 +1,128 @@
+// Package tui is the live view of a delivery gate — `causalctl watch`,
+// `demo` and `replay --tui`: a header with the state and counters, the
+// channels table with held heads marked, a detail pane for the selected
+// channel (the head's full clock, every blocker and its chain, the node's
+// stamp) and a strip of recent events.
+//
+// The view owns no gate logic. A live driver builds replay.Snapshots on
+// the goroutine that runs the gate, at most about ten a second, and hands
+// them over a channel (Options.Snapshots, or Feed for a program of one's
+// own); the offline stepper is driven through a Controller on the
+// program's own event loop, with no goroutine at all.
+package tui
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/causalctl/causalctl/internal/replay"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// Options configure Run and NewModel.
+type Options struct {
+	// Title is shown until the first snapshot brings its own.
+	Title string
+	// Snapshots is the live feed: the model waits on it and draws each
+	// snapshot; a closed channel ends the feed (the view stays). Send at
+	// most about ten a second, never one per record.
+	Snapshots <-chan replay.Snapshot
+	// Controller drives a stepper (replay --tui); nil disables the
+	// stepper keys.
+	Controller Controller
+	// Color enables colour (pass IOStreams.Color). NO_COLOR and TERM=dumb
+	// turn it off whatever this says.
+	Color bool
+	// Getenv reads the environment (default os.Getenv).
+	Getenv func(string) string
+	// KeyMap replaces DefaultKeyMap.
+	KeyMap *KeyMap
+}
+
+// Run runs the view on the alternate screen of out, reading keys from in,
+// until q or ctrl+c, or until ctx is cancelled (then it returns ctx's
+// error). Callers check that out is a terminal first; in a pipe print
+// PlainStatus lines instead.
+func Run(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	styles := NewStyles(lipgloss.NewRenderer(out), colorEnabled(opts))
+	m := NewModel(styles, opts)
+	m.done = ctx.Done()
+	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(out), tea.WithAltScreen()}
+	if in != nil {
+		popts = append(popts, tea.WithInput(in))
+	}
+	_, err := tea.NewProgram(m, popts...).Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// colorEnabled reports whether opts ask for colour and the environment
+// allows it: not with NO_COLOR set (to anything), nor with TERM=dumb.
+func colorEnabled(opts Options) bool {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	return opts.Color && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
+}
+
+// Feed sends every snapshot from ch to p until ch is closed (then it sends
+// FeedClosedMsg) or ctx is done. Run it on a goroutine of its own, for a
+// program built without Options.Snapshots.
+func Feed(ctx context.Context, p *tea.Program, ch <-chan replay.Snapshot) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case s, ok := <-ch:
+			if !ok {
+				p.Send(FeedClosedMsg{})
+				return
+			}
+			p.Send(SnapshotMsg{Snapshot: s})
+		}
+	}
+}
+
+// PlainStatus is one line of plain text describing s, for `watch` when
+// stdout is not a terminal: no escape sequence, key=value fields, e.g.
+//
+//	state=running scope=40 received=1200 delivered=1180 dropped=0 held=20 held_channels=3 oldest_hold=1.2s in=950/s out=940/s
+func PlainStatus(s replay.Snapshot) string {
+	var b strings.Builder
+	field := func(k, v string) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(v)
+	}
+	field("state", strings.ReplaceAll(s.State.String(), " ", "-"))
+	if s.Failure != nil {
+		field("code", s.Failure.Code)
+		field("at", s.Failure.Channel+"@"+strconv.FormatInt(s.Failure.Offset, 10))
+	}
+	field("scope", strconv.Itoa(s.Scope))
+	field("received", strconv.FormatInt(s.Received, 10))
+	field("delivered", strconv.FormatInt(s.Delivered, 10))
+	field("dropped", strconv.FormatInt(s.Dropped, 10))
+	field("held", strconv.FormatInt(s.Held, 10))
+	field("held_channels", strconv.Itoa(s.HeldChannels))
+	field("oldest_hold", s.OldestHold.String())
+	if !s.Offline {
+		field("in", strconv.FormatFloat(s.RecvRate, 'f', 0, 64)+"/s")
+		field("out", strconv.FormatFloat(s.DeliverRate, 'f', 0, 64)+"/s")
+	}
+	if s.Position != nil {
+		field("item", strconv.FormatInt(s.Position.Item, 10))
+	}
+	return b.String()
+}
