@@ -66,15 +66,22 @@ func (c *Capture) Open(opts ...capture.ReaderOption) (*capture.Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
+	// A new reading replaces the last: its reader is done with.
+	c.closeOpened()
 	c.opened = append(c.opened, f)
 	return capture.NewReader(f, opt...), nil
 }
 
-// Close closes what Open opened and removes the spool of stdin.
-func (c *Capture) Close() error {
+func (c *Capture) closeOpened() {
 	for _, f := range c.opened {
 		f.Close()
 	}
+	c.opened = c.opened[:0]
+}
+
+// Close closes what Open opened and removes the spool of stdin.
+func (c *Capture) Close() error {
+	c.closeOpened()
 	if c.spool != nil {
 		c.spool.Close()
 		os.Remove(c.spool.Name())

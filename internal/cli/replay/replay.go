@@ -38,6 +38,10 @@ type Options struct {
 
 	// Now reads the clock for progress lines (time.Now).
 	Now func() time.Time
+	// TUI runs the replay as the interactive stepper.
+	TUI bool
+	// OpenTTY opens the terminal for keys when stdin carries the capture.
+	OpenTTY func() (io.ReadCloser, error)
 	// OpenRange opens a broker range (Factory.OpenRange).
 	OpenRange func(context.Context, *cmdutil.RangeFlags, *clock.Names, func(*clock.Names) (map[clock.Channel]int64, error)) (*cmdutil.BrokerRange, error)
 }
@@ -45,7 +49,7 @@ type Options struct {
 // NewCmdReplay returns the replay command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdReplay(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange}
+	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange, OpenTTY: OpenTTY}
 	names := &cmdutil.NamesFlag{}
 	var interleave, undecodable string
 	cmd := &cobra.Command{
@@ -77,6 +81,11 @@ Output (--output):
           {"type":"drop",…}, {"type":"hold",…} — then one summary event
   json    the summary object only
 
+With --tui the replay runs as an interactive stepper on the terminal:
+space steps one receive, d and h go to the next delivery or hold, r runs
+and pauses (+/- change the speed), g and G jump to the start and end, and :
+jumps to CH@OFFSET; ? lists every key.
+
 Exit codes: 0 done; 1 bad input or the gate failed closed (the channel,
 offset, line and reason code are on stderr; events already written stay);
 2 usage; 3 with --fail-on-held when records are still held; 130 interrupted,
@@ -84,7 +93,8 @@ after the summary of what was replayed.`,
 		Example: `  causalctl replay -f capture.ndjson
   causalctl replay -f capture.ndjson --scope orders,payments/1 -o json | jq .held
   causalctl replay -f - --interleave random:7 --fail-on-held < capture.ndjson
-  causalctl replay --brokers localhost:9092 -t orders -t payments --offsets -1000 -o json`,
+  causalctl replay --brokers localhost:9092 -t orders -t payments --offsets -1000 -o json
+  causalctl replay -f capture.ndjson --tui`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
@@ -112,9 +122,15 @@ after the summary of what was replayed.`,
 			default:
 				return cmdutil.Usagef("--undecodable %s: want fail or hold", undecodable)
 			}
+			if opts.TUI && !opts.IO.OutTTY {
+				return cmdutil.Usagef("--tui needs a terminal on stdout")
+			}
 			opts.Names = names.Names
 			if runF != nil {
 				return runF(c.Context(), opts)
+			}
+			if opts.TUI {
+				return runStepper(c.Context(), opts)
 			}
 			return Run(c.Context(), opts)
 		},
@@ -127,6 +143,7 @@ after the summary of what was replayed.`,
 	fs.StringVar(&interleave, "interleave", "file", "receive order across channels: file, timestamp, channel, round-robin or random[:SEED] (default timestamp for a broker range)")
 	fs.StringVar(&undecodable, "undecodable", "fail", "an undecodable header fails the gate closed (fail), or stays held as a head that never delivers (hold)")
 	fs.BoolVar(&opts.FailOnHeld, "fail-on-held", false, "exit 3 when records are still held at the end")
+	fs.BoolVar(&opts.TUI, "tui", false, "step through the replay in the terminal: one receive, to the next delivery or hold, run and pause, jump (? lists the keys)")
 	fs.IntVar(&opts.MaxHeaderSize, "max-header-size", clock.DefaultMaxSize, "metadata budget of a clock header in bytes")
 	fs.IntVar(&opts.MaxLineSize, "max-line-size", capture.DefaultMaxLineSize, "longest capture line accepted, in bytes")
 	cmdutil.AddTopicIDFlag(fs, names)

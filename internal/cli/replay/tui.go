@@ -1,0 +1,133 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/tui"
+)
+
+// OpenTTY opens the controlling terminal for keys when stdin carries the
+// capture.
+func OpenTTY() (io.ReadCloser, error) { return os.Open("/dev/tty") }
+
+// runStepper runs the replay under the keyboard: the stepper of the TUI.
+// A broker range is first spooled to a temporary capture, so that jumping
+// back re-reads a file, not the cluster.
+func runStepper(ctx context.Context, opts *Options) error {
+	input := opts.Input
+	if opts.Range.Given() {
+		spool, err := spoolRange(ctx, opts)
+		if err != nil {
+			return err
+		}
+		defer os.Remove(spool)
+		input = spool
+	}
+	in, err := cmdutil.OpenCapture(opts.IO, input, opts.MaxLineSize)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	first, err := in.Open(capture.ChannelsOnly())
+	if err != nil {
+		return err
+	}
+	channels, err := replay.Discover(first, opts.Names)
+	if err != nil {
+		return fmt.Errorf("%s: %w", in.Name, err)
+	}
+	scope, err := resolveScope(opts.Scope, channels, opts.Names)
+	if err != nil {
+		return err
+	}
+	if len(scope) == 0 {
+		return fmt.Errorf("%s holds no records or positions: nothing to replay", in.Name)
+	}
+	starts, err := cmdutil.ParseStarts(opts.Start, opts.Names)
+	if err != nil {
+		return err
+	}
+	if err := inScope(starts, scope, opts.Names); err != nil {
+		return err
+	}
+	open := func() (replay.Source, error) {
+		rd, err := in.Open(capture.SkipPayloads())
+		if err != nil {
+			return nil, err
+		}
+		return replay.Reorder(rd, opts.Interleave, opts.Names)
+	}
+	name := in.Name
+	if opts.Range.Given() {
+		name = "broker range"
+	}
+	st, err := replay.NewStepper(open, replay.Config{
+		Scope:         scope,
+		Starts:        starts,
+		Undecodable:   opts.Undecodable,
+		MaxHeaderSize: opts.MaxHeaderSize,
+		Names:         opts.Names,
+	}, replay.StepperOptions{Title: "causalctl replay", Source: name})
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	keys := opts.IO.In
+	if opts.Input == "-" {
+		// The capture came on stdin: keys come from the terminal itself.
+		tty, err := opts.OpenTTY()
+		if err != nil {
+			return fmt.Errorf("--tui with the capture on stdin needs a terminal for keys: %w", err)
+		}
+		defer tty.Close()
+		keys = tty
+	}
+	err = tui.Run(ctx, keys, opts.IO.Out, tui.Options{Title: "causalctl replay", Controller: tui.StepperController(st), Color: opts.IO.Color})
+	if errors.Is(err, context.Canceled) {
+		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted}
+	}
+	return err
+}
+
+// spoolRange writes the broker range of opts to a temporary capture file
+// and returns its path.
+func spoolRange(ctx context.Context, opts *Options) (string, error) {
+	br, err := opts.OpenRange(ctx, &opts.Range, opts.Names, func(n *clock.Names) (map[clock.Channel]int64, error) {
+		return cmdutil.ParseStarts(opts.Start, n)
+	})
+	if err != nil {
+		return "", err
+	}
+	defer br.Close()
+	f, err := os.CreateTemp("", "causalctl-range-*.ndjson")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	w := capture.NewWriter(f)
+	for {
+		it, err := br.Next()
+		if err == io.EOF {
+			break
+		}
+		if err == nil {
+			err = w.Write(it)
+		}
+		if err != nil {
+			os.Remove(f.Name())
+			return "", err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
