@@ -74,12 +74,18 @@ func cpuTime() time.Duration {
 // passes over the file, the gate and the NDJSON events — and reports
 // records/s and the peak heap.
 func BenchmarkReplayFile(b *testing.B) {
-	const n = 1_000_000
-	path := filepath.Join(b.TempDir(), "bench.ndjson")
-	writeBenchCapture(b, path, n)
+	// Two sizes: the heap must not grow with the file.
+	for _, n := range []int{250_000, 1_000_000} {
+		path := filepath.Join(b.TempDir(), "bench.ndjson")
+		writeBenchCapture(b, path, n)
+		benchReplay(b, path, n)
+	}
+}
+
+func benchReplay(b *testing.B, path string, n int) {
 	fi, _ := os.Stat(path)
 	for _, format := range []string{"ndjson", "json"} {
-		b.Run("output="+format, func(b *testing.B) {
+		b.Run(fmt.Sprintf("records=%d/output=%s", n, format), func(b *testing.B) {
 			b.SetBytes(fi.Size())
 			var peak uint64
 			cpu0 := cpuTime()
