@@ -38,6 +38,7 @@ type rangeConfig struct {
 	starts    map[clock.Channel]int64
 	retryFor  time.Duration
 	partBytes int32
+	maxWait   time.Duration // how long a fetch may wait for data (see follow.go)
 }
 
 // WithStarts sets explicit start positions for some channels (from
@@ -97,6 +98,8 @@ type Range struct {
 	queue    []*capture.Item
 	err      error // latched: returned once the queue is drained
 	needMeta bool
+
+	follow *followState // set by Follow: the range never ends (follow.go)
 }
 
 // rchan is the state of one channel of a range.
@@ -143,12 +146,21 @@ func (ch *rchan) ok() {
 // and topics whose UUID changed since an earlier lookup of this client are
 // errors naming the topic.
 func (c *Client) OpenRange(ctx context.Context, sels []TopicSel, spec OffsetSpec, opts ...RangeOption) (*Range, error) {
-	cfg := rangeConfig{retryFor: DefaultRetryFor, partBytes: DefaultFetchPartitionBytes}
+	return c.openRange(ctx, sels, spec, nil, opts)
+}
+
+// openRange is OpenRange, or with follow set the start of a Follower: its
+// channels get no end.
+func (c *Client) openRange(ctx context.Context, sels []TopicSel, spec OffsetSpec, follow *followState, opts []RangeOption) (*Range, error) {
+	cfg := rangeConfig{retryFor: DefaultRetryFor, partBytes: DefaultFetchPartitionBytes, maxWait: defaultRangeWait}
+	if follow != nil {
+		cfg.maxWait = DefaultFollowWait
+	}
 	for _, o := range opts {
 		o.apply(&cfg)
 	}
-	if cfg.retryFor <= 0 || cfg.partBytes <= 0 {
-		return nil, errors.New("range options: retry time and fetch size must be positive")
+	if cfg.retryFor <= 0 || cfg.partBytes <= 0 || cfg.maxWait <= 0 {
+		return nil, errors.New("range options: retry time, fetch size and wait must be positive")
 	}
 	if len(sels) == 0 {
 		return nil, errors.New("no topic selected")
@@ -173,7 +185,7 @@ func (c *Client) OpenRange(ctx context.Context, sels []TopicSel, spec OffsetSpec
 		return nil, err
 	}
 
-	r := &Range{c: c, cfg: cfg}
+	r := &Range{c: c, cfg: cfg, follow: follow}
 	seen := make(map[chanKey]bool)
 	for _, s := range sels {
 		tm, err := findTopic(meta, s)
@@ -236,6 +248,10 @@ func (c *Client) OpenRange(ctx context.Context, sels []TopicSel, spec OffsetSpec
 		}
 		s = clamp(s, o.logStart, end)
 		e := clamp(resolveBound(spec.End, o.logStart, end, endTimes[k]), s, end)
+		if follow != nil {
+			e = followEnd
+			follow.setEnd(ch.Channel(), end)
+		}
 		ch.Start, ch.End, ch.Position, ch.emitted = s, e, s, s
 		r.queue = append(r.queue, ch.position(s))
 		if s == e {
@@ -530,7 +546,7 @@ type fetchResult struct {
 // leader for chans.
 func (r *Range) fetch(ctx context.Context, leader int32, chans []*rchan) fetchResult {
 	req := kmsg.NewPtrFetchRequest()
-	req.MaxWaitMillis = 100 // every channel has committed data below its end
+	req.MaxWaitMillis = int32(r.cfg.maxWait.Milliseconds())
 	req.MinBytes = 1
 	req.MaxBytes = defaultFetchMaxBytes
 	req.IsolationLevel = 1 // read_committed
@@ -551,7 +567,7 @@ func (r *Range) fetch(ctx context.Context, leader int32, chans []*rchan) fetchRe
 		rp.PartitionMaxBytes = r.cfg.partBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
-	fctx, cancel := context.WithTimeout(ctx, r.c.cfg.requestTimeout())
+	fctx, cancel := context.WithTimeout(ctx, r.c.cfg.requestTimeout()+r.cfg.maxWait)
 	defer cancel()
 	kresp, err := r.c.cl.Broker(int(leader)).Request(fctx, req)
 	if err != nil {
@@ -609,7 +625,14 @@ func (r *Range) handle(ctx context.Context, now time.Time, ch *rchan, resp *kmsg
 		}
 		r.emit(ch, rec)
 	}
+	if r.follow != nil {
+		r.follow.fetched(ch, rp)
+	}
 	if next <= ch.Position {
+		if r.follow != nil && r.follow.idle(ch, rp, fp.Err) {
+			ch.ok() // a follower at the end of the log: nothing new yet
+			return nil
+		}
 		if fp.Err == nil {
 			fp.Err = errors.New("the fetch made no progress")
 		}
@@ -622,6 +645,9 @@ func (r *Range) handle(ctx context.Context, now time.Time, ch *rchan, resp *kmsg
 		r.queue = append(r.queue, ch.position(ch.End))
 		ch.emitted = ch.End
 		ch.Done = true
+	}
+	if r.follow != nil {
+		r.followed(ch)
 	}
 	return nil
 }
@@ -650,6 +676,9 @@ func (r *Range) outOfRange(ctx context.Context, now time.Time, ch *rchan, err er
 		r.queue = append(r.queue, ch.position(ch.End))
 		ch.emitted = ch.End
 		ch.Done = true
+	}
+	if r.follow != nil {
+		r.followed(ch)
 	}
 	return nil
 }

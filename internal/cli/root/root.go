@@ -5,6 +5,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/decode"
+	"github.com/causalctl/causalctl/internal/cli/demo"
 	"github.com/causalctl/causalctl/internal/cli/encode"
 	"github.com/causalctl/causalctl/internal/cli/replay"
 	"github.com/causalctl/causalctl/internal/cli/topics"
@@ -47,5 +48,6 @@ commits no offset and produces nothing.`,
 	cmd.AddCommand(replay.NewCmdReplay(f, out, nil))
 	cmd.AddCommand(topics.NewCmdTopics(f, out, nil))
 	cmd.AddCommand(capture.NewCmdCapture(f, nil))
+	cmd.AddCommand(demo.NewCmdDemo(f, out, nil))
 	return cmd
 }

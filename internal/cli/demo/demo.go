@@ -1,0 +1,467 @@
+// Package demo implements `causalctl demo`: an embedded Kafka broker, a
+// causal pipeline writing into it, and a node watched live as its hold
+// queues fill and drain.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	replaycmd "github.com/causalctl/causalctl/internal/cli/replay"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/live"
+	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/tui"
+)
+
+// Options are the parsed flags and dependencies of demo.
+type Options struct {
+	IO     *iostreams.IOStreams
+	Output string // text or json: the final summary's format
+
+	Listen   string
+	DataDir  string
+	Duration time.Duration // 0: until interrupted
+	Fault    demo.Fault
+	Seed     uint64
+	NoTUI    bool
+
+	// RunTUI shows the live view of the watched node until ctx is done or
+	// the user quits, reading snapshots from the channel (closed when the
+	// node stops); an error it returns after ctx is done is not one. It is
+	// used when set, stdout is a terminal, the output is text and --no-tui
+	// is not given; otherwise a status line is printed every second.
+	// NewCmdDemo sets it to tui.Run; a runF may replace it, nil means none.
+	RunTUI func(ctx context.Context, snapshots <-chan replay.Snapshot) error
+
+	// Now reads the wall clock (time.Now).
+	Now func() time.Time
+	// Tick is the pipeline's step (demo.DefaultTick) and StatusEvery the
+	// time between status lines (one second); tests shorten them.
+	Tick, StatusEvery time.Duration
+}
+
+// NewCmdDemo returns the demo command. runF replaces the work in tests of
+// flag parsing, and is where a caller sets Options.RunTUI before calling
+// Run; nil runs Run.
+func NewCmdDemo(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second}
+	opts.RunTUI = func(ctx context.Context, snapshots <-chan replay.Snapshot) error {
+		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color, Getenv: f.Getenv})
+	}
+	var fault string
+	cmd := &cobra.Command{
+		Use:   "demo [flags]",
+		Short: "Run an embedded Kafka with a live causal pipeline, and watch a node's hold queues",
+		Long: `Start a Kafka-protocol broker inside this process (kfake, from franz-go)
+and a small pipeline of services writing into it, every record stamped with
+a parsley.causes header naming the records that happened before it:
+
+  shop      writes orders (3 partitions)
+  payments  reads orders, writes payments (2 partitions)
+  shipping  reads orders and payments, writes shipments (2 partitions)
+
+Some writes are transactions and some of those abort, so offsets have gaps.
+A fourth service, a notifier reading all three topics, is watched: it reads
+orders late, so payments and shipments often reach it before the orders
+they depend on, and its delivery gate holds them until their causes are
+delivered. Nothing needs to be installed; the broker's address is printed,
+and every other causalctl command (and kcat, rpk, any Kafka client) can be
+pointed at it with --brokers while the demo runs.
+
+On a terminal the watched node is shown live when the live view is
+available; otherwise, in a pipe or with --no-tui, one status line a second:
+records produced, received and delivered, held now, the oldest hold's age.
+--duration stops after that long and prints the node's final summary, the
+one replay prints (-o text or -o json); without it Ctrl-C stops.
+
+--fault injects one failure for the diagnosis features to reveal:
+  undecodable  one shipment's header is cut short: the node fails closed
+  dangling     one shipment claims a payments position never written: it
+               stays held with a not-received blocker
+  slow         the node's feed of payments stalls for 4s, then recovers:
+               holds grow, then drain
+  cycle        a payment and a shipment are forged to claim each other:
+               the node reports a wait cycle
+
+--seed fixes every record, header and offset the pipeline writes (timing
+aside). --data-dir keeps the broker's topics (with their UUIDs), records and
+transactions in a directory across runs; a later run appends to them, and
+its watched node starts where the earlier run ended. Without it everything
+is in memory and gone when the demo stops.`,
+		Example: `  causalctl demo
+  causalctl demo --no-tui --duration 10s
+  causalctl demo --fault dangling --duration 10s -o json | jq .channels
+  causalctl demo --listen 127.0.0.1:9092 --data-dir ~/.cache/causalctl-demo`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			var err error
+			if opts.Output, err = out.Resolve("text", "text", "json"); err != nil {
+				return err
+			}
+			if opts.Fault, err = demo.ParseFault(fault); err != nil {
+				return cmdutil.Usagef("--fault: %v", err)
+			}
+			if opts.Duration < 0 {
+				return cmdutil.Usagef("--duration must not be negative")
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return Run(c.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.Listen, "listen", demo.DefaultListen, "the embedded broker's `ADDRESS` (port 0: a free port)")
+	fs.StringVar(&opts.DataDir, "data-dir", "", "keep the broker's topics and records in `DIR` across runs (default: in memory)")
+	fs.DurationVar(&opts.Duration, "duration", 0, "stop after this long and print the summary (default: until Ctrl-C)")
+	fs.StringVar(&fault, "fault", "", "inject a failure: undecodable, dangling, slow or cycle")
+	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the pipeline's choices")
+	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print a status line every second instead of the live view")
+	return cmd
+}
+
+// Run starts the broker and the pipeline, watches the notifier until the
+// duration is over or ctx is done, and prints its summary. Both ways of
+// stopping exit 0.
+func Run(ctx context.Context, opts *Options) error {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.StatusEvery <= 0 {
+		opts.StatusEvery = time.Second
+	}
+	if opts.Tick <= 0 {
+		opts.Tick = demo.DefaultTick
+	}
+	d, err := demo.New(ctx, demo.Config{Listen: opts.Listen, DataDir: opts.DataDir, Seed: opts.Seed, Fault: opts.Fault, Tick: opts.Tick})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	// What must finish after Ctrl-C (stopping, the summary) runs under a
+	// context that Ctrl-C does not cancel.
+	bg := context.WithoutCancel(ctx)
+
+	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: []string{d.Addr()}, DialTimeout: 5 * time.Second, RequestTimeout: 10 * time.Second})
+	if err != nil {
+		return fmt.Errorf("connecting to the embedded broker: %w", err)
+	}
+	defer cl.Close()
+	if _, err := cl.Topics(ctx); err != nil {
+		return err
+	}
+	var sels []kafka.TopicSel
+	for _, t := range demo.Topics {
+		sels = append(sels, kafka.TopicSel{Topic: t.Name, Partition: kafka.AllPartitions})
+	}
+	end := kafka.Bound{Kind: kafka.BoundLogEnd}
+	fol, err := cl.Follow(ctx, sels, kafka.OffsetSpec{Start: end, End: end}, kafka.WithStarts(d.Starts()), kafka.FetchWait(100*time.Millisecond))
+	if err != nil {
+		return err
+	}
+	feed := d.Watch(fol)
+	defer feed.Close()
+	drv, err := live.New(feed, live.Config{
+		Replay: replay.Config{Scope: d.Channels(), Names: cl.Names()},
+		Title:  "causalctl demo",
+		Source: d.Addr(),
+		Now:    opts.Now,
+	})
+	if err != nil {
+		return err
+	}
+
+	info := opts.IO.Out
+	if opts.Output == "json" {
+		info = opts.IO.ErrOut // stdout carries the JSON summary only
+	}
+	useTUI := opts.RunTUI != nil && opts.IO.OutTTY && !opts.NoTUI && opts.Output == "text"
+	writeIntro(info, d, opts, useTUI)
+
+	pctx, stopPipeline := context.WithCancel(bg)
+	dctx, stopDriver := context.WithCancel(bg)
+	var wg sync.WaitGroup
+	pipeDone := make(chan error, 1)
+	drvDone := make(chan error, 1)
+	wg.Go(func() { pipeDone <- d.Run(pctx) })
+	wg.Go(func() { drvDone <- drv.Run(dctx) })
+	defer wg.Wait()
+	defer stopDriver()
+	defer stopPipeline()
+
+	began := opts.Now()
+	var pipeErr error
+	pipeStopped := false
+	interrupted := false
+	if useTUI {
+		tctx, cancel := context.WithCancel(ctx)
+		if opts.Duration > 0 {
+			cancel()
+			tctx, cancel = context.WithTimeout(ctx, opts.Duration)
+		}
+		// A pipeline that fails ends the view.
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			select {
+			case pipeErr = <-pipeDone:
+				pipeStopped = true
+				cancel()
+			case <-tctx.Done():
+			}
+		}()
+		err := opts.RunTUI(tctx, drv.Snapshots())
+		timedOut := opts.Duration > 0 && errors.Is(tctx.Err(), context.DeadlineExceeded)
+		cancel()
+		<-watched
+		if err != nil && tctx.Err() == nil && pipeErr == nil {
+			return err // the view failed; not a stop we asked for
+		}
+		interrupted = !timedOut // the user quit, or Ctrl-C
+	} else {
+		pipeErr, pipeStopped, interrupted = headless(ctx, opts, d, drv, pipeDone, info, began)
+	}
+
+	stopPipeline()
+	if !pipeStopped {
+		pipeErr = <-pipeDone
+	}
+	if pipeErr != nil {
+		return pipeErr
+	}
+	if !interrupted && drv.Err() == nil {
+		catchUp(bg, cl, feed, drv)
+	}
+	stopDriver()
+	if err := <-drvDone; err != nil {
+		var ie *replay.InputError
+		if !errors.As(err, &ie) || ie.Code == "" {
+			return fmt.Errorf("the watched node: %w", err) // not the gate's: a broker error
+		}
+	}
+	return writeSummary(opts, info, drv.Summary(), opts.Now().Sub(began), interrupted)
+}
+
+// headless prints a status line every StatusEvery until the duration is
+// over, ctx is done or the pipeline fails.
+func headless(ctx context.Context, opts *Options, d *demo.Demo, drv *live.Driver, pipeDone <-chan error, w io.Writer, began time.Time) (pipeErr error, pipeStopped, interrupted bool) {
+	tick := time.NewTicker(opts.StatusEvery)
+	defer tick.Stop()
+	var deadline <-chan time.Time
+	if opts.Duration > 0 {
+		t := time.NewTimer(opts.Duration)
+		defer t.Stop()
+		deadline = t.C
+	}
+	stopped := drv.Stopped()
+	faulted := d.Faulted()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, false, true
+		case <-deadline:
+			return nil, false, false
+		case err := <-pipeDone:
+			return err, true, false
+		case <-faulted:
+			faulted = nil
+			fmt.Fprintf(w, "[%s] fault injected: %s\n", elapsed(opts.Now().Sub(began)), d.Config().Fault)
+		case <-stopped:
+			stopped = nil
+			fmt.Fprintf(w, "[%s] %s\n", elapsed(opts.Now().Sub(began)), stopText(drv.Err()))
+		case <-tick.C:
+			fmt.Fprintf(w, "[%s] %s\n", elapsed(opts.Now().Sub(began)), statusLine(d, drv.Status()))
+		}
+	}
+}
+
+func elapsed(d time.Duration) string {
+	return fmt.Sprintf("%3ds", int(d.Round(time.Second)/time.Second))
+}
+
+func statusLine(d *demo.Demo, st live.Status) string {
+	return fmt.Sprintf("produced %d · %s", d.Produced(), st)
+}
+
+func stopText(err error) string {
+	var ie *replay.InputError
+	switch {
+	case errors.As(err, &ie) && slices.Contains(clock.Codes, clock.Code(ie.Code)):
+		return fmt.Sprintf("the notifier FAILED CLOSED at %s offset %d: its parsley.causes header is undecodable (%s). "+
+			"Like Parsley, it delivers nothing more rather than guess what the header claimed.", ie.Channel, ie.Offset, ie.Code)
+	case errors.As(err, &ie) && ie.Code != "":
+		return fmt.Sprintf("the notifier FAILED CLOSED at %s offset %d: %s. It delivers nothing more.", ie.Channel, ie.Offset, ie.Code)
+	}
+	return fmt.Sprintf("the notifier stopped: %v", err)
+}
+
+// catchUp lets the notifier read to the end of the log once the pipeline
+// has stopped writing — its lags ended — so that the summary tells what
+// it holds for good, not what it had yet to read. It gives up after a few
+// seconds.
+func catchUp(ctx context.Context, cl *kafka.Client, feed *demo.Feed, drv *live.Driver) {
+	feed.Flush()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	names := make([]string, 0, len(demo.Topics))
+	for _, t := range demo.Topics {
+		names = append(names, t.Name)
+	}
+	infos, err := cl.Topics(ctx, names...)
+	if err != nil {
+		return
+	}
+	ends := map[string]int64{} // "TOPIC/P" → last stable offset
+	for _, ti := range infos {
+		for _, p := range ti.Partitions {
+			end := p.LastStable
+			if end < 0 {
+				end = p.HighWatermark
+			}
+			ends[fmt.Sprintf("%s/%d", ti.Name, p.Partition)] = end
+		}
+	}
+	for {
+		select {
+		case s, ok := <-drv.Snapshots():
+			if !ok || caughtUp(&s, ends) {
+				return
+			}
+		case <-drv.Stopped():
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func caughtUp(s *replay.Snapshot, ends map[string]int64) bool {
+	for _, row := range s.Channels {
+		if end, ok := ends[row.Channel]; ok && row.ReceivedUpTo+1 < end {
+			return false
+		}
+	}
+	return true
+}
+
+func writeSummary(opts *Options, info io.Writer, sum *replay.Summary, took time.Duration, interrupted bool) error {
+	if sum == nil {
+		return errors.New("the watched node left no summary")
+	}
+	if opts.Output == "json" {
+		return replaycmd.WriteSummary(opts.IO.Out, "json", sum)
+	}
+	how := "after " + took.Round(100*time.Millisecond).String()
+	if interrupted {
+		how = "when stopped, " + how
+	}
+	fmt.Fprintf(info, "\nThe notifier %s (the summary `causalctl replay` prints):\n\n", how)
+	return replaycmd.WriteSummary(opts.IO.Out, "text", sum)
+}
+
+// writeIntro says, for someone who never heard of Parsley, what runs and
+// what to try.
+func writeIntro(w io.Writer, d *demo.Demo, opts *Options, tui bool) {
+	addr := d.Addr()
+	cfg := d.Config()
+	var b strings.Builder
+	b.WriteString("causalctl demo: a causally ordered Kafka pipeline, running in this process\n\n")
+	fmt.Fprintf(&b, "A Kafka broker is listening on %s. It is embedded (kfake), so there\n", addr)
+	b.WriteString("is no Kafka to install, and any Kafka client can connect to it.\n")
+	switch {
+	case opts.DataDir == "":
+		b.WriteString("Its data lives in memory and is gone when the demo stops.\n")
+	case d.Resumed():
+		fmt.Fprintf(&b, "Its data is kept in %s. The records of earlier runs are there\ntoo; this run writes after them.\n", opts.DataDir)
+	default:
+		fmt.Fprintf(&b, "Its data is kept in %s for the next run.\n", opts.DataDir)
+	}
+	b.WriteString(`
+Three services write into it. Every record carries a parsley.causes header:
+the Kafka positions (topic UUID, partition, offset) of the records that
+happened before it.
+  shop      writes orders                                 (3 partitions)
+  payments  reads orders, writes payments                 (2 partitions)
+  shipping  reads orders and payments, writes shipments   (2 partitions)
+Some writes are transactions and some of those abort, so offsets have gaps.
+
+`)
+	fmt.Fprintf(&b, `Watched here is a fourth service, a notifier reading all three topics. It
+reads orders %s late, so payments and shipments often reach it before the
+orders they depend on. Its delivery gate then holds such a record back
+("held") until everything it depends on has been delivered: holds appear
+and drain all the time, and nothing is ever delivered before its cause.
+`, cfg.Lags[demo.TopicOrders])
+	if cfg.Fault != demo.NoFault {
+		at := time.Duration(cfg.FaultStep) * opts.Tick
+		b.WriteString("\n")
+		b.WriteString(faultText(cfg.Fault, at, cfg.Stall))
+	}
+	fmt.Fprintf(&b, `
+Try, in another terminal while it runs:
+  causalctl topics --brokers %[1]s
+  causalctl replay --brokers %[1]s -t orders,payments,shipments
+  causalctl decode --brokers %[1]s -t shipments --offsets -5
+  kcat -b %[1]s -L
+
+`, addr)
+	stop := "Ctrl-C"
+	if tui {
+		stop = "q or Ctrl-C"
+	}
+	switch {
+	case opts.Duration > 0:
+		fmt.Fprintf(&b, "It stops after %s (or on %s) and prints the notifier's summary.\n", opts.Duration, stop)
+	default:
+		fmt.Fprintf(&b, "%s stops it and prints the notifier's summary.\n", stop)
+	}
+	if !tui {
+		every := "second"
+		if opts.StatusEvery != time.Second {
+			every = opts.StatusEvery.String()
+		}
+		fmt.Fprintf(&b, "Every %s: records produced; what the notifier received and delivered;\nhow many it holds now and the age of the oldest hold; how far it is behind\nthe log ends (lag).\n", every)
+	}
+	b.WriteString("\n")
+	io.WriteString(w, b.String())
+}
+
+func faultText(f demo.Fault, at, stall time.Duration) string {
+	switch f {
+	case demo.FaultUndecodable:
+		return fmt.Sprintf(`Fault "undecodable": after %s the shipping service writes one shipment whose
+header is cut short. The notifier fails closed there and delivers nothing
+more: it cannot know what the record depends on, so it does not guess.
+`, at)
+	case demo.FaultDangling:
+		return fmt.Sprintf(`Fault "dangling": after %s the shipping service writes one shipment claiming
+a payments position that is never written. It stays held, waiting for a
+record that will not come (a not-received blocker), and so does every
+shipment behind it on its partition.
+`, at)
+	case demo.FaultSlow:
+		return fmt.Sprintf(`Fault "slow": after %s the notifier's feed of payments stalls for %s, then
+recovers. The shipments that depend on those payments pile up in the hold
+queues, then drain.
+`, at, stall)
+	case demo.FaultCycle:
+		return fmt.Sprintf(`Fault "cycle": after %s a payment and a shipment are forged to claim each
+other. The notifier holds both, each waiting for the other, and reports a
+wait cycle: proof that a stamp broke the contract.
+`, at)
+	}
+	return ""
+}

@@ -1,0 +1,299 @@
+package demo_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/causalctl/causalctl/internal/cli"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	democmd "github.com/causalctl/causalctl/internal/cli/demo"
+	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/replay"
+)
+
+// syncBuffer is a buffer the command writes while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func streams() (*iostreams.IOStreams, *syncBuffer, *syncBuffer) {
+	ios, _, _, _ := iostreams.Test()
+	out, errOut := &syncBuffer{}, &syncBuffer{}
+	ios.Out, ios.ErrOut = out, errOut
+	return ios, out, errOut
+}
+
+func run(ctx context.Context, ios *iostreams.IOStreams, args ...string) int {
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
+	return cli.Run(ctx, f, args)
+}
+
+func waitGoroutines(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > n {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var addrRE = regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
+
+// TestDemoDuration is the issue's check: demo --no-tui --duration 3s exits
+// 0 with a summary and leaves no goroutine behind.
+func TestDemoDuration(t *testing.T) {
+	before := runtime.NumGoroutine()
+	ios, out, errOut := streams()
+	start := time.Now()
+	code := run(context.Background(), ios, "demo", "--no-tui", "--duration", "3s")
+	took := time.Since(start)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	o := out.String()
+	addr := addrRE.FindStringSubmatch(o)
+	if addr == nil {
+		t.Fatalf("no address printed:\n%s", o)
+	}
+	for _, want := range []string{
+		"causalctl topics --brokers " + addr[1],
+		"causalctl replay --brokers " + addr[1] + " -t orders,payments,shipments",
+		"kcat -b " + addr[1] + " -L",
+		"causalctl decode --brokers " + addr[1] + " -t shipments --offsets -5",
+		"] produced ",
+		"held",
+		"oldest",
+		"Replay complete: ",
+		"│ shipments/1 ",
+	} {
+		if !strings.Contains(o, want) {
+			t.Errorf("output lacks %q:\n%s", want, o)
+		}
+	}
+	if n := strings.Count(o, "] produced "); n < 2 || n > 4 {
+		t.Errorf("%d status lines in 3s, want one a second:\n%s", n, o)
+	}
+	if took < 3*time.Second || took > 12*time.Second {
+		t.Errorf("took %s", took)
+	}
+	if errOut.String() != "" {
+		t.Errorf("stderr: %s", errOut)
+	}
+	waitGoroutines(t, before)
+}
+
+// TestDemoJSON checks that -o json keeps stdout for the summary object,
+// and that the notifier has caught up and holds nothing at the end.
+func TestDemoJSON(t *testing.T) {
+	ios, out, errOut := streams()
+	code := democmdRun(t, ios, &democmd.Options{Output: "json", Duration: 1500 * time.Millisecond, Tick: 20 * time.Millisecond, StatusEvery: 300 * time.Millisecond, Seed: 3})
+	if code != nil {
+		t.Fatalf("%v\n%s", code, errOut)
+	}
+	var sum replay.Summary
+	if err := json.Unmarshal([]byte(out.String()), &sum); err != nil {
+		t.Fatalf("stdout is not the summary: %v\n%s", err, out)
+	}
+	if sum.Received < 50 || sum.Held != 0 || sum.Delivered != sum.Received || len(sum.Channels) != 7 || sum.Failed != nil {
+		t.Errorf("summary %+v", sum)
+	}
+	if e := errOut.String(); !strings.Contains(e, "listening on") || !strings.Contains(e, "] produced ") {
+		t.Errorf("stderr lacks the introduction and status:\n%s", e)
+	}
+}
+
+func democmdRun(t *testing.T, ios *iostreams.IOStreams, opts *democmd.Options) error {
+	t.Helper()
+	opts.IO = ios
+	if opts.Output == "" {
+		opts.Output = "text"
+	}
+	if opts.Listen == "" {
+		opts.Listen = demo.DefaultListen
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return democmd.Run(ctx, opts)
+}
+
+// TestDemoInterrupt stops the demo as Ctrl-C does, after reading its
+// records at the printed address with a plain Kafka consumer.
+func TestDemoInterrupt(t *testing.T) {
+	ios, out, errOut := streams()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() { done <- run(ctx, ios, "demo", "--no-tui") }()
+	var addr string
+	for deadline := time.Now().Add(10 * time.Second); addr == ""; {
+		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
+			addr = m[1]
+			break
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("the demo exited %d before printing its address:\n%s\n%s", code, out, errOut)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no address printed: %s %s", out, errOut)
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("orders", "shipments"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	pctx, pcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer pcancel()
+	topics := map[string]int{}
+	for topics["orders"] < 5 || topics["shipments"] < 1 {
+		fs := cl.PollFetches(pctx)
+		if err := fs.Err0(); err != nil {
+			t.Fatalf("a plain consumer at %s: %v (read %v)", addr, err, topics)
+		}
+		fs.EachRecord(func(r *kgo.Record) { topics[r.Topic]++ })
+	}
+	cl.Close()
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d after interrupt: %s", code, errOut)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the demo did not stop")
+	}
+	if o := out.String(); !strings.Contains(o, "The notifier when stopped") || !strings.Contains(o, "Replay complete") {
+		t.Errorf("no summary after interrupt:\n%s", o)
+	}
+}
+
+// TestDemoFault runs the undecodable fault through the command: the
+// status says the notifier failed closed and the summary names the code.
+func TestDemoFault(t *testing.T) {
+	ios, out, errOut := streams()
+	err := democmdRun(t, ios, &democmd.Options{Fault: demo.FaultUndecodable, Output: "json", Duration: 1500 * time.Millisecond,
+		Tick: 20 * time.Millisecond, StatusEvery: 200 * time.Millisecond, Seed: 2})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	var sum replay.Summary
+	if err := json.Unmarshal([]byte(out.String()), &sum); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if sum.Failed == nil || sum.Failed.Code != "truncated" {
+		t.Errorf("summary failure %+v", sum.Failed)
+	}
+	e := errOut.String()
+	for _, want := range []string{`Fault "undecodable"`, "fault injected: undecodable", "the notifier FAILED CLOSED at shipments/", "FAILED CLOSED at shipments/"} {
+		if !strings.Contains(e, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, e)
+		}
+	}
+}
+
+// TestDemoTUIHook checks that a live view set in Options is used on a
+// terminal, fed snapshots of the watched node, and that --no-tui and a
+// pipe bypass it.
+func TestDemoTUIHook(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		tty   bool
+		noTUI bool
+		want  bool
+	}{{"terminal", true, false, true}, {"no-tui", true, true, false}, {"pipe", false, false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ios, out, errOut := streams()
+			ios.SetTTY(tc.tty)
+			var got []replay.Snapshot
+			called := false
+			opts := &democmd.Options{Duration: time.Second, Tick: 20 * time.Millisecond, StatusEvery: 200 * time.Millisecond, NoTUI: tc.noTUI,
+				RunTUI: func(ctx context.Context, snaps <-chan replay.Snapshot) error {
+					called = true
+					for {
+						select {
+						case s, ok := <-snaps:
+							if !ok {
+								return nil
+							}
+							got = append(got, s)
+						case <-ctx.Done():
+							return nil
+						}
+					}
+				}}
+			if err := democmdRun(t, ios, opts); err != nil {
+				t.Fatalf("%v\n%s", err, errOut)
+			}
+			if called != tc.want {
+				t.Fatalf("TUI called: %v, want %v", called, tc.want)
+			}
+			if !strings.Contains(out.String(), "Replay complete") {
+				t.Errorf("no summary:\n%s", out)
+			}
+			if !tc.want {
+				return
+			}
+			if len(got) < 5 || len(got) > 15 {
+				t.Errorf("%d snapshots in a second", len(got))
+			}
+			last := got[len(got)-1]
+			if last.Title != "causalctl demo" || last.Scope != 7 || last.Received == 0 || last.State != replay.StateRunning {
+				t.Errorf("last snapshot: %q scope %d received %d %v", last.Title, last.Scope, last.Received, last.State)
+			}
+			if strings.Contains(out.String(), "] produced ") {
+				t.Error("status lines printed under the TUI")
+			}
+		})
+	}
+}
+
+func TestDemoFlags(t *testing.T) {
+	ios, _, errOut := streams()
+	if code := run(context.Background(), ios, "demo", "--fault", "meteor"); code != 2 || !strings.Contains(errOut.String(), "meteor") {
+		t.Errorf("bad fault: exit %d, %s", code, errOut)
+	}
+	ios, _, errOut = streams()
+	if code := run(context.Background(), ios, "demo", "-o", "ndjson"); code != 2 {
+		t.Errorf("-o ndjson: exit %d, %s", code, errOut)
+	}
+	ios, _, _ = streams()
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
+	var got *democmd.Options
+	cmd := democmd.NewCmdDemo(f, &cmdutil.Output{}, func(_ context.Context, o *democmd.Options) error { got = o; return nil })
+	cmd.SetArgs([]string{"--fault", "cycle", "--seed", "9", "--listen", "127.0.0.1:0", "--data-dir", "/x", "--duration", "2s", "--no-tui"})
+	if err := cmd.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if got.Fault != demo.FaultCycle || got.Seed != 9 || got.DataDir != "/x" || got.Duration != 2*time.Second || !got.NoTUI || got.Output != "text" || got.Tick != demo.DefaultTick {
+		t.Errorf("options %+v", got)
+	}
+}

@@ -1,0 +1,388 @@
+// Package live runs the delivery gate as a read-only shadow node over a feed
+// that never ends — a kafka.Follower — and publishes what it sees: snapshots
+// for the TUI of `watch` and `demo`, and a plain status line for output that
+// is not a terminal.
+//
+// One goroutine owns the gate (a replay.Replayer) and a replay.Tracker: it
+// feeds them the items a reader goroutine takes from the Source, and about
+// ten times a second builds a replay.Snapshot and offers it on a channel
+// that holds one. A consumer that falls behind misses snapshots, never
+// records: the newest snapshot replaces an unread one, so the gate never
+// waits for the screen.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/replay"
+)
+
+// Source is a feed of capture items that never ends by itself, and knows
+// how far each channel's log reaches. *kafka.Follower is one.
+type Source interface {
+	// Next returns the next item, waiting as long as it takes; it returns
+	// ctx's error once ctx is done.
+	Next(ctx context.Context) (*capture.Item, error)
+	// LogEnds returns the current end of each channel's log (the last
+	// stable offset); it is called from another goroutine than Next.
+	LogEnds() map[clock.Channel]int64
+}
+
+// A Source that also reports how many items it holds ready lets the
+// reader hand them on in batches, one per fetch.
+type bufferedSource interface {
+	Buffered() int
+}
+
+// Defaults of Config.
+const (
+	DefaultInterval   = 100 * time.Millisecond // ten snapshots a second
+	DefaultRecent     = 50
+	DefaultStampEvery = time.Second
+	maxBatch          = 1024
+)
+
+// Config sets up a Driver.
+type Config struct {
+	// Replay configures the gate: the scope (every channel the Source
+	// yields must be in it, or its records are skipped), start positions,
+	// the undecodable mode, names.
+	Replay replay.Config
+	// Title and Source are shown in snapshots, e.g. "causalctl watch" and
+	// the brokers.
+	Title, Source string
+	// Interval is the time between snapshots (default DefaultInterval).
+	Interval time.Duration
+	// Recent is how many recent events a snapshot lists (default
+	// DefaultRecent).
+	Recent int
+	// Now reads the wall clock (default time.Now): hold ages and rates.
+	Now func() time.Time
+	// StampEvery is how often snapshots recompute the node's stamp, whose
+	// cost grows with the whole scope's clocks (default DefaultStampEvery;
+	// negative: every snapshot). See replay.SnapshotOptions.
+	StampEvery time.Duration
+	// Caps of the snapshots (see replay.SnapshotOptions); zero means the
+	// default.
+	MaxRows, MaxHeads, MaxClockEntries, MaxStampEntries int
+}
+
+// Driver feeds a gate from a Source on its own goroutine and publishes
+// snapshots of it. Make one with New, start it with Run.
+type Driver struct {
+	src  Source
+	cfg  Config
+	r    *replay.Replayer
+	tr   *replay.Tracker
+	rate replay.RateMeter
+	emit func(*replay.Event) error
+	at   time.Time // when the items being fed arrived
+
+	snaps   chan replay.Snapshot
+	stopped chan struct{}
+
+	mu      sync.Mutex
+	status  Status
+	err     error // what stopped the feed
+	summary *replay.Summary
+	ran     bool
+}
+
+// New returns a Driver over src; it reads nothing until Run.
+func New(src Source, cfg Config) (*Driver, error) {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.Recent == 0 {
+		cfg.Recent = DefaultRecent
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.StampEvery == 0 {
+		cfg.StampEvery = DefaultStampEvery
+	}
+	if cfg.Replay.Names == nil {
+		cfg.Replay.Names = &clock.Names{}
+	}
+	r, err := replay.New(cfg.Replay)
+	if err != nil {
+		return nil, err
+	}
+	d := &Driver{
+		src:     src,
+		cfg:     cfg,
+		r:       r,
+		tr:      replay.NewTracker(cfg.Recent),
+		snaps:   make(chan replay.Snapshot, 1),
+		stopped: make(chan struct{}),
+	}
+	d.emit = func(ev *replay.Event) error {
+		d.tr.Observe(ev, d.at)
+		return nil
+	}
+	return d, nil
+}
+
+// Snapshots returns the channel snapshots are published on, at most one
+// per Interval. It holds one snapshot: an unread one is replaced by the
+// next. After the last snapshot, taken when Run stops, it is closed.
+func (d *Driver) Snapshots() <-chan replay.Snapshot { return d.snaps }
+
+// Stopped is closed when the feed stops before Run does: the gate failed
+// closed, or the Source failed (see Err). The driver goes on publishing
+// snapshots — the held heads keep ageing — until Run's context is done.
+func (d *Driver) Stopped() <-chan struct{} { return d.stopped }
+
+// Err returns what stopped the feed: a *replay.InputError whose Code is
+// set when the gate failed closed, another *replay.InputError for an item
+// the gate could not place, or the Source's error; nil while it runs.
+func (d *Driver) Err() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.err
+}
+
+// Status returns the status as of the latest snapshot (the zero Status
+// before the first).
+func (d *Driver) Status() Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.status
+}
+
+// Summary returns the replay summary of the gate (SPEC §5's summary
+// object) as Run left it, with the failure when the gate failed closed;
+// nil until Run has returned.
+func (d *Driver) Summary() *replay.Summary {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.summary
+}
+
+type batch struct {
+	items []*capture.Item
+	err   error
+}
+
+// Run reads and feeds until ctx is done, then publishes a last snapshot,
+// closes the snapshot channel and returns once its reader goroutine has
+// ended. It returns nil, or what stopped the feed (as Err). Run may be
+// called once.
+func (d *Driver) Run(ctx context.Context) error {
+	d.mu.Lock()
+	if d.ran {
+		d.mu.Unlock()
+		return errors.New("live: Run called twice")
+	}
+	d.ran = true
+	d.mu.Unlock()
+
+	readCtx, stopReading := context.WithCancel(ctx)
+	items := make(chan batch, 8)
+	var wg sync.WaitGroup
+	wg.Go(func() { d.read(readCtx, items) })
+	defer wg.Wait()
+	defer stopReading()
+
+	tick := time.NewTicker(d.cfg.Interval)
+	defer tick.Stop()
+	d.publish(replay.StateRunning)
+	feed := (<-chan batch)(items)
+	for {
+		select {
+		case <-ctx.Done():
+			return d.finish()
+		case <-tick.C:
+			d.publish(replay.StateRunning)
+		case b := <-feed:
+			d.at = d.cfg.Now()
+			for _, it := range b.items {
+				if err := d.r.Feed(it, d.emit); err != nil {
+					b.err = err
+					break
+				}
+			}
+			if b.err != nil && ctx.Err() == nil {
+				d.stop(b.err)
+				stopReading()
+				feed = nil
+			}
+		}
+	}
+}
+
+// read takes items from the source and hands them on in batches: all the
+// source holds ready, or one at a time from a source that cannot say.
+func (d *Driver) read(ctx context.Context, out chan<- batch) {
+	bs, canBatch := d.src.(bufferedSource)
+	var b []*capture.Item
+	send := func(x batch) bool {
+		select {
+		case out <- x:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for {
+		it, err := d.src.Next(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				send(batch{items: b, err: err})
+			}
+			return
+		}
+		b = append(b, it)
+		if !canBatch || len(b) >= maxBatch || bs.Buffered() == 0 {
+			if !send(batch{items: b}) {
+				return
+			}
+			b = nil
+		}
+	}
+}
+
+func (d *Driver) stop(err error) {
+	d.tr.Stop(err, d.cfg.Now())
+	d.mu.Lock()
+	d.err = err
+	d.mu.Unlock()
+	close(d.stopped)
+}
+
+func (d *Driver) finish() error {
+	s := d.snapshot(replay.StateFinished)
+	d.offer(s)
+	close(d.snaps)
+	sum := d.r.Summary()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	sum.SetFailure(d.err)
+	d.summary = sum
+	return d.err
+}
+
+func (d *Driver) snapshot(state replay.RunState) replay.Snapshot {
+	ends := d.src.LogEnds()
+	now := d.cfg.Now()
+	return d.r.Snapshot(replay.SnapshotOptions{
+		Title:           d.cfg.Title,
+		Source:          d.cfg.Source,
+		State:           state,
+		Now:             now,
+		Tracker:         d.tr,
+		Rates:           &d.rate,
+		LogEnd:          func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok },
+		StampEvery:      max(d.cfg.StampEvery, 0),
+		MaxRows:         d.cfg.MaxRows,
+		MaxHeads:        d.cfg.MaxHeads,
+		MaxClockEntries: d.cfg.MaxClockEntries,
+		MaxStampEntries: d.cfg.MaxStampEntries,
+	})
+}
+
+func (d *Driver) publish(state replay.RunState) {
+	d.offer(d.snapshot(state))
+}
+
+// offer publishes s, replacing an unread snapshot. Only the driver's
+// goroutine sends, so after emptying the one-slot channel the send cannot
+// block.
+func (d *Driver) offer(s replay.Snapshot) {
+	st := StatusOf(&s)
+	d.mu.Lock()
+	d.status = st
+	d.mu.Unlock()
+	select {
+	case d.snaps <- s:
+	default:
+		select {
+		case <-d.snaps:
+		default:
+		}
+		d.snaps <- s
+	}
+}
+
+// Status is the one-line summary of a live gate: what a status line shows.
+type Status struct {
+	State replay.RunState
+	// Counters of the gate (replay.Snapshot's).
+	Received, Delivered, Dropped, Held int64
+	// HeldChannels counts channels with a non-empty hold queue.
+	HeldChannels int
+	// OldestHold is the age of the oldest held head.
+	OldestHold replay.Age
+	// RecvRate and DeliverRate are records per second.
+	RecvRate, DeliverRate float64
+	// Lag is how far the node is behind the log ends, in offsets summed
+	// over its channels (transaction markers count): what consumer-lag
+	// tools show. LagKnown is false while no log end is known.
+	Lag      int64
+	LagKnown bool
+	// Failure is where the gate failed closed; Err the error that stopped
+	// the feed otherwise.
+	Failure *replay.Failure
+	Err     string
+}
+
+// StatusOf sums up a snapshot. Lag counts the rows the snapshot has.
+func StatusOf(s *replay.Snapshot) Status {
+	st := Status{
+		State:        s.State,
+		Received:     s.Received,
+		Delivered:    s.Delivered,
+		Dropped:      s.Dropped,
+		Held:         s.Held,
+		HeldChannels: s.HeldChannels,
+		OldestHold:   s.OldestHold,
+		RecvRate:     s.RecvRate,
+		DeliverRate:  s.DeliverRate,
+		Failure:      s.Failure,
+		Err:          s.Err,
+	}
+	for _, row := range s.Channels {
+		if row.LogEnd < 0 {
+			continue
+		}
+		st.LagKnown = true
+		st.Lag += max(row.LogEnd-(row.ReceivedUpTo+1), 0)
+	}
+	return st
+}
+
+// String is the status as one plain line, e.g. "received 1204 · delivered
+// 1180 · held 24 (oldest 1.2s) · 96 rec/s · lag 0".
+func (s Status) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "received %d · delivered %d", s.Received, s.Delivered)
+	if s.Dropped > 0 {
+		fmt.Fprintf(&b, " · dropped %d", s.Dropped)
+	}
+	fmt.Fprintf(&b, " · held %d", s.Held)
+	if s.Held > 0 {
+		fmt.Fprintf(&b, " (oldest %s)", s.OldestHold)
+	}
+	b.WriteString(" · ")
+	b.WriteString(strconv.FormatFloat(s.RecvRate, 'f', 0, 64))
+	b.WriteString(" rec/s")
+	if s.LagKnown {
+		fmt.Fprintf(&b, " · lag %d", s.Lag)
+	}
+	switch {
+	case s.Failure != nil:
+		fmt.Fprintf(&b, " · FAILED CLOSED at %s@%d: %s", s.Failure.Channel, s.Failure.Offset, s.Failure.Code)
+	case s.State == replay.StateError:
+		fmt.Fprintf(&b, " · stopped: %s", strings.ReplaceAll(s.Err, "\n", " "))
+	}
+	return b.String()
+}

@@ -1,0 +1,361 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/replay"
+)
+
+var (
+	idA = clock.TopicID{0xa}
+	idB = clock.TopicID{0xb}
+	a0  = clock.Channel{Topic: idA, Partition: 0}
+	b0  = clock.Channel{Topic: idB, Partition: 0}
+)
+
+// fakeSource is a Source fed by the test.
+type fakeSource struct {
+	items chan *capture.Item
+	errs  chan error
+	mu    sync.Mutex
+	ends  map[clock.Channel]int64
+}
+
+func newFake() *fakeSource {
+	return &fakeSource{items: make(chan *capture.Item), errs: make(chan error, 1), ends: map[clock.Channel]int64{}}
+}
+
+func (f *fakeSource) Next(ctx context.Context) (*capture.Item, error) {
+	select {
+	case it := <-f.items:
+		return it, nil
+	case err := <-f.errs:
+		return nil, err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (f *fakeSource) LogEnds() map[clock.Channel]int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[clock.Channel]int64{}
+	for k, v := range f.ends {
+		out[k] = v
+	}
+	return out
+}
+
+func (f *fakeSource) setEnd(ch clock.Channel, end int64) {
+	f.mu.Lock()
+	f.ends[ch] = end
+	f.mu.Unlock()
+}
+
+func (f *fakeSource) push(t *testing.T, it *capture.Item) {
+	t.Helper()
+	select {
+	case f.items <- it:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the driver does not read")
+	}
+}
+
+func name(ch clock.Channel) string {
+	if ch.Topic == idA {
+		return "a"
+	}
+	return "b"
+}
+
+func record(ch clock.Channel, off int64, hs ...clock.Header) *capture.Item {
+	return &capture.Item{Kind: capture.KindRecord, Topic: name(ch), TopicID: ch.Topic, Partition: ch.Partition, Offset: off, Headers: hs}
+}
+
+func causes(es ...clock.Entry) clock.Header {
+	return clock.Header{Key: clock.HeaderCauses, Value: clock.Encode(clock.MustNew(es...))}
+}
+
+// start runs a driver over src with a fast interval; stop cancels it and
+// returns Run's error.
+func start(t *testing.T, src Source, cfg Config) (d *Driver, stop func() error) {
+	t.Helper()
+	if cfg.Replay.Scope == nil {
+		cfg.Replay.Scope = []clock.Channel{a0, b0}
+	}
+	d, err := New(src, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- d.Run(ctx) }()
+	var once sync.Once
+	var runErr error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case runErr = <-done:
+			case <-time.After(5 * time.Second):
+				t.Fatal("Run did not return after cancel")
+			}
+		})
+		return runErr
+	}
+	t.Cleanup(func() { stop() })
+	return d, stop
+}
+
+// waitFor polls the driver's status until ok holds.
+func waitFor(t *testing.T, d *Driver, what string, ok func(Status) bool) Status {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st := d.Status()
+		if ok(st) {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s: status %+v", what, st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func waitGoroutines(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > n {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestSnapshotRate feeds records as fast as the driver takes them and
+// checks that snapshots come at most about ten times a second, that a slow
+// reader gets the newest one, and that the channel closes at the end.
+func TestSnapshotRate(t *testing.T) {
+	src := newFake()
+	d, stop := start(t, src, Config{})
+	const n = 20000
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		for i := range int64(n) {
+			src.items <- record(a0, i)
+		}
+	}()
+	count := 0
+	deadline := time.After(time.Second)
+	for loop := true; loop; {
+		select {
+		case <-d.Snapshots():
+			count++
+		case <-deadline:
+			loop = false
+		}
+	}
+	if count > 13 || count < 5 {
+		t.Errorf("%d snapshots in a second, want about 10", count)
+	}
+	<-fed
+	waitFor(t, d, "every delivery", func(s Status) bool { return s.Delivered == n })
+	// A reader that comes back late gets the state of now, not a backlog.
+	time.Sleep(250 * time.Millisecond)
+	if s := <-d.Snapshots(); s.Delivered != n || s.Received != n || s.State != replay.StateRunning {
+		t.Errorf("late snapshot: %d received, %d delivered, %v", s.Received, s.Delivered, s.State)
+	}
+	if err := stop(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	var last replay.Snapshot
+	for s := range d.Snapshots() {
+		last = s
+	}
+	if last.State != replay.StateFinished || last.Delivered != n {
+		t.Errorf("last snapshot: %v, %d delivered", last.State, last.Delivered)
+	}
+	if sum := d.Summary(); sum == nil || sum.Delivered != n || sum.Failed != nil {
+		t.Errorf("summary %+v", sum)
+	}
+}
+
+func TestHoldsAgeAndDrain(t *testing.T) {
+	src := newFake()
+	d, _ := start(t, src, Config{Interval: 20 * time.Millisecond})
+	src.setEnd(a0, 5)
+	src.setEnd(b0, 1)
+	src.push(t, &capture.Item{Kind: capture.KindPosition, Topic: "a", TopicID: idA, Offset: 0})
+	src.push(t, record(b0, 0, causes(clock.Entry{Channel: a0, Position: 3})))
+	st := waitFor(t, d, "a hold", func(s Status) bool { return s.Held == 1 && s.OldestHold.D >= 100*time.Millisecond })
+	if st.HeldChannels != 1 || !st.LagKnown || st.Lag != 5 {
+		t.Errorf("status %+v: want 1 held channel, lag 5", st)
+	}
+	if line := st.String(); !strings.Contains(line, "held 1 (oldest ") || !strings.Contains(line, "lag 5") {
+		t.Errorf("status line %q", line)
+	}
+	s := <-d.Snapshots()
+	if len(s.Heads) != 1 || len(s.Heads[0].Blockers) != 1 {
+		t.Fatalf("heads %+v", s.Heads)
+	}
+	if b := s.Heads[0].Blockers[0]; b.Kind != replay.WaitLagging || b.Channel != "a/0" || b.LogEnd != 5 {
+		t.Errorf("blocker %+v: want a/0 lagging below its log end 5", b)
+	}
+	// The requirement beyond the log end: not yet written.
+	src.setEnd(a0, 2)
+	time.Sleep(50 * time.Millisecond)
+	<-d.Snapshots() // possibly taken before the change
+	time.Sleep(30 * time.Millisecond)
+	if s := <-d.Snapshots(); s.Heads[0].Blockers[0].Kind != replay.WaitBeyondLogEnd {
+		t.Errorf("blocker %+v: want beyond log end", s.Heads[0].Blockers[0])
+	}
+	for off := range int64(4) {
+		src.push(t, record(a0, off))
+	}
+	waitFor(t, d, "the drain", func(s Status) bool { return s.Held == 0 && s.Delivered == 5 })
+}
+
+func TestFailClosed(t *testing.T) {
+	src := newFake()
+	before := runtime.NumGoroutine()
+	d, stop := start(t, src, Config{Interval: 20 * time.Millisecond})
+	src.push(t, record(a0, 0))
+	src.push(t, record(b0, 7, clock.Header{Key: clock.HeaderCauses, Value: []byte{1, 1}}))
+	select {
+	case <-d.Stopped():
+	case <-time.After(5 * time.Second):
+		t.Fatal("not stopped")
+	}
+	var ie *replay.InputError
+	if err := d.Err(); !errors.As(err, &ie) || ie.Code != "truncated" || ie.Offset != 7 || ie.Channel != "b/0" {
+		t.Fatalf("err %v", err)
+	}
+	st := waitFor(t, d, "failed closed", func(s Status) bool { return s.State == replay.StateFailedClosed })
+	if st.Failure == nil || st.Failure.Code != "truncated" || !strings.Contains(st.String(), "FAILED CLOSED at b/0@7: truncated") {
+		t.Errorf("status %+v %q", st, st)
+	}
+	// Still publishing, still failed.
+	for range 2 {
+		if s := <-d.Snapshots(); s.State != replay.StateFailedClosed {
+			t.Errorf("snapshot state %v", s.State)
+		}
+	}
+	// The feed is no longer read.
+	select {
+	case src.items <- record(a0, 1):
+		t.Error("the driver reads on after failing closed")
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := stop(); !errors.As(err, &ie) {
+		t.Errorf("run returned %v", err)
+	}
+	if sum := d.Summary(); sum.Failed == nil || sum.Failed.Code != "truncated" || sum.Delivered != 1 {
+		t.Errorf("summary %+v", sum)
+	}
+	waitGoroutines(t, before)
+}
+
+func TestSourceError(t *testing.T) {
+	src := newFake()
+	d, stop := start(t, src, Config{Interval: 20 * time.Millisecond})
+	src.errs <- errors.New("broker gone")
+	<-d.Stopped()
+	st := waitFor(t, d, "the error", func(s Status) bool { return s.State == replay.StateError })
+	if !strings.Contains(st.String(), "stopped: broker gone") {
+		t.Errorf("status line %q", st)
+	}
+	if err := stop(); err == nil || err.Error() != "broker gone" {
+		t.Errorf("run returned %v", err)
+	}
+}
+
+// TestFollower runs the driver over a real Follower against kfake: records
+// produced after it starts are delivered, holds drain, the lag is read
+// from the log ends, and nothing is left running after cancel.
+func TestFollower(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "a", "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	before := runtime.NumGoroutine()
+	w, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.TransactionalID("live"), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+
+	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: c.ListenAddrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topics, err := cl.Topics(ctx, "a", "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]clock.TopicID{}
+	for _, ti := range topics {
+		ids[ti.Name] = ti.ID
+	}
+	spec, _ := kafka.ParseOffsets("start", time.Now())
+	f, err := cl.Follow(ctx, []kafka.TopicSel{{Topic: "a", Partition: kafka.AllPartitions}, {Topic: "b", Partition: kafka.AllPartitions}}, spec, kafka.FetchWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var scope []clock.Channel
+	for _, rc := range f.Channels() {
+		scope = append(scope, rc.Channel())
+	}
+	d, stop := start(t, f, Config{Replay: replay.Config{Scope: scope, Names: cl.Names()}, Interval: 20 * time.Millisecond})
+
+	ca := clock.Channel{Topic: ids["a"], Partition: 0}
+	// b/0@0 claims a/0@0 (a transaction's record, committed later).
+	if err := w.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ProduceSync(ctx, &kgo.Record{Topic: "a", Value: []byte("cause")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	hdr := causes(clock.Entry{Channel: ca, Position: 0})
+	plain, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if err := plain.ProduceSync(ctx, &kgo.Record{Topic: "b", Value: []byte("effect"), Headers: []kgo.RecordHeader{{Key: hdr.Key, Value: hdr.Value}}}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, d, "the effect held", func(s Status) bool { return s.Held == 1 && s.Received == 1 })
+	if err := w.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	st := waitFor(t, d, "the drain", func(s Status) bool { return s.Held == 0 && s.Delivered == 2 && s.LagKnown && s.Lag == 0 })
+	if st.State != replay.StateRunning {
+		t.Errorf("state %v", st.State)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	w.Close()
+	plain.Close()
+	waitGoroutines(t, before)
+}
