@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bufio"
+	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -141,4 +144,88 @@ func TestTooSmallInTmux(t *testing.T) {
 	capturePath, _ := filepath.Abs("../../internal/cli/replay/testdata/basic.ndjson")
 	tm := startTmux(t, 60, 15, nil, "replay", "-f", capturePath, "--tui")
 	tm.waitFor(5*time.Second, "too small")
+}
+
+// startDemo runs `causalctl demo` headless in the background and returns the
+// address of its broker.
+func startDemo(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"demo", "--no-tui", "--duration", "60s"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		// "A Kafka broker is listening on 127.0.0.1:PORT. …"
+		if _, rest, ok := strings.Cut(sc.Text(), "listening on "); ok {
+			addr := strings.TrimRight(strings.Fields(rest)[0], ".")
+			go io.Copy(io.Discard, out)
+			return addr
+		}
+	}
+	t.Fatalf("the demo printed no address")
+	return ""
+}
+
+// TestDemoWithKcat: a foreign client (kcat, librdkafka) lists and consumes
+// the demo's topics from the printed address, headers included.
+func TestDemoWithKcat(t *testing.T) {
+	needTool(t, "kcat")
+	addr := startDemo(t)
+	out, err := exec.Command("kcat", "-b", addr, "-L").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), `topic "orders" with 3 partitions`) || !strings.Contains(string(out), `topic "shipments"`) {
+		t.Fatalf("kcat -L: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		// -c, not -e: the demo keeps writing, so the end keeps moving.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		out, err = exec.CommandContext(ctx, "kcat", "-C", "-b", addr, "-t", "shipments", "-o", "beginning", "-c", "3", "-q",
+			"-f", "%t/%p@%o %h\n").Output()
+		cancel()
+		if err == nil && strings.Count(string(out), "parsley.causes=") >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("kcat -C read no shipments with headers: %v\n%s", err, out)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestWatchInTmux: watch against the demo's broker shows the live table.
+func TestWatchInTmux(t *testing.T) {
+	addr := startDemo(t)
+	tm := startTmux(t, 120, 40, []string{"NO_COLOR=1"}, "watch", "--brokers", addr, "-t", "orders,payments,shipments", "--offsets", "start")
+	s := tm.waitFor(10*time.Second, "causalctl watch", addr, "RUNNING", "orders/2", "payments/1", "shipments/1", "LOG END")
+	if strings.Contains(s, "\x1b") {
+		t.Errorf("NO_COLOR: escape sequences on the screen")
+	}
+	tm.keys("j")
+	tm.keys("Enter") // the detail of the selected channel, full screen
+	tm.waitFor(3*time.Second, "orders/1  ", "received up to", "stamp ")
+	tm.keys("Escape")
+	tm.keys("p")
+	tm.waitFor(3*time.Second, "PAUSED")
+	tm.keys("q")
+	deadline := time.Now().Add(5 * time.Second)
+	for strings.Contains(tm.screen(), "causalctl watch") {
+		if time.Now().After(deadline) {
+			t.Fatalf("q did not quit:\n%s", tm.screen())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestDemoInTmux: the demo on a terminal shows its watched node live.
+func TestDemoInTmux(t *testing.T) {
+	tm := startTmux(t, 120, 40, []string{"NO_COLOR=1"}, "demo", "--duration", "6s")
+	tm.waitFor(10*time.Second, "causalctl demo", "orders/0", "shipments/1", "RUNNING")
+	// After the duration the view ends and the summary is printed.
+	tm.waitFor(15*time.Second, "Replay", "delivered")
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/capture"
@@ -157,7 +156,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer closeSrc()
-	scope, err := resolveScope(opts.Scope, channels, opts.Names)
+	scope, err := cmdutil.ResolveScope(opts.Scope, channels, opts.Names)
 	if err != nil {
 		return err
 	}
@@ -218,48 +217,6 @@ func Run(ctx context.Context, opts *Options) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitHeld, Err: fmt.Errorf("%d records still held at the end (--fail-on-held)", sum.Held)}
 	}
 	return nil
-}
-
-// resolveScope turns --scope specs into channels. A bare topic (name or
-// UUID) means every partition of it in the input; a channel may name a
-// partition the input lacks — its entries then gate heads that wait for it.
-func resolveScope(specs []string, inputChannels []clock.Channel, names *clock.Names) ([]clock.Channel, error) {
-	if len(specs) == 0 {
-		return inputChannels, nil
-	}
-	seen := map[clock.Channel]bool{}
-	var out []clock.Channel
-	add := func(ch clock.Channel) {
-		if !seen[ch] {
-			seen[ch] = true
-			out = append(out, ch)
-		}
-	}
-	for _, spec := range specs {
-		spec = strings.TrimSpace(spec)
-		if strings.Contains(spec, "/") {
-			ch, err := names.ParseChannel(spec)
-			if err != nil {
-				return nil, cmdutil.Usagef("--scope: %v", err)
-			}
-			add(ch)
-			continue
-		}
-		id, err := names.ParseTopic(spec)
-		if err != nil {
-			return nil, cmdutil.Usagef("--scope: %v", err)
-		}
-		n := len(out)
-		for _, ch := range inputChannels {
-			if ch.Topic == id {
-				add(ch)
-			}
-		}
-		if len(out) == n {
-			return nil, cmdutil.Usagef("--scope: topic %s has no partition in the input: name its channels as %s/PARTITION", spec, spec)
-		}
-	}
-	return out, nil
 }
 
 // inScope checks that every start names a channel of the scope.

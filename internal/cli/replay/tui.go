@@ -44,7 +44,7 @@ func runStepper(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
-	scope, err := resolveScope(opts.Scope, channels, opts.Names)
+	scope, err := cmdutil.ResolveScope(opts.Scope, channels, opts.Names)
 	if err != nil {
 		return err
 	}

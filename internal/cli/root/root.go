@@ -9,6 +9,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/encode"
 	"github.com/causalctl/causalctl/internal/cli/replay"
 	"github.com/causalctl/causalctl/internal/cli/topics"
+	"github.com/causalctl/causalctl/internal/cli/watch"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/spf13/cobra"
 )
@@ -49,5 +50,6 @@ commits no offset and produces nothing.`,
 	cmd.AddCommand(topics.NewCmdTopics(f, out, nil))
 	cmd.AddCommand(capture.NewCmdCapture(f, nil))
 	cmd.AddCommand(demo.NewCmdDemo(f, out, nil))
+	cmd.AddCommand(watch.NewCmdWatch(f, nil))
 	return cmd
 }

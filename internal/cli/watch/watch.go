@@ -1,0 +1,234 @@
+// Package watch implements `causalctl watch`: the gate run as a read-only
+// shadow node over a live cluster, shown as it goes.
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/live"
+	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/tui"
+	"github.com/spf13/cobra"
+)
+
+// Options are the parsed flags and dependencies of watch.
+type Options struct {
+	IO          *iostreams.IOStreams
+	Range       cmdutil.RangeFlags
+	Scope       []string
+	Start       []string
+	Undecodable gate.UndecodableMode
+	Interval    time.Duration
+	NoTUI       bool
+	Names       *clock.Names
+	Getenv      func(string) string
+
+	Dial func(context.Context) (*kafka.Client, error)
+	Now  func() time.Time
+	// RunTUI shows the live view; tui.Run by default.
+	RunTUI func(ctx context.Context, in io.Reader, out io.Writer, opts tui.Options) error
+}
+
+// NewCmdWatch returns the watch command.
+func NewCmdWatch(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, Dial: f.Dial, Now: time.Now, RunTUI: tui.Run, Getenv: f.Getenv}
+	names := &cmdutil.NamesFlag{}
+	var undecodable string
+	cmd := &cobra.Command{
+		Use:   "watch --topic NAME[/P]… [--offsets START | --from-group GROUP]",
+		Short: "Run the gate live over a cluster and show hold queues as they fill and drain",
+		Long: `Follow topics on a live cluster and run the delivery gate over them as a
+read-only shadow of a consuming node — no group joined, no offset committed —
+to see what consumer lag cannot show: records held in hold queues, on what
+they wait, since when, and whether they move.
+
+On a terminal it shows the live view (? lists the keys). In a pipe it prints
+one plain status line per --interval instead, never an escape sequence.
+
+Where to start: --from-group GROUP starts every partition at the watched
+node's committed offsets, so the holds it has now appear; --offsets takes
+rpk's start expressions (start, end, -N, @TIME; default end: only what is
+written from now on).`,
+		Example: `  causalctl watch --brokers localhost:9092 -t orders,payments,shipments --from-group notifier
+  causalctl watch -t orders -t payments --offsets -1000
+  causalctl watch -t orders,payments --interval 5s | tee watch.log`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if !opts.Range.Given() {
+				return cmdutil.Usagef("name the topics to watch with --topic")
+			}
+			switch undecodable {
+			case "fail":
+				opts.Undecodable = gate.FailOnUndecodable
+			case "hold":
+				opts.Undecodable = gate.HoldUndecodable
+			default:
+				return cmdutil.Usagef("--undecodable %s: want fail or hold", undecodable)
+			}
+			if opts.Interval <= 0 {
+				return cmdutil.Usagef("--interval must be positive")
+			}
+			opts.Names = names.Names
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return Run(c.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	cmdutil.AddRangeFlags(fs, &opts.Range)
+	opts.Range.Offsets = "end"
+	fs.Lookup("offsets").DefValue = "end"
+	fs.Lookup("offsets").Usage = "where to start, rpk's -o grammar without an end: start, end, N, +N, -N, @TIME"
+	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the shadow node consumes, `CH[,CH…]` (default: every watched channel)")
+	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,…]`")
+	fs.StringVar(&undecodable, "undecodable", "fail", "an undecodable header fails the gate closed (fail), or stays held as a head that never delivers (hold)")
+	fs.DurationVar(&opts.Interval, "interval", time.Second, "how often a status line is printed when stdout is not a terminal")
+	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print status lines even on a terminal")
+	cmdutil.AddTopicIDFlag(fs, names)
+	return cmd
+}
+
+// Run watches until ctx is cancelled or the user quits the view.
+func Run(ctx context.Context, opts *Options) error {
+	sels, err := kafka.ParseTopicSels(opts.Range.Topics)
+	if err != nil {
+		return cmdutil.Usagef("--topic: %v", err)
+	}
+	spec, err := kafka.ParseOffsets(opts.Range.Offsets, opts.Now())
+	if err != nil {
+		return cmdutil.Usagef("--offsets: %v", err)
+	}
+	if spec.End.Kind != kafka.BoundLogEnd {
+		return cmdutil.Usagef("--offsets %s: watch follows without end: give a start only", opts.Range.Offsets)
+	}
+	cl, err := opts.Dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	if _, err := cl.Topics(ctx); err != nil {
+		return err
+	}
+	for _, name := range cl.Names().All() {
+		id, _ := cl.Names().ID(name)
+		if err := opts.Names.Add(name, id); err != nil {
+			return fmt.Errorf("--topic-id disagrees with the broker: %w", err)
+		}
+	}
+	starts, err := cmdutil.ParseStarts(opts.Start, opts.Names)
+	if err != nil {
+		return err
+	}
+	all := map[clock.Channel]int64{}
+	if opts.Range.FromGroup != "" {
+		group, err := cl.GroupOffsets(ctx, opts.Range.FromGroup)
+		if err != nil {
+			return err
+		}
+		for ch, off := range group {
+			all[ch] = off
+		}
+	}
+	for ch, off := range starts {
+		all[ch] = off
+	}
+	var ropts []kafka.RangeOption
+	if len(all) > 0 {
+		ropts = append(ropts, kafka.WithStarts(all))
+	}
+	fol, err := cl.Follow(ctx, sels, spec, ropts...)
+	if err != nil {
+		return err
+	}
+	var channels []clock.Channel
+	for _, rc := range fol.Channels() {
+		channels = append(channels, rc.Channel())
+	}
+	scope, err := cmdutil.ResolveScope(opts.Scope, channels, opts.Names)
+	if err != nil {
+		return err
+	}
+	for ch := range starts {
+		if !slices.Contains(scope, ch) {
+			return cmdutil.Usagef("--start: channel %s is not in the scope", opts.Names.Channel(ch))
+		}
+	}
+	brokers := strings.Join(cl.Config().Brokers, ",")
+	drv, err := live.New(fol, live.Config{
+		// The follower itself starts each channel at its start position:
+		// the gate needs no starts of its own.
+		Replay: replay.Config{Scope: scope, Undecodable: opts.Undecodable, Names: opts.Names},
+		Title:  "causalctl watch",
+		Source: brokers,
+		Now:    opts.Now,
+	})
+	if err != nil {
+		return err
+	}
+	dctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan error, 1)
+	go func() { done <- drv.Run(dctx) }()
+	defer func() { stop(); <-done }()
+
+	if opts.IO.OutTTY && !opts.NoTUI {
+		err := opts.RunTUI(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl watch", Snapshots: drv.Snapshots(), Color: opts.IO.Color, Getenv: opts.Getenv})
+		if errors.Is(err, context.Canceled) {
+			return nil // Ctrl-C from outside the view: the view was the output
+		}
+		return err
+	}
+	return statusLines(ctx, opts, drv)
+}
+
+// statusLines prints the latest snapshot as one plain line per interval
+// until ctx is done (exit 130) or the gate stops (its error, exit 1).
+func statusLines(ctx context.Context, opts *Options, drv *live.Driver) error {
+	tick := time.NewTicker(opts.Interval)
+	defer tick.Stop()
+	var last replay.Snapshot
+	have := false
+	print := func() {
+		if have {
+			fmt.Fprintln(opts.IO.Out, tui.PlainStatus(last))
+		}
+	}
+	for {
+		select {
+		case s, ok := <-drv.Snapshots():
+			if ok {
+				last, have = s, true
+			}
+		case <-tick.C:
+			print()
+		case <-drv.Stopped():
+			// Take the final state, print it, and say why it stopped.
+			select {
+			case s, ok := <-drv.Snapshots():
+				if ok {
+					last, have = s, true
+				}
+			case <-time.After(2 * opts.Interval):
+			}
+			print()
+			if err := drv.Err(); err != nil {
+				return err
+			}
+			return nil
+		case <-ctx.Done():
+			print()
+			return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted}
+		}
+	}
+}
