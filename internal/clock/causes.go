@@ -43,8 +43,9 @@ func newDecodeConfig(opts []DecodeOption) decodeConfig {
 
 // Decode reads a parsley.causes v1 value. A nil value is CodeNullValue; any
 // other violation of SPEC §2 is a *DecodeError with the first rule broken in
-// reading order. Decode allocates at most one slice, sized by the bytes
-// present (a pair takes at least 9 of them), never by what the counts claim.
+// reading order. Decode allocates once: the entries it returns, exactly for
+// short values, or for long ones a buffer sized by the bytes present (a pair
+// takes at least 9 of them) — never by what the counts claim.
 func Decode(b []byte, opts ...DecodeOption) (Clock, error) {
 	if b == nil {
 		return Clock{}, fail(CodeNullValue, 0, "header value is null")
@@ -53,12 +54,27 @@ func Decode(b []byte, opts ...DecodeOption) (Clock, error) {
 	if cfg.maxSize > 0 && len(b) > cfg.maxSize {
 		return Clock{}, fail(CodeTooLarge, 0, "%d bytes exceed the budget of %d", len(b), cfg.maxSize)
 	}
-	es, err := decodeCauses(nil, b)
+	// Decode into a buffer on the stack, then keep an exact copy: one
+	// allocation, no larger than the clock, for the clocks most records
+	// carry. Longer clocks spill to a buffer sized by the bytes present.
+	if len(b)/minPairSize > stackEntries {
+		es, err := decodeCauses(nil, b)
+		if err != nil || len(es) == 0 {
+			return Clock{}, err
+		}
+		return Clock{entries: es}, nil
+	}
+	var stack [stackEntries]Entry
+	es, err := decodeCauses(stack[:0], b)
 	if err != nil || len(es) == 0 {
 		return Clock{}, err
 	}
-	return Clock{entries: es}, nil
+	return Clock{entries: slices.Clone(es)}, nil
 }
+
+// stackEntries is the most entries Decode collects on the stack before
+// keeping an exact copy.
+const stackEntries = 32
 
 // AppendDecode is Decode for hot loops: it appends the entries of value b
 // to dst, in wire order (which is channel order), and returns the extended
