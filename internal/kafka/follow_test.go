@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/testutil"
+
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -207,18 +209,5 @@ func TestFollowCancel(t *testing.T) {
 		t.Fatal("next did not return after cancel")
 	}
 	cl.Close()
-	waitGoroutines(t, before)
-}
-
-// waitGoroutines waits for the goroutine count to fall back to at most n.
-func waitGoroutines(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > n {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.WaitGoroutines(t, before)
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/testutil"
+
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -135,18 +137,6 @@ func waitFor(t *testing.T, d *Driver, what string, ok func(Status) bool) Status 
 	}
 }
 
-func waitGoroutines(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > n {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestSnapshotRate feeds records as fast as the driver takes them and
 // checks that snapshots come at most about ten times a second, that a slow
 // reader gets the newest one, and that the channel closes at the end.
@@ -268,7 +258,7 @@ func TestFailClosed(t *testing.T) {
 	if sum := d.Summary(); sum.Failed == nil || sum.Failed.Code != "truncated" || sum.Delivered != 1 {
 		t.Errorf("summary %+v", sum)
 	}
-	waitGoroutines(t, before)
+	testutil.WaitGoroutines(t, before)
 }
 
 func TestSourceError(t *testing.T) {
@@ -357,5 +347,5 @@ func TestFollower(t *testing.T) {
 	cl.Close()
 	w.Close()
 	plain.Close()
-	waitGoroutines(t, before)
+	testutil.WaitGoroutines(t, before)
 }

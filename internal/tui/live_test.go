@@ -1,38 +1,19 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/causalctl/causalctl/internal/testutil"
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/replay"
 )
-
-// syncBuffer is a bytes.Buffer safe for the program's writes and the
-// test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestLiveDriver drives the view as watch and demo do: one goroutine runs
 // the gate and offers a snapshot now and then on a channel of capacity
@@ -54,7 +35,7 @@ func TestLiveDriver(t *testing.T) {
 	}
 	ch := make(chan replay.Snapshot, 1)
 	in, inW := io.Pipe()
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	done := make(chan error, 1)
 	go func() { done <- Run(context.Background(), in, &out, Options{Snapshots: ch}) }()
 

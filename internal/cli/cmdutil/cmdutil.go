@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/spf13/pflag"
@@ -125,5 +126,29 @@ func (n *NamesFlag) Set(s string) error {
 		return err
 	}
 	n.given = append(n.given, s)
+	return nil
+}
+
+// UndecodableFlag is --undecodable: fail (the default) or hold.
+type UndecodableFlag struct{ Mode gate.UndecodableMode }
+
+// AddUndecodableFlag registers --undecodable on fs.
+func AddUndecodableFlag(fs *pflag.FlagSet, u *UndecodableFlag) {
+	fs.Var(u, "undecodable", "an undecodable header fails the gate closed (fail), or stays held as a head that never delivers (hold)")
+}
+
+func (u *UndecodableFlag) String() string { return u.Mode.String() }
+func (u *UndecodableFlag) Type() string   { return "fail|hold" }
+
+// Set reads fail or hold.
+func (u *UndecodableFlag) Set(s string) error {
+	switch s {
+	case "fail":
+		u.Mode = gate.FailOnUndecodable
+	case "hold":
+		u.Mode = gate.HoldUndecodable
+	default:
+		return fmt.Errorf("want fail or hold, not %q", s)
+	}
 	return nil
 }

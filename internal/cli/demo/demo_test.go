@@ -1,15 +1,15 @@
 package demo_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"regexp"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/causalctl/causalctl/internal/testutil"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -21,27 +21,9 @@ import (
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
-// syncBuffer is a buffer the command writes while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func streams() (*iostreams.IOStreams, *syncBuffer, *syncBuffer) {
+func streams() (*iostreams.IOStreams, *testutil.SyncBuffer, *testutil.SyncBuffer) {
 	ios, _, _, _ := iostreams.Test()
-	out, errOut := &syncBuffer{}, &syncBuffer{}
+	out, errOut := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	ios.Out, ios.ErrOut = out, errOut
 	return ios, out, errOut
 }
@@ -49,18 +31,6 @@ func streams() (*iostreams.IOStreams, *syncBuffer, *syncBuffer) {
 func run(ctx context.Context, ios *iostreams.IOStreams, args ...string) int {
 	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
 	return cli.Run(ctx, f, args)
-}
-
-func waitGoroutines(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > n {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 var addrRE = regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
@@ -105,7 +75,7 @@ func TestDemoDuration(t *testing.T) {
 	if errOut.String() != "" {
 		t.Errorf("stderr: %s", errOut)
 	}
-	waitGoroutines(t, before)
+	testutil.WaitGoroutines(t, before)
 }
 
 // TestDemoJSON checks that -o json keeps stdout for the summary object,

@@ -50,7 +50,8 @@ type Options struct {
 func NewCmdReplay(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange, OpenTTY: OpenTTY}
 	names := &cmdutil.NamesFlag{}
-	var interleave, undecodable string
+	var interleave string
+	var undecodable cmdutil.UndecodableFlag
 	cmd := &cobra.Command{
 		Use:   "replay (--input FILE | --topic NAME[/P]…) [flags]",
 		Short: "Run a capture or a broker range through the delivery gate",
@@ -113,14 +114,7 @@ after the summary of what was replayed.`,
 			if opts.Interleave, err = replay.ParseInterleave(interleave); err != nil {
 				return cmdutil.Usagef("--interleave: %v", err)
 			}
-			switch undecodable {
-			case "fail":
-				opts.Undecodable = gate.FailOnUndecodable
-			case "hold":
-				opts.Undecodable = gate.HoldUndecodable
-			default:
-				return cmdutil.Usagef("--undecodable %s: want fail or hold", undecodable)
-			}
+			opts.Undecodable = undecodable.Mode
 			if opts.TUI && !opts.IO.OutTTY {
 				return cmdutil.Usagef("--tui needs a terminal on stdout")
 			}
@@ -140,7 +134,7 @@ after the summary of what was replayed.`,
 	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the simulated node consumes, `CH[,CH…]` (default: every channel in the input)")
 	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,…]`")
 	fs.StringVar(&interleave, "interleave", "file", "receive order across channels: file, timestamp, channel, round-robin or random[:SEED] (default timestamp for a broker range)")
-	fs.StringVar(&undecodable, "undecodable", "fail", "an undecodable header fails the gate closed (fail), or stays held as a head that never delivers (hold)")
+	cmdutil.AddUndecodableFlag(fs, &undecodable)
 	fs.BoolVar(&opts.FailOnHeld, "fail-on-held", false, "exit 3 when records are still held at the end")
 	fs.BoolVar(&opts.TUI, "tui", false, "step through the replay in the terminal: one receive, to the next delivery or hold, run and pause, jump (? lists the keys)")
 	fs.IntVar(&opts.MaxHeaderSize, "max-header-size", clock.DefaultMaxSize, "metadata budget of a clock header in bytes")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/spf13/cobra"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -31,6 +32,7 @@ func exec(t *testing.T, ctx context.Context, tty bool, stdin string, args ...str
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.UsageError{Err: err} }) // as root does
 	err := cmd.ExecuteContext(ctx)
 	return err, out.String(), errOut.String()
 }

@@ -44,7 +44,7 @@ type Options struct {
 func NewCmdWatch(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, Dial: f.Dial, Now: time.Now, RunTUI: tui.Run, Getenv: f.Getenv}
 	names := &cmdutil.NamesFlag{}
-	var undecodable string
+	var undecodable cmdutil.UndecodableFlag
 	cmd := &cobra.Command{
 		Use:   "watch --topic NAME[/P]… [--offsets START | --from-group GROUP]",
 		Short: "Run the gate live over a cluster and show hold queues as they fill and drain",
@@ -68,14 +68,7 @@ written from now on).`,
 			if !opts.Range.Given() {
 				return cmdutil.Usagef("name the topics to watch with --topic")
 			}
-			switch undecodable {
-			case "fail":
-				opts.Undecodable = gate.FailOnUndecodable
-			case "hold":
-				opts.Undecodable = gate.HoldUndecodable
-			default:
-				return cmdutil.Usagef("--undecodable %s: want fail or hold", undecodable)
-			}
+			opts.Undecodable = undecodable.Mode
 			if opts.Interval <= 0 {
 				return cmdutil.Usagef("--interval must be positive")
 			}
@@ -93,7 +86,7 @@ written from now on).`,
 	fs.Lookup("offsets").Usage = "where to start, rpk's -o grammar without an end: start, end, N, +N, -N, @TIME"
 	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the shadow node consumes, `CH[,CH…]` (default: every watched channel)")
 	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,…]`")
-	fs.StringVar(&undecodable, "undecodable", "fail", "an undecodable header fails the gate closed (fail), or stays held as a head that never delivers (hold)")
+	cmdutil.AddUndecodableFlag(fs, &undecodable)
 	fs.DurationVar(&opts.Interval, "interval", time.Second, "how often a status line is printed when stdout is not a terminal")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print status lines even on a terminal")
 	cmdutil.AddTopicIDFlag(fs, names)
