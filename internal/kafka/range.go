@@ -639,8 +639,15 @@ func (r *Range) handle(ctx context.Context, now time.Time, ch *rchan, resp *kmsg
 		ch.fail(now, fp.Err)
 		return nil
 	}
+	r.moveTo(ch, next)
+	return nil
+}
+
+// moveTo moves ch's position forward to pos after a successful read,
+// ending the channel when it reaches its range end.
+func (r *Range) moveTo(ch *rchan, pos int64) {
 	ch.ok()
-	ch.Position = min(next, ch.End)
+	ch.Position = min(pos, ch.End)
 	if ch.Position == ch.End {
 		r.queue = append(r.queue, ch.position(ch.End))
 		ch.emitted = ch.End
@@ -649,7 +656,6 @@ func (r *Range) handle(ctx context.Context, now time.Time, ch *rchan, resp *kmsg
 	if r.follow != nil {
 		r.followed(ch)
 	}
-	return nil
 }
 
 // outOfRange handles OFFSET_OUT_OF_RANGE: when retention removed the offsets
@@ -670,16 +676,7 @@ func (r *Range) outOfRange(ctx context.Context, now time.Time, ch *rchan, err er
 		r.needMeta = true
 		return nil
 	}
-	ch.ok()
-	ch.Position = min(ls, ch.End)
-	if ch.Position == ch.End {
-		r.queue = append(r.queue, ch.position(ch.End))
-		ch.emitted = ch.End
-		ch.Done = true
-	}
-	if r.follow != nil {
-		r.followed(ch)
-	}
+	r.moveTo(ch, ls)
 	return nil
 }
 
