@@ -45,6 +45,20 @@ func AddRangeFlags(fs *pflag.FlagSet, r *RangeFlags) {
 // Given reports whether a broker range was asked for.
 func (r *RangeFlags) Given() bool { return len(r.Topics) > 0 }
 
+// Check refuses --offsets or --from-group without --topic: they would be
+// ignored, and a silently ignored flag reads a different range than meant.
+func (r *RangeFlags) Check(fs *pflag.FlagSet) error {
+	if r.Given() {
+		return nil
+	}
+	for _, name := range []string{"offsets", "from-group"} {
+		if f := fs.Lookup(name); f != nil && f.Changed {
+			return Usagef("--%s reads from the brokers: give --topic too", name)
+		}
+	}
+	return nil
+}
+
 // BrokerRange is an open broker range as a source of capture items.
 type BrokerRange struct {
 	Client *kafka.Client

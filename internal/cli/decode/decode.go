@@ -75,6 +75,9 @@ Output (--output):
 			if opts.Output, err = out.Resolve("text", "text", "json"); err != nil {
 				return err
 			}
+			if err := opts.Range.Check(c.Flags()); err != nil {
+				return err
+			}
 			given := 0
 			for _, v := range []string{opts.Hex, opts.Base64, opts.Input} {
 				if v != "" {

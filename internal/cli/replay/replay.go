@@ -105,6 +105,9 @@ after the summary of what was replayed.`,
 			if opts.Output, err = out.Resolve(def, "text", "json", "ndjson"); err != nil {
 				return err
 			}
+			if err := opts.Range.Check(c.Flags()); err != nil {
+				return err
+			}
 			if (opts.Input == "") == !opts.Range.Given() {
 				return cmdutil.Usagef("give one source: a capture with --input FILE (- for stdin), or a broker range with --topic")
 			}

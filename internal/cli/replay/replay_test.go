@@ -205,6 +205,8 @@ func TestBadInput(t *testing.T) {
 		{"start not a number", string(good), []string{"--start", "orders/0=x"}, 2, "--start"},
 		{"bad interleave", string(good), []string{"--interleave", "sideways"}, 2, "--interleave"},
 		{"bad undecodable mode", string(good), []string{"--undecodable", "skip"}, 2, "--undecodable"},
+		{"group without a broker range", string(good), []string{"--from-group", "g"}, 2, "--from-group reads from the brokers"},
+		{"offsets without a broker range", string(good), []string{"--offsets", "-5"}, 2, "--offsets reads from the brokers"},
 		{"undecodable fails closed", strings.Join(lines[:2], "\n") + "\n" + undecodable + "\n" + strings.Join(lines[3:], "\n") + "\n", nil, 1,
 			"line 3: payments/0 offset 0: failed closed: unknown-version"},
 		{"out of order feed", strings.Join(lines[:8], "\n") + "\n" + lines[6] + "\n", nil, 1, "line 9: payments/0 offset 2: failed closed: out-of-order-feed"},
