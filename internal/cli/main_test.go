@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -130,5 +132,31 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if err := json.NewDecoder(bytes.NewBufferString(js)).Decode(&got); err != nil || len(got.Entries) != 3 || got.Entries[1].Partition != 5 {
 		t.Errorf("json entries %+v (%v)", got, err)
+	}
+}
+
+// TestGenDocs: every command gets a manual page from its own help.
+func TestGenDocs(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := run(t, false, "", "gen-docs", "--dir", dir, "--format", "markdown"); code != 0 {
+		t.Fatalf("gen-docs: %d %s", code, stderr)
+	}
+	for _, name := range []string{"causalctl", "causalctl_decode", "causalctl_encode", "causalctl_replay", "causalctl_topics", "causalctl_capture", "causalctl_demo", "causalctl_watch"} {
+		b, err := os.ReadFile(filepath.Join(dir, name+".md"))
+		if err != nil {
+			t.Fatalf("no page for %s: %v", name, err)
+		}
+		if !strings.Contains(string(b), "### Options") {
+			t.Errorf("%s.md has no options section", name)
+		}
+	}
+	if code, _, _ := run(t, false, "", "gen-docs", "--dir", dir); code != 0 {
+		t.Errorf("man pages: exit %d", code)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "causalctl-replay.1")); err != nil {
+		t.Errorf("no man page for replay: %v", err)
+	}
+	if code, _, _ := run(t, false, "", "gen-docs"); code != 2 {
+		t.Errorf("gen-docs without --dir: exit %d, want 2", code)
 	}
 }

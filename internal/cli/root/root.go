@@ -5,6 +5,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/decode"
+	"github.com/causalctl/causalctl/internal/cli/docs"
 	"github.com/causalctl/causalctl/internal/cli/demo"
 	"github.com/causalctl/causalctl/internal/cli/encode"
 	"github.com/causalctl/causalctl/internal/cli/replay"
@@ -51,5 +52,6 @@ commits no offset and produces nothing.`,
 	cmd.AddCommand(capture.NewCmdCapture(f, nil))
 	cmd.AddCommand(demo.NewCmdDemo(f, out, nil))
 	cmd.AddCommand(watch.NewCmdWatch(f, nil))
+	cmd.AddCommand(docs.NewCmdGenDocs(func() *cobra.Command { return NewCmdRoot(f) }))
 	return cmd
 }
