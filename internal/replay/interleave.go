@@ -86,7 +86,8 @@ func ParseInterleave(s string) (Interleave, error) {
 }
 
 // Reorder reads src to its end and returns a Source yielding its items in
-// the interleaving il. It keeps every item in memory (without record keys
+// the interleaving il; names must already resolve every line's channel
+// (Discover). It keeps every item in memory (without record keys
 // and values, which replay never needs); for File it returns src itself,
 // which streams. Items keep their line numbers.
 func Reorder(src Source, il Interleave, names *clock.Names) (Source, error) {
@@ -94,7 +95,9 @@ func Reorder(src Source, il Interleave, names *clock.Names) (Source, error) {
 		return src, nil
 	}
 	r := &reordered{mode: il.Mode, rng: rand.New(rand.NewPCG(il.Seed, il.Seed^0x9e3779b97f4a7c15))}
-	idx := map[chanKey]int{}
+	// Queues are per channel as resolved, not per spelling: lines may name
+	// one channel by topic, by topic UUID, or both.
+	idx := map[clock.Channel]int{}
 	for {
 		it, err := src.Next()
 		if err == io.EOF {
@@ -103,7 +106,10 @@ func Reorder(src Source, il Interleave, names *clock.Names) (Source, error) {
 		if err != nil {
 			return nil, err
 		}
-		k := chanKey{it.Topic, it.TopicID, it.Partition}
+		k, err := ResolveChannel(names, it)
+		if err != nil {
+			return nil, &InputError{Line: it.Line, Channel: fmt.Sprintf("%s/%d", it.Topic, it.Partition), Offset: -1, Err: err}
+		}
 		i, ok := idx[k]
 		if !ok {
 			i = len(r.queues)
@@ -114,13 +120,6 @@ func Reorder(src Source, il Interleave, names *clock.Names) (Source, error) {
 	}
 	r.start()
 	return r, nil
-}
-
-// chanKey identifies a channel as a line names it, before names resolve.
-type chanKey struct {
-	topic     string
-	id        clock.TopicID
-	partition int32
 }
 
 // detach copies what replay needs of an item out of the reader's buffers.

@@ -100,8 +100,11 @@ func (b *batch) add(it *capture.Item) {
 // When the arena must grow, earlier slices keep pointing into the old
 // array, which stays valid: nothing is written there again.
 func (b *batch) keep(v []byte) []byte {
-	if v == nil {
+	switch {
+	case v == nil:
 		return nil
+	case len(v) == 0:
+		return emptyValue // not nil: an empty header value is not a null one
 	}
 	if cap(b.arena)-len(b.arena) < len(v) {
 		b.arena = make([]byte, 0, max(2*cap(b.arena), len(v), 4096))
@@ -110,6 +113,8 @@ func (b *batch) keep(v []byte) []byte {
 	b.arena = append(b.arena, v...)
 	return b.arena[start:len(b.arena):len(b.arena)]
 }
+
+var emptyValue = []byte{}
 
 // Next returns the next item. It stays valid until the next call.
 func (p *Prefetcher) Next() (*capture.Item, error) {

@@ -303,8 +303,33 @@ type Progress struct {
 	Finished bool
 }
 
-// ErrInterrupted is returned by Run when its context is cancelled.
+// ErrInterrupted is returned by Run, and by sources made by WithContext,
+// when the context is cancelled.
 var ErrInterrupted = errors.New("interrupted")
+
+// WithContext returns src that ends with ErrInterrupted once ctx is done,
+// checked every few items: for the readings that happen before Run (a first
+// pass, an interleaving), so that Ctrl-C stops them too.
+func WithContext(ctx context.Context, src Source) Source {
+	return &ctxSource{ctx: ctx, src: src}
+}
+
+type ctxSource struct {
+	ctx context.Context
+	src Source
+	n   int
+}
+
+func (c *ctxSource) Next() (*capture.Item, error) {
+	if c.n++; c.n&255 == 0 && c.ctx.Err() != nil {
+		return nil, ErrInterrupted
+	}
+	it, err := c.src.Next()
+	if err != nil && err != io.EOF && c.ctx.Err() != nil {
+		return nil, ErrInterrupted // a read that failed because ctx ended
+	}
+	return it, err
+}
 
 // Run feeds every item of src to r until the end, an error, or ctx's
 // cancellation (ErrInterrupted, after the item in hand). progress, when not

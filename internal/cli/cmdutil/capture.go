@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -26,10 +27,11 @@ type Capture struct {
 }
 
 // OpenCapture prepares the capture at path ("-" for stdin) for reading.
-func OpenCapture(ios *iostreams.IOStreams, path string, maxLine int) (*Capture, error) {
+// Reading stdin stops when ctx is done, even while the pipe stays open.
+func OpenCapture(ctx context.Context, ios *iostreams.IOStreams, path string, maxLine int) (*Capture, error) {
 	c := &Capture{Name: path, path: path, maxLine: maxLine}
 	if path == "-" {
-		c.Name, c.stdin = "stdin", ios.In
+		c.Name, c.stdin = "stdin", &contextReader{ctx: ctx, r: ios.In}
 		return c, nil
 	}
 	fi, err := os.Stat(path)
@@ -87,4 +89,59 @@ func (c *Capture) Close() error {
 		os.Remove(c.spool.Name())
 	}
 	return nil
+}
+
+// contextReader reads r on a goroutine of its own, so that a Read waiting on
+// a pipe that stays open (a producer that never closes) returns ctx's error
+// once ctx is done. The goroutine may stay blocked in r.Read after that;
+// the process is about to end.
+type contextReader struct {
+	ctx    context.Context
+	r      io.Reader
+	chunks chan chunk
+	rest   []byte
+	err    error
+}
+
+type chunk struct {
+	b   []byte
+	err error
+}
+
+func (c *contextReader) Read(p []byte) (int, error) {
+	if len(c.rest) == 0 && c.err == nil {
+		if c.chunks == nil {
+			c.chunks = make(chan chunk, 4)
+			go c.pump()
+		}
+		select {
+		case <-c.ctx.Done():
+			return 0, c.ctx.Err()
+		case ch := <-c.chunks:
+			c.rest, c.err = ch.b, ch.err
+		}
+	}
+	if len(c.rest) > 0 {
+		n := copy(p, c.rest)
+		c.rest = c.rest[n:]
+		return n, nil
+	}
+	return 0, c.err
+}
+
+func (c *contextReader) pump() {
+	for {
+		buf := make([]byte, 64<<10)
+		n, err := c.r.Read(buf)
+		if n > 0 || err != nil {
+			select {
+			case c.chunks <- chunk{buf[:n], err}:
+			case <-c.ctx.Done():
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
 }

@@ -22,7 +22,11 @@ type Source = replay.Source
 // A first reading learns the topic names of every line, so that a clock
 // naming a topic by UUID shows its name even before that topic's lines.
 func runRecords(opts *Options) error {
-	in, err := cmdutil.OpenCapture(opts.IO, opts.Input, opts.MaxLineSize)
+	ctx := opts.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	in, err := cmdutil.OpenCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize)
 	if err != nil {
 		return err
 	}

@@ -367,6 +367,10 @@ func writeSummary(opts *Options, info io.Writer, sum *replay.Summary, took time.
 	how := "after " + took.Round(100*time.Millisecond).String()
 	if interrupted {
 		how = "when stopped, " + how
+	} else {
+		// The pipeline stopped first and the notifier caught up: holds
+		// seen live have drained, which the last status line may not say.
+		how += ", once it caught up with the log ends after the pipeline stopped"
 	}
 	fmt.Fprintf(info, "\nThe notifier %s (the summary `causalctl replay` prints):\n\n", how)
 	return replaycmd.WriteSummary(opts.IO.Out, "text", sum)

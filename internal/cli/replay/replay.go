@@ -150,7 +150,7 @@ after the summary of what was replayed.`,
 func Run(ctx context.Context, opts *Options) error {
 	src, name, channels, closeSrc, err := openSource(ctx, opts)
 	if err != nil {
-		return err
+		return interruptedBefore(err)
 	}
 	defer closeSrc()
 	scope, err := cmdutil.ResolveScope(opts.Scope, channels, opts.Names)
@@ -179,7 +179,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	src, err = replay.Reorder(src, opts.Interleave, opts.Names)
 	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
+		return interruptedBefore(fmt.Errorf("%s: %w", name, err))
 	}
 
 	w := newWriter(opts.IO.Out, opts.Output, opts.Names)
@@ -216,6 +216,15 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
+// interruptedBefore turns an interruption while the input was still being
+// read, before any record reached the gate, into exit 130.
+func interruptedBefore(err error) error {
+	if errors.Is(err, replay.ErrInterrupted) || errors.Is(err, context.Canceled) {
+		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("interrupted while reading the input, before the replay began")}
+	}
+	return err
+}
+
 // inScope checks that every start names a channel of the scope.
 func inScope(starts map[clock.Channel]int64, scope []clock.Channel, names *clock.Names) error {
 	for ch := range starts {
@@ -237,9 +246,9 @@ func openSource(ctx context.Context, opts *Options) (src replay.Source, name str
 		if err != nil {
 			return nil, "", nil, nil, err
 		}
-		return br, "broker range", br.Channels(), br.Close, nil
+		return replay.WithContext(ctx, br), "broker range", br.Channels(), br.Close, nil
 	}
-	in, err := cmdutil.OpenCapture(opts.IO, opts.Input, opts.MaxLineSize)
+	in, err := cmdutil.OpenCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize)
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -251,7 +260,7 @@ func openSource(ctx context.Context, opts *Options) (src replay.Source, name str
 	if err != nil {
 		return fail(err)
 	}
-	if channels, err = replay.Discover(first, opts.Names); err != nil {
+	if channels, err = replay.Discover(replay.WithContext(ctx, first), opts.Names); err != nil {
 		return fail(err)
 	}
 	second, err := in.Open(capture.SkipPayloads())
@@ -259,7 +268,7 @@ func openSource(ctx context.Context, opts *Options) (src replay.Source, name str
 		return fail(err)
 	}
 	// Parse on one core, run the gate on the other.
-	pf := replay.Prefetch(second)
+	pf := replay.Prefetch(replay.WithContext(ctx, second))
 	return pf, in.Name, channels, func() { pf.Close(); in.Close() }, nil
 }
 

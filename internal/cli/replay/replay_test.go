@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -255,4 +257,68 @@ func TestFailClosedKeepsEvents(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	buf.WriteString(out)
+}
+
+// TestMixedSpellings: lines may name one channel by topic, by UUID or by
+// both; every interleaving keeps the channel's order and loses nothing.
+func TestMixedSpellings(t *testing.T) {
+	const id = "00000000-0000-0000-0000-00000000000a"
+	lines := []string{
+		`{"topic":"orders","topic_id":"` + id + `","partition":0,"offset":0,"timestamp":9}`,
+		`{"topic":"orders","partition":0,"offset":1,"timestamp":3}`,
+		`{"topic_id":"` + id + `","partition":0,"offset":2,"timestamp":1}`,
+		`{"topic":"orders","partition":0,"offset":3}`,
+	}
+	p := filepath.Join(t.TempDir(), "mixed.ndjson")
+	os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	for _, il := range []string{"file", "timestamp", "channel", "round-robin", "random:3"} {
+		err, out, _ := exec(t, context.Background(), false, "", "-f", p, "--interleave", il, "-o", "json")
+		var s struct{ Delivered, Dropped int }
+		if err != nil || json.Unmarshal([]byte(out), &s) != nil || s.Delivered != 4 || s.Dropped != 0 {
+			t.Errorf("%s: %v %s", il, err, out)
+		}
+	}
+}
+
+// TestEmptyHeaderValue: a zero-length parsley.causes value is truncated,
+// not null, through the whole replay path.
+func TestEmptyHeaderValue(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "empty.ndjson")
+	os.WriteFile(p, []byte(`{"topic_id":"00000000-0000-0000-0000-00000000000a","partition":0,"offset":0,"headers":[{"key":"parsley.causes","value":""}]}`+"\n"), 0o644)
+	err, _, _ := exec(t, context.Background(), false, "", "-f", p)
+	if err == nil || !strings.Contains(err.Error(), "failed closed: truncated") {
+		t.Errorf("got %v, want truncated", err)
+	}
+}
+
+// TestInterruptWhileReading: Ctrl-C stops a replay whose stdin is still
+// open and still being read for the first pass.
+func TestInterruptWhileReading(t *testing.T) {
+	good, _ := os.ReadFile("testdata/basic.ndjson")
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go pw.Write(good) // and never close: a producer that keeps the pipe open
+	ios, _, out, _ := iostreams.Test()
+	ios.In = pr
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
+	o := &cmdutil.Output{}
+	cmd := NewCmdReplay(f, o, nil)
+	cmd.SetArgs([]string{"-f", "-"})
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if cmdutil.ExitCode(err) != cmdutil.ExitInterrupted {
+			t.Errorf("exit %d (%v), want 130", cmdutil.ExitCode(err), err)
+		}
+		if out.Len() != 0 {
+			t.Errorf("output before the replay began: %q", out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ctrl-C did not stop a replay reading an open pipe")
+	}
 }

@@ -31,7 +31,7 @@ func runStepper(ctx context.Context, opts *Options) error {
 		defer os.Remove(spool)
 		input = spool
 	}
-	in, err := cmdutil.OpenCapture(opts.IO, input, opts.MaxLineSize)
+	in, err := cmdutil.OpenCapture(ctx, opts.IO, input, opts.MaxLineSize)
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func runStepper(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	channels, err := replay.Discover(first, opts.Names)
+	channels, err := replay.Discover(replay.WithContext(ctx, first), opts.Names)
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
