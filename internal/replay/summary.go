@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
 )
 
 func topicLabel(names *clock.Names, ch clock.Channel) string {
@@ -57,8 +58,10 @@ type HeadSummary struct {
 	Undecodable string           `json:"undecodable,omitempty"`
 	Blockers    []BlockerSummary `json:"blockers"`
 	// Root is the channel whose head the wait chain from this head ends
-	// at, when the chain leaves this channel.
-	Root string `json:"root,omitempty"`
+	// at, when the chain leaves this channel and ends: a chain that runs
+	// into a wait cycle has no root, and Cyclic says so.
+	Root   string `json:"root,omitempty"`
+	Cyclic bool   `json:"cyclic,omitempty"`
 }
 
 // BlockerSummary is one unmet entry of a head's clock.
@@ -124,7 +127,9 @@ func (r *Replayer) Summary() *Summary {
 					Kind:     b.Kind.String(),
 				})
 			}
-			if chain := g.WaitChain(ch); len(chain) > 1 {
+			if chain := g.WaitChain(ch); chainCycles(g, chain) {
+				hs.Cyclic = true
+			} else if len(chain) > 1 {
 				hs.Root = names.Channel(chain[len(chain)-1])
 			}
 			cs.Head = hs
@@ -149,4 +154,19 @@ func (s *Summary) SetFailure(err error) {
 		return
 	}
 	s.Failed = &Failure{Channel: ie.Channel, Offset: ie.Offset, Line: ie.Line, Code: ie.Code, Error: ie.Err.Error()}
+}
+
+// chainCycles reports whether a wait chain stopped because it came back to
+// a channel already on it: its last head waits, through a held blocker, on
+// a channel of the chain.
+func chainCycles(g *gate.Gate, chain []clock.Channel) bool {
+	if len(chain) == 0 {
+		return false
+	}
+	for _, b := range g.Blockers(chain[len(chain)-1]) {
+		if b.Kind == gate.BlockerHeld && slices.Contains(chain, b.Channel) {
+			return true
+		}
+	}
+	return false
 }

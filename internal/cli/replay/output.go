@@ -211,7 +211,10 @@ func writeText(w io.Writer, s *replay.Summary) error {
 			}
 			for _, b := range h.Blockers {
 				root := h.Root
-				if root == "" {
+				switch {
+				case h.Cyclic:
+					root = "(cycle)"
+				case root == "":
 					root = "-"
 				}
 				if err := t.Append(at, b.Channel, b.Required, pos(b.Settled), b.Kind, root); err != nil {
