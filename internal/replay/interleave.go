@@ -260,3 +260,112 @@ func (h *tsHeap) Pop() any {
 	*h = old[:len(old)-1]
 	return q
 }
+
+// MergeByTimestamp is the timestamp interleaving of Reorder for a source
+// whose channels are known in advance, as a broker range's are: it streams,
+// holding only what the slowest channel lags behind the others. An item is
+// taken once every channel still open has one waiting, so the order is the
+// one Reorder gives. last reports an item that ends its channel (a range's
+// end position); nil means channels end only with the source.
+func MergeByTimestamp(src Source, chans []clock.Channel, last func(clock.Channel, *capture.Item) bool, names *clock.Names) Source {
+	m := &merger{src: src, names: names, last: last, queues: make(map[clock.Channel]*mqueue, len(chans))}
+	for i, ch := range chans {
+		q := &mqueue{queue: queue{order: i, last: -1 << 62}, ch: ch, open: true}
+		m.queues[ch] = q
+	}
+	m.waiting = len(chans)
+	return m
+}
+
+type merger struct {
+	src     Source
+	names   *clock.Names
+	last    func(clock.Channel, *capture.Item) bool
+	queues  map[clock.Channel]*mqueue
+	h       mergeHeap
+	waiting int // open channels with nothing queued
+	eof     bool
+	out     capture.Item
+}
+
+type mqueue struct {
+	queue
+	ch   clock.Channel
+	open bool
+}
+
+func (m *merger) Next() (*capture.Item, error) {
+	for !m.eof && m.waiting > 0 {
+		it, err := m.src.Next()
+		if err == io.EOF {
+			m.eof = true
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		ch, err := ResolveChannel(m.names, it)
+		if err != nil {
+			return nil, &InputError{Line: it.Line, Channel: fmt.Sprintf("%s/%d", it.Topic, it.Partition), Offset: -1, Err: err}
+		}
+		q := m.queues[ch]
+		if q == nil { // a channel not announced: merged all the same
+			q = &mqueue{queue: queue{order: len(m.queues), last: -1 << 62}, ch: ch, open: true}
+			m.queues[ch] = q
+			m.waiting++
+		}
+		wasEmpty := q.empty()
+		q.items = append(q.items, detach(it))
+		if wasEmpty {
+			if q.open {
+				m.waiting--
+			}
+			q.key = q.tsKey()
+			heap.Push(&m.h, q)
+		}
+	}
+	if len(m.h) == 0 {
+		return nil, io.EOF
+	}
+	q := m.h[0]
+	it := &q.items[q.next]
+	if it.Kind == capture.KindRecord && it.HasTimestamp && it.Timestamp > q.last {
+		q.last = it.Timestamp
+	}
+	m.out = *it
+	*it = capture.Item{}
+	q.next++
+	if m.last != nil && m.last(q.ch, &m.out) {
+		q.open = false
+	}
+	if q.empty() {
+		heap.Pop(&m.h)
+		q.items, q.next = q.items[:0], 0 // reuse the backing array
+		if q.open {
+			m.waiting++
+		}
+	} else {
+		q.key = q.tsKey()
+		heap.Fix(&m.h, 0)
+	}
+	return &m.out, nil
+}
+
+// mergeHeap orders the merger's non-empty queues like tsHeap.
+type mergeHeap []*mqueue
+
+func (h mergeHeap) Len() int { return len(h) }
+func (h mergeHeap) Less(i, j int) bool {
+	if h[i].key != h[j].key {
+		return h[i].key < h[j].key
+	}
+	return h[i].order < h[j].order
+}
+func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*mqueue)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	q := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return q
+}

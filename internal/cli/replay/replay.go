@@ -177,9 +177,11 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	src, err = replay.Reorder(src, opts.Interleave, opts.Names)
-	if err != nil {
-		return interruptedBefore(fmt.Errorf("%s: %w", name, err))
+	if !(opts.Range.Given() && opts.Interleave.Mode == replay.Timestamp) { // merged as it streams
+		src, err = replay.Reorder(src, opts.Interleave, opts.Names)
+		if err != nil {
+			return interruptedBefore(fmt.Errorf("%s: %w", name, err))
+		}
 	}
 
 	w := newWriter(opts.IO.Out, opts.Output, opts.Names)
@@ -246,7 +248,19 @@ func openSource(ctx context.Context, opts *Options) (src replay.Source, name str
 		if err != nil {
 			return nil, "", nil, nil, err
 		}
-		return replay.WithContext(ctx, br), "broker range", br.Channels(), br.Close, nil
+		var src replay.Source = replay.WithContext(ctx, br)
+		if opts.Interleave.Mode == replay.Timestamp {
+			// Stream the merge: a range's channels and ends are known.
+			ends := map[clock.Channel]int64{}
+			for _, rc := range br.Range.Channels() {
+				ends[rc.Channel()] = rc.End
+			}
+			last := func(ch clock.Channel, it *capture.Item) bool {
+				return it.Kind == capture.KindPosition && it.Offset >= ends[ch]
+			}
+			src = replay.MergeByTimestamp(src, br.Channels(), last, opts.Names)
+		}
+		return src, "broker range", br.Channels(), br.Close, nil
 	}
 	in, err := cmdutil.OpenCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize)
 	if err != nil {
