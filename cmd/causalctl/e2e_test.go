@@ -118,16 +118,16 @@ func TestReplayStepperInTmux(t *testing.T) {
 	tm := startTmux(t, 100, 30, []string{"NO_COLOR=1"}, "replay", "-f", capturePath, "--tui")
 	tm.waitFor(5*time.Second, "item 0 of 9", "orders/0", "payments/0", "shipments/0")
 	tm.keys("Space")
-	tm.waitFor(2*time.Second, "item 1 of 9")
+	tm.waitFor(5*time.Second, "item 1 of 9")
 	tm.keys("h") // to the next hold: payments/0@0 waits on orders/0
-	s := tm.waitFor(2*time.Second, "item 3 of 9", "waits orders/0 ≥ 1, settled 0")
+	s := tm.waitFor(5*time.Second, "item 3 of 9", "waits orders/0 ≥ 1, settled 0")
 	if !strings.Contains(s, "▲ payments/0") {
 		t.Errorf("the held channel is not marked by its glyph:\n%s", s)
 	}
 	tm.keys("G") // to the end
-	tm.waitFor(3*time.Second, "item 9 of 9", "held 3")
+	tm.waitFor(5*time.Second, "item 9 of 9", "held 3")
 	tm.keys("?")
-	tm.waitFor(2*time.Second, "step one receive", "quit")
+	tm.waitFor(5*time.Second, "step one receive", "quit")
 	tm.keys("Escape")
 	tm.keys("q")
 	// The program ends and the shell's sleep remains: the view is gone.
@@ -208,10 +208,10 @@ func TestWatchInTmux(t *testing.T) {
 	}
 	tm.keys("j")
 	tm.keys("Enter") // the detail of the selected channel, full screen
-	tm.waitFor(3*time.Second, "orders/1  ", "received up to", "stamp ")
+	tm.waitFor(5*time.Second, "orders/1  ", "received up to", "stamp ")
 	tm.keys("Escape")
 	tm.keys("p")
-	tm.waitFor(3*time.Second, "PAUSED")
+	tm.waitFor(5*time.Second, "PAUSED")
 	tm.keys("q")
 	deadline := time.Now().Add(5 * time.Second)
 	for strings.Contains(tm.screen(), "causalctl watch") {

@@ -30,7 +30,7 @@ func runFor(t *testing.T, d time.Duration, tty bool, args ...string) (code int, 
 // interrupted.
 func TestWatchStatusLines(t *testing.T) {
 	p := newPipeline(t)
-	code, out, stderr := runFor(t, 1500*time.Millisecond, false,
+	code, out, stderr := runFor(t, 3*time.Second, false,
 		"watch", "--brokers", p.addr, "-t", "orders,payments", "--offsets", "start", "--interval", "200ms")
 	if code != cmdutil.ExitInterrupted {
 		t.Errorf("exit %d (%s), want %d", code, stderr, cmdutil.ExitInterrupted)
