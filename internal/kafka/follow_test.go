@@ -19,14 +19,7 @@ import (
 
 func follow(t *testing.T, cl *Client, topics []string, offsets string, opts ...RangeOption) *Follower {
 	t.Helper()
-	sels, err := ParseTopicSels(topics)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec, err := ParseOffsets(offsets, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	sels, spec := parseRange(t, topics, offsets)
 	f, err := cl.Follow(testCtx(t), sels, spec, opts...)
 	if err != nil {
 		t.Fatalf("follow %v %s: %v", topics, offsets, err)

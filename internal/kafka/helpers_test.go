@@ -131,8 +131,8 @@ func trace(items []*capture.Item, withChannel bool) string {
 	return strings.Join(parts, " ")
 }
 
-// openDrain opens a range for an offsets expression and drains it.
-func openDrain(t *testing.T, cl *Client, topics []string, offsets string, opts ...RangeOption) []*capture.Item {
+// parseRange parses topic selections and an offsets expression.
+func parseRange(t *testing.T, topics []string, offsets string) ([]TopicSel, OffsetSpec) {
 	t.Helper()
 	sels, err := ParseTopicSels(topics)
 	if err != nil {
@@ -142,6 +142,13 @@ func openDrain(t *testing.T, cl *Client, topics []string, offsets string, opts .
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sels, spec
+}
+
+// openDrain opens a range for an offsets expression and drains it.
+func openDrain(t *testing.T, cl *Client, topics []string, offsets string, opts ...RangeOption) []*capture.Item {
+	t.Helper()
+	sels, spec := parseRange(t, topics, offsets)
 	r, err := cl.OpenRange(testCtx(t), sels, spec, opts...)
 	if err != nil {
 		t.Fatalf("open %v %s: %v", topics, offsets, err)
