@@ -19,6 +19,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
@@ -260,7 +261,7 @@ func TestHonestStamps(t *testing.T) {
 					if len(o.errs) > 0 {
 						t.Errorf("scope %s, interleave %s:\n  %s", name, il, strings.Join(o.errs, "\n  "))
 					}
-					if s := r.Summary(); s.Held != 0 || len(s.Cycles) != 0 {
+					if s := inspect.SummaryOf(r); s.Held != 0 || len(s.Cycles) != 0 {
 						t.Errorf("scope %s, interleave %s: %d held at the end", name, il, s.Held)
 					}
 					held += int(maxHeld)
@@ -316,7 +317,7 @@ func TestDeterministic(t *testing.T) {
 }
 
 // replayJSON runs `causalctl replay` on the demo's topics in-process.
-func replayJSON(t *testing.T, addr string) (code int, sum replay.Summary, stderr string) {
+func replayJSON(t *testing.T, addr string) (code int, sum inspect.Summary, stderr string) {
 	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
 	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}

@@ -3,9 +3,9 @@
 // for the TUI of `watch` and `demo`, and a plain status line for output that
 // is not a terminal.
 //
-// One goroutine owns the gate (a replay.Replayer) and a replay.Tracker: it
+// One goroutine owns the gate (a replay.Replayer) and a inspect.Tracker: it
 // feeds them the items a reader goroutine takes from the Source, and about
-// ten times a second builds a replay.Snapshot and offers it on a channel
+// ten times a second builds a inspect.Snapshot and offers it on a channel
 // that holds one. A consumer that falls behind misses snapshots, never
 // records: the newest snapshot replaces an unread one, so the gate never
 // waits for the screen.
@@ -22,6 +22,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -68,9 +69,9 @@ type Config struct {
 	Now func() time.Time
 	// StampEvery is how often snapshots recompute the node's stamp, whose
 	// cost grows with the whole scope's clocks (default DefaultStampEvery;
-	// negative: every snapshot). See replay.SnapshotOptions.
+	// negative: every snapshot). See inspect.SnapshotOptions.
 	StampEvery time.Duration
-	// Caps of the snapshots (see replay.SnapshotOptions); zero means the
+	// Caps of the snapshots (see inspect.SnapshotOptions); zero means the
 	// default.
 	MaxRows, MaxHeads, MaxClockEntries, MaxStampEntries int
 }
@@ -81,18 +82,18 @@ type Driver struct {
 	src  Source
 	cfg  Config
 	r    *replay.Replayer
-	tr   *replay.Tracker
-	rate replay.RateMeter
+	tr   *inspect.Tracker
+	rate inspect.RateMeter
 	emit func(*replay.Event) error
 	at   time.Time // when the items being fed arrived
 
-	snaps   chan replay.Snapshot
+	snaps   chan inspect.Snapshot
 	stopped chan struct{}
 
 	mu      sync.Mutex
 	status  Status
 	err     error // what stopped the feed
-	summary *replay.Summary
+	summary *inspect.Summary
 	ran     bool
 }
 
@@ -121,8 +122,8 @@ func New(src Source, cfg Config) (*Driver, error) {
 		src:     src,
 		cfg:     cfg,
 		r:       r,
-		tr:      replay.NewTracker(cfg.Recent),
-		snaps:   make(chan replay.Snapshot, 1),
+		tr:      inspect.NewTracker(cfg.Recent),
+		snaps:   make(chan inspect.Snapshot, 1),
 		stopped: make(chan struct{}),
 	}
 	d.emit = func(ev *replay.Event) error {
@@ -135,7 +136,7 @@ func New(src Source, cfg Config) (*Driver, error) {
 // Snapshots returns the channel snapshots are published on, at most one
 // per Interval. It holds one snapshot: an unread one is replaced by the
 // next. After the last snapshot, taken when Run stops, it is closed.
-func (d *Driver) Snapshots() <-chan replay.Snapshot { return d.snaps }
+func (d *Driver) Snapshots() <-chan inspect.Snapshot { return d.snaps }
 
 // Stopped is closed when the feed stops before Run does: the gate failed
 // closed, or the Source failed (see Err). The driver goes on publishing
@@ -162,7 +163,7 @@ func (d *Driver) Status() Status {
 // Summary returns the replay summary of the gate (SPEC §5's summary
 // object) as Run left it, with the failure when the gate failed closed;
 // nil until Run has returned.
-func (d *Driver) Summary() *replay.Summary {
+func (d *Driver) Summary() *inspect.Summary {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.summary
@@ -263,7 +264,7 @@ func (d *Driver) finish() error {
 	s := d.snapshot(replay.StateFinished)
 	d.offer(s)
 	close(d.snaps)
-	sum := d.r.Summary()
+	sum := inspect.SummaryOf(d.r)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	sum.SetFailure(d.err)
@@ -271,10 +272,10 @@ func (d *Driver) finish() error {
 	return d.err
 }
 
-func (d *Driver) snapshot(state replay.RunState) replay.Snapshot {
+func (d *Driver) snapshot(state replay.RunState) inspect.Snapshot {
 	ends := d.src.LogEnds()
 	now := d.cfg.Now()
-	return d.r.Snapshot(replay.SnapshotOptions{
+	return inspect.SnapshotOf(d.r, inspect.SnapshotOptions{
 		Title:           d.cfg.Title,
 		Source:          d.cfg.Source,
 		State:           state,
@@ -297,7 +298,7 @@ func (d *Driver) publish(state replay.RunState) {
 // offer publishes s, replacing an unread snapshot. Only the driver's
 // goroutine sends, so after emptying the one-slot channel the send cannot
 // block.
-func (d *Driver) offer(s replay.Snapshot) {
+func (d *Driver) offer(s inspect.Snapshot) {
 	st := StatusOf(&s)
 	d.mu.Lock()
 	d.status = st
@@ -316,12 +317,12 @@ func (d *Driver) offer(s replay.Snapshot) {
 // Status is the one-line summary of a live gate: what a status line shows.
 type Status struct {
 	State replay.RunState
-	// Counters of the gate (replay.Snapshot's).
+	// Counters of the gate (inspect.Snapshot's).
 	Received, Delivered, Dropped, Held int64
 	// HeldChannels counts channels with a non-empty hold queue.
 	HeldChannels int
 	// OldestHold is the age of the oldest held head.
-	OldestHold replay.Age
+	OldestHold inspect.Age
 	// RecvRate and DeliverRate are records per second.
 	RecvRate, DeliverRate float64
 	// Lag is how far the node is behind the log ends, in offsets summed
@@ -331,12 +332,12 @@ type Status struct {
 	LagKnown bool
 	// Failure is where the gate failed closed; Err the error that stopped
 	// the feed otherwise.
-	Failure *replay.Failure
+	Failure *inspect.Failure
 	Err     string
 }
 
 // StatusOf sums up a snapshot. Lag counts the rows the snapshot has.
-func StatusOf(s *replay.Snapshot) Status {
+func StatusOf(s *inspect.Snapshot) Status {
 	st := Status{
 		State:        s.State,
 		Received:     s.Received,

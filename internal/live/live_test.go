@@ -16,6 +16,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/replay"
 )
@@ -176,7 +177,7 @@ func TestSnapshotRate(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	var last replay.Snapshot
+	var last inspect.Snapshot
 	for s := range d.Snapshots() {
 		last = s
 	}
@@ -206,7 +207,7 @@ func TestHoldsAgeAndDrain(t *testing.T) {
 	if len(s.Heads) != 1 || len(s.Heads[0].Blockers) != 1 {
 		t.Fatalf("heads %+v", s.Heads)
 	}
-	if b := s.Heads[0].Blockers[0]; b.Kind != replay.WaitLagging || b.Channel != "a/0" || b.LogEnd != 5 {
+	if b := s.Heads[0].Blockers[0]; b.Kind != inspect.WaitLagging || b.Channel != "a/0" || b.LogEnd != 5 {
 		t.Errorf("blocker %+v: want a/0 lagging below its log end 5", b)
 	}
 	// The requirement beyond the log end: not yet written.
@@ -214,7 +215,7 @@ func TestHoldsAgeAndDrain(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	<-d.Snapshots() // possibly taken before the change
 	time.Sleep(30 * time.Millisecond)
-	if s := <-d.Snapshots(); s.Heads[0].Blockers[0].Kind != replay.WaitBeyondLogEnd {
+	if s := <-d.Snapshots(); s.Heads[0].Blockers[0].Kind != inspect.WaitBeyondLogEnd {
 		t.Errorf("blocker %+v: want beyond log end", s.Heads[0].Blockers[0])
 	}
 	for off := range int64(4) {

@@ -164,8 +164,8 @@ func checkUnit(t *testing.T, u unit, capturePath, interleave string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := r.Summary(); s.Held != 0 {
-		t.Errorf("%d records held at the end", s.Held)
+	if held := r.Gate().Stats().Held; held != 0 {
+		t.Errorf("%d records held at the end", held)
 	}
 	sortD := func(ds []delivery) []delivery {
 		ds = slices.Clone(ds)

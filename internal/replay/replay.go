@@ -134,6 +134,9 @@ func New(cfg Config) (*Replayer, error) {
 // Gate returns the replayer's gate, for queries.
 func (r *Replayer) Gate() *gate.Gate { return r.g }
 
+// Skipped returns the number of records seen on channels outside the scope.
+func (r *Replayer) Skipped() int64 { return r.skipped }
+
 // Names returns the names known so far.
 func (r *Replayer) Names() *clock.Names { return r.names }
 

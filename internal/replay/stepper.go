@@ -15,13 +15,20 @@ import (
 
 // StepperOptions configure a Stepper.
 type StepperOptions struct {
-	// Title and Source are shown in snapshots (e.g. "causalctl replay"
-	// and the capture's name).
-	Title, Source string
-	// Recent is how many events snapshots list (default 50).
-	Recent int
 	// Speed is the initial speed in items per second (default 10).
 	Speed float64
+	// NewObserver, when set, is called at every rebuild of the Replayer
+	// (the start and every jump back) for an Observer of the new replay,
+	// e.g. an inspect.Tracker.
+	NewObserver func(*Replayer) Observer
+}
+
+// Observer sees every event a Stepper's replay emits, at the time it
+// happened (the latest record timestamp fed), and the error that stopped
+// the feed.
+type Observer interface {
+	Observe(ev *Event, at time.Time)
+	Stop(err error, at time.Time)
 }
 
 // speedLadder is the speeds Faster and Slower step through, in items per
@@ -48,7 +55,7 @@ type Stepper struct {
 
 	r    *Replayer
 	src  Source
-	tr   *Tracker
+	obs  Observer // nil without StepperOptions.NewObserver
 	emit func(*Event) error
 
 	item    int64                   // items fed
@@ -59,7 +66,8 @@ type Stepper struct {
 	now     time.Time               // latest record timestamp fed
 	at      time.Time               // time of the item being fed
 	state   RunState
-	stopped bool // the input ended or the feed failed
+	stopped bool  // the input ended or the feed failed
+	stopErr error // why the feed stopped, nil at the end of the input
 	running bool
 	speed   float64
 	carry   float64
@@ -75,9 +83,6 @@ type Stepper struct {
 func NewStepper(open func() (Source, error), cfg Config, opts StepperOptions) (*Stepper, error) {
 	if cfg.Names == nil {
 		cfg.Names = &clock.Names{}
-	}
-	if opts.Recent == 0 {
-		opts.Recent = 50
 	}
 	if opts.Speed <= 0 {
 		opts.Speed = 10
@@ -133,7 +138,11 @@ func (s *Stepper) reset() error {
 		return err
 	}
 	s.r, s.src = r, src
-	s.tr = NewTracker(s.opts.Recent)
+	s.obs = nil
+	if s.opts.NewObserver != nil {
+		s.obs = s.opts.NewObserver(r)
+	}
+	s.stopErr = nil
 	s.item, s.line, s.carry = 0, 0, 0
 	s.now = time.Time{}
 	s.lastOff = map[clock.Channel]int64{}
@@ -143,7 +152,9 @@ func (s *Stepper) reset() error {
 
 func (s *Stepper) observe(ev *Event) error {
 	s.counts[ev.Type]++
-	s.tr.Observe(ev, s.at)
+	if s.obs != nil {
+		s.obs.Observe(ev, s.at)
+	}
 	return nil
 }
 
@@ -195,8 +206,9 @@ func (s *Stepper) feed() bool {
 
 func (s *Stepper) stop(state RunState, err error) {
 	s.state, s.stopped, s.running = state, true, false
-	if err != nil {
-		s.tr.Stop(err, s.at)
+	s.stopErr = err
+	if err != nil && s.obs != nil {
+		s.obs.Stop(err, s.at)
 	}
 }
 
@@ -387,7 +399,7 @@ func (s *Stepper) State() RunState { return s.state }
 
 // Err returns the error that stopped the feed: an *InputError when the
 // gate failed closed or the input was bad, a source error; nil otherwise.
-func (s *Stepper) Err() error { return s.tr.stopErr }
+func (s *Stepper) Err() error { return s.stopErr }
 
 // Notice returns the message of the last jump or step-to, or "".
 func (s *Stepper) Notice() string { return s.notice }
@@ -401,24 +413,14 @@ func (s *Stepper) Position() Position {
 	return Position{Item: s.item, Total: s.total, Line: s.line, Running: s.running, Speed: s.speed, Notice: s.notice}
 }
 
-// Snapshot describes the replay's state now, with the stepper's position.
-func (s *Stepper) Snapshot() Snapshot {
-	pos := s.Position()
-	return s.r.Snapshot(SnapshotOptions{
-		Title:    s.opts.Title,
-		Source:   s.opts.Source,
-		State:    s.state,
-		Now:      s.now,
-		Tracker:  s.tr,
-		InputEnd: s.inputEnd,
-		// Past the end, whatever is missing is beyond the input.
-		Exhausted: s.state == StateFinished,
-		Offline:   true,
-		Position:  &pos,
-	})
-}
+// Now returns the latest record timestamp fed, the time ages are measured
+// to offline; zero before the first timestamped record.
+func (s *Stepper) Now() time.Time { return s.now }
 
-func (s *Stepper) inputEnd(ch clock.Channel) (int64, bool) {
+// InputEnd returns the end of ch's range in the input: one past its last
+// record or its last position. A channel in scope the input never names
+// ends at 0: all of it lies beyond the input.
+func (s *Stepper) InputEnd(ch clock.Channel) (int64, bool) {
 	end, ok := s.ends[ch]
 	if !ok {
 		// A channel in scope the input never names: all of it is beyond.

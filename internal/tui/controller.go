@@ -3,6 +3,7 @@ package tui
 import (
 	"time"
 
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -12,7 +13,7 @@ import (
 // a time, so an implementation needs no locking and starts no goroutine.
 type Controller interface {
 	// Snapshot returns the state now.
-	Snapshot() replay.Snapshot
+	Snapshot() inspect.Snapshot
 	// Step feeds one item (one receive or position advance).
 	Step()
 	// NextDelivery and NextHold feed items until one delivers a record,
@@ -37,11 +38,11 @@ type Controller interface {
 
 // StepperController adapts a replay.Stepper to the Controller the model
 // calls: `replay --tui` builds the Stepper and passes this in Options.
-func StepperController(s *replay.Stepper) Controller { return stepperController{s} }
+func StepperController(s *inspect.Stepper) Controller { return stepperController{s} }
 
-type stepperController struct{ s *replay.Stepper }
+type stepperController struct{ s *inspect.Stepper }
 
-func (c stepperController) Snapshot() replay.Snapshot     { return c.s.Snapshot() }
+func (c stepperController) Snapshot() inspect.Snapshot    { return c.s.Snapshot() }
 func (c stepperController) Step()                         { c.s.Step() }
 func (c stepperController) NextDelivery()                 { c.s.StepTo(replay.EventDeliver) }
 func (c stepperController) NextHold()                     { c.s.StepTo(replay.EventHold) }

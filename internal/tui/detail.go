@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/inspect"
 )
 
 // detail shows the selected channel: its head's full clock, every blocker
@@ -12,12 +12,12 @@ import (
 // chain, and the node's stamp.
 type detail struct {
 	common
-	snap *replay.Snapshot
-	row  *replay.ChannelRow
+	snap *inspect.Snapshot
+	row  *inspect.ChannelRow
 }
 
 // Set points the pane at a channel of a snapshot (row may be nil).
-func (d *detail) Set(s *replay.Snapshot, row *replay.ChannelRow) {
+func (d *detail) Set(s *inspect.Snapshot, row *inspect.ChannelRow) {
 	d.snap, d.row = s, row
 }
 
@@ -65,7 +65,7 @@ func (d *detail) lines() []string {
 	return out
 }
 
-func (d *detail) head(h *replay.HeadDetail, label func(string) string, field func(string, string) []string) []string {
+func (d *detail) head(h *inspect.HeadDetail, label func(string) string, field func(string, string) []string) []string {
 	st := d.styles
 	var out []string
 	head := st.Glyphs.Blocked + " @" + strconv.FormatInt(h.Offset, 10) + " held for " + h.Age.String()
@@ -85,7 +85,7 @@ func (d *detail) head(h *replay.HeadDetail, label func(string) string, field fun
 		}
 		text := b.Channel + " ≥ " + strconv.FormatInt(b.Required, 10) + ", settled " + posText(b.Settled) + "  "
 		kind := b.Kind.String()
-		if b.Kind == replay.WaitHeld {
+		if b.Kind == inspect.WaitHeld {
 			text += st.KindHeld.Render(kind)
 			if b.Cyclic {
 				text += " " + st.Glyphs.Cycle + " in a wait cycle"

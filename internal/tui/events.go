@@ -3,18 +3,18 @@ package tui
 import (
 	"strings"
 
-	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/inspect"
 )
 
 // events is the recent-events strip: the last deliveries, drops, holds and
 // the failure, newest last.
 type events struct {
 	common
-	recent []replay.RecentEvent
+	recent []inspect.RecentEvent
 }
 
 // Set shows the events of a snapshot.
-func (e *events) Set(recent []replay.RecentEvent) { e.recent = recent }
+func (e *events) Set(recent []inspect.RecentEvent) { e.recent = recent }
 
 // View renders the newest events that fit, newest at the bottom.
 func (e *events) View() string {

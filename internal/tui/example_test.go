@@ -7,6 +7,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
 )
@@ -21,14 +22,14 @@ func Example_live() {
 		records <-chan *capture.Item              // from the brokers
 		logEnd  func(clock.Channel) (int64, bool) // from ListOffsets, refreshed now and then
 	)
-	snaps := make(chan replay.Snapshot, 1)
+	snaps := make(chan inspect.Snapshot, 1)
 	go func() {
 		defer close(snaps)
-		tr := replay.NewTracker(50)
-		rates := &replay.RateMeter{}
+		tr := inspect.NewTracker(50)
+		rates := &inspect.RateMeter{}
 		emit := func(ev *replay.Event) error { tr.Observe(ev, time.Now()); return nil }
-		build := func(now time.Time) replay.Snapshot {
-			return r.Snapshot(replay.SnapshotOptions{
+		build := func(now time.Time) inspect.Snapshot {
+			return inspect.SnapshotOf(r, inspect.SnapshotOptions{
 				Title: "causalctl watch", Source: "broker:9092", Now: now,
 				Tracker: tr, Rates: rates, StampEvery: time.Second, LogEnd: logEnd,
 			})
@@ -54,10 +55,10 @@ func Example_live() {
 func Example_stepper() {
 	open := func() (replay.Source, error) { return capture.NewReader(os.Stdin), nil } // re-opens the capture
 	var cfg replay.Config                                                             // scope, starts, names
-	s, err := replay.NewStepper(open, cfg, replay.StepperOptions{Title: "causalctl replay", Source: "capture.ndjson"})
+	s, err := inspect.NewStepper(open, cfg, inspect.StepperOptions{Title: "causalctl replay", Source: "capture.ndjson"})
 	if err != nil {
 		return
 	}
 	_ = tui.Run(context.Background(), os.Stdin, os.Stdout, tui.Options{Controller: tui.StepperController(s)})
-	_ = s.Replayer().Summary() // what was reached when the view was closed
+	_ = inspect.SummaryOf(s.Replayer()) // what was reached when the view was closed
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -11,7 +12,7 @@ import (
 // a fourth saying where the gate failed when it did.
 type header struct {
 	common
-	snap *replay.Snapshot
+	snap *inspect.Snapshot
 	// While the view is paused: what arrived meanwhile.
 	paused         bool
 	pendingSnaps   int

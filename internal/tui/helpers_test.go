@@ -12,6 +12,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -26,7 +27,7 @@ func plainStyles() *Styles {
 
 // newStepper returns a stepper over a capture of the replay command's
 // testdata, with the scope and names a replay of it would use.
-func newStepper(t testing.TB, name string) *replay.Stepper {
+func newStepper(t testing.TB, name string) *inspect.Stepper {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "cli", "replay", "testdata", name))
 	if err != nil {
@@ -39,8 +40,8 @@ func newStepper(t testing.TB, name string) *replay.Stepper {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := replay.NewStepper(open, replay.Config{Scope: scope, Names: names},
-		replay.StepperOptions{Title: "causalctl replay", Source: name})
+	s, err := inspect.NewStepper(open, replay.Config{Scope: scope, Names: names},
+		inspect.StepperOptions{Title: "causalctl replay", Source: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func newStepper(t testing.TB, name string) *replay.Stepper {
 }
 
 // stepperModel is a model driving a stepper over the named capture, sized.
-func stepperModel(t testing.TB, name string, w, h int) (*Model, *replay.Stepper) {
+func stepperModel(t testing.TB, name string, w, h int) (*Model, *inspect.Stepper) {
 	t.Helper()
 	s := newStepper(t, name)
 	m := NewModel(plainStyles(), Options{Controller: StepperController(s)})
@@ -65,16 +66,16 @@ func liveModel(w, h int) *Model {
 
 // liveSnapshot is a snapshot as watch would send it: log ends, rates, ages,
 // n channels of which every tenth is held, the first few in a chain.
-func liveSnapshot(n int, received int64) replay.Snapshot {
-	s := replay.Snapshot{
+func liveSnapshot(n int, received int64) inspect.Snapshot {
+	s := inspect.Snapshot{
 		Title: "causalctl watch", Source: "broker-1:9092,broker-2:9092", State: replay.StateRunning,
 		Scope: n, Received: received, Delivered: received - int64(n/10)*3, Held: int64(n/10) * 3,
-		RecvRate: 123456.7, DeliverRate: 120001, OldestHold: replay.Age{D: 83 * time.Second, Known: true},
+		RecvRate: 123456.7, DeliverRate: 120001, OldestHold: inspect.Age{D: 83 * time.Second, Known: true},
 		HeldChannels: n / 10, Stamp: "orders/0=41,payments/3=7", StampEntries: 2, Cycles: [][]string{},
 	}
 	for k := range n {
 		topic := []string{"orders", "payments", "shipments"}[k%3]
-		r := replay.ChannelRow{
+		r := inspect.ChannelRow{
 			Channel: fmt.Sprintf("%s/%d", topic, k/3), TopicID: fmt.Sprintf("00000000-0000-0000-0000-%012x", k%3+1),
 			Partition: int32(k / 3), Settled: int64(1000 + k), ReceivedUpTo: int64(1000 + k), LogEnd: int64(1200 + k),
 			HeadOffset: -1, Head: -1,
@@ -83,27 +84,27 @@ func liveSnapshot(n int, received int64) replay.Snapshot {
 			r.Held = 3
 			r.Blocked = true
 			r.HeadOffset = r.Settled + 1
-			r.HeadAge = replay.Age{D: time.Duration(k+3) * time.Second, Known: true}
+			r.HeadAge = inspect.Age{D: time.Duration(k+3) * time.Second, Known: true}
 			r.Waits = fmt.Sprintf("waits payments/%d ≥ %d, settled %d", k+1, 2000+k, 1000+k)
 			r.Head = len(s.Heads)
-			h := replay.HeadDetail{
+			h := inspect.HeadDetail{
 				Channel: r.Channel, Offset: r.HeadOffset, Age: r.HeadAge,
 				Clock:        fmt.Sprintf("orders/%d=%d,payments/%d=%d", k, 990+k, k+1, 2000+k),
 				ClockEntries: 2,
-				Blockers: []replay.BlockerDetail{{Channel: fmt.Sprintf("payments/%d", k+1), Required: int64(2000 + k),
-					Settled: int64(1000 + k), Kind: replay.WaitLagging, LogEnd: int64(2100 + k)}},
+				Blockers: []inspect.BlockerDetail{{Channel: fmt.Sprintf("payments/%d", k+1), Required: int64(2000 + k),
+					Settled: int64(1000 + k), Kind: inspect.WaitLagging, LogEnd: int64(2100 + k)}},
 				Chain: []string{r.Channel}, ChainLen: 1,
 			}
 			if k == 10 {
-				h.Blockers = append(h.Blockers, replay.BlockerDetail{Channel: "orders/0", Required: 1001, Settled: 1000,
-					Kind: replay.WaitHeld, LogEnd: 1200, Root: "orders/0", RootWaits: "waits payments/1 ≥ 2000, settled 1000"})
+				h.Blockers = append(h.Blockers, inspect.BlockerDetail{Channel: "orders/0", Required: 1001, Settled: 1000,
+					Kind: inspect.WaitHeld, LogEnd: 1200, Root: "orders/0", RootWaits: "waits payments/1 ≥ 2000, settled 1000"})
 				h.Chain, h.ChainLen = []string{r.Channel, "orders/0"}, 2
 			}
 			s.Heads = append(s.Heads, h)
 		}
 		s.Channels = append(s.Channels, r)
 	}
-	s.Recent = []replay.RecentEvent{
+	s.Recent = []inspect.RecentEvent{
 		{Kind: "deliver", Text: "deliver #41 orders/0@1000"},
 		{Kind: "drop", Text: "drop orders/3@998 (replay guard)"},
 		{Kind: "hold", Text: "hold payments/0@1001 waits orders/0 ≥ 1001, settled 1000"},

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -451,7 +451,7 @@ func TestModelFailClosed(t *testing.T) {
 }
 
 func TestModelFeed(t *testing.T) {
-	ch := make(chan replay.Snapshot, 1)
+	ch := make(chan inspect.Snapshot, 1)
 	done := make(chan struct{})
 	m := NewModel(plainStyles(), Options{Snapshots: ch})
 	m.done = done
@@ -479,7 +479,7 @@ func TestModelFeed(t *testing.T) {
 		t.Fatalf("view after the feed:\n%s", m.View())
 	}
 	// The wait gives up when the program ends.
-	ch2 := make(chan replay.Snapshot)
+	ch2 := make(chan inspect.Snapshot)
 	close(done)
 	if msg := waitSnapshot(ch2, done)(); msg != nil {
 		t.Fatalf("wait after done: %T", msg)
@@ -539,7 +539,7 @@ func TestRun(t *testing.T) {
 	}
 	// Cancelling the context ends it with the context's error.
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan replay.Snapshot)
+	ch := make(chan inspect.Snapshot)
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	done := make(chan error, 1)
@@ -568,7 +568,7 @@ func (q quitOnClose) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func TestFeed(t *testing.T) {
-	ch := make(chan replay.Snapshot, 2)
+	ch := make(chan inspect.Snapshot, 2)
 	m := liveModel(80, 24)
 	p := tea.NewProgram(quitOnClose{m}, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignals())
 	ch <- liveSnapshot(3, 7)

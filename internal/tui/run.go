@@ -19,7 +19,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/inspect"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 )
@@ -31,7 +31,7 @@ type Options struct {
 	// Snapshots is the live feed: the model waits on it and draws each
 	// snapshot; a closed channel ends the feed (the view stays). Send at
 	// most about ten a second, never one per record.
-	Snapshots <-chan replay.Snapshot
+	Snapshots <-chan inspect.Snapshot
 	// Controller drives a stepper (replay --tui); nil disables the
 	// stepper keys.
 	Controller Controller
@@ -76,7 +76,7 @@ func colorEnabled(opts Options) bool {
 // Feed sends every snapshot from ch to p until ch is closed (then it sends
 // FeedClosedMsg) or ctx is done. Run it on a goroutine of its own, for a
 // program built without Options.Snapshots.
-func Feed(ctx context.Context, p *tea.Program, ch <-chan replay.Snapshot) {
+func Feed(ctx context.Context, p *tea.Program, ch <-chan inspect.Snapshot) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -95,7 +95,7 @@ func Feed(ctx context.Context, p *tea.Program, ch <-chan replay.Snapshot) {
 // stdout is not a terminal: no escape sequence, key=value fields, e.g.
 //
 //	state=running scope=40 received=1200 delivered=1180 dropped=0 held=20 held_channels=3 oldest_hold=1.2s in=950/s out=940/s
-func PlainStatus(s replay.Snapshot) string {
+func PlainStatus(s inspect.Snapshot) string {
 	var b strings.Builder
 	field := func(k, v string) {
 		if b.Len() > 0 {

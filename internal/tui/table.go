@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -63,7 +63,7 @@ func (c column) descFirst() bool {
 // column, and scrolling.
 type table struct {
 	common
-	rows    []replay.ChannelRow // the snapshot's, never modified
+	rows    []inspect.ChannelRow // the snapshot's, never modified
 	offline bool
 
 	view     []int // indexes into rows: filtered, sorted
@@ -84,7 +84,7 @@ func newTable(c common) *table {
 
 // SetRows replaces the rows (a new snapshot) keeping filter, sort and the
 // cursor's channel.
-func (t *table) SetRows(rows []replay.ChannelRow, offline bool) {
+func (t *table) SetRows(rows []inspect.ChannelRow, offline bool) {
 	t.rows, t.offline = rows, offline
 	if offline && t.colCur == colLogEnd {
 		t.colCur = colHeld
@@ -233,7 +233,7 @@ func posWidth(p int64) int {
 	return n
 }
 
-func ageKey(a replay.Age) int64 {
+func ageKey(a inspect.Age) int64 {
 	if !a.Known {
 		return -1
 	}
@@ -304,7 +304,7 @@ func (t *table) clamp() {
 }
 
 // Selected returns the cursor row, nil when the view is empty.
-func (t *table) Selected() *replay.ChannelRow {
+func (t *table) Selected() *inspect.ChannelRow {
 	if t.selected < len(t.view) {
 		return &t.rows[t.view[t.selected]]
 	}
@@ -401,7 +401,7 @@ func (t *table) View() string {
 	return strings.Join(clipLines(lines, t.height), "\n")
 }
 
-func (t *table) row(r *replay.ChannelRow, selected bool, cols []column, ws []int) string {
+func (t *table) row(r *inspect.ChannelRow, selected bool, cols []column, ws []int) string {
 	st := t.styles
 	cur := " "
 	if selected {

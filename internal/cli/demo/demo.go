@@ -19,6 +19,7 @@ import (
 	replaycmd "github.com/causalctl/causalctl/internal/cli/replay"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
@@ -44,7 +45,7 @@ type Options struct {
 	// used when set, stdout is a terminal, the output is text and --no-tui
 	// is not given; otherwise a status line is printed every second.
 	// NewCmdDemo sets it to tui.Run; a runF may replace it, nil means none.
-	RunTUI func(ctx context.Context, snapshots <-chan replay.Snapshot) error
+	RunTUI func(ctx context.Context, snapshots <-chan inspect.Snapshot) error
 
 	// Now reads the wall clock (time.Now).
 	Now func() time.Time
@@ -58,7 +59,7 @@ type Options struct {
 // Run; nil runs Run.
 func NewCmdDemo(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second}
-	opts.RunTUI = func(ctx context.Context, snapshots <-chan replay.Snapshot) error {
+	opts.RunTUI = func(ctx context.Context, snapshots <-chan inspect.Snapshot) error {
 		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color, Getenv: f.Getenv})
 	}
 	var fault string
@@ -348,7 +349,7 @@ func catchUp(ctx context.Context, cl *kafka.Client, feed *demo.Feed, drv *live.D
 	}
 }
 
-func caughtUp(s *replay.Snapshot, ends map[string]int64) bool {
+func caughtUp(s *inspect.Snapshot, ends map[string]int64) bool {
 	for _, row := range s.Channels {
 		if end, ok := ends[row.Channel]; ok && row.ReceivedUpTo+1 < end {
 			return false
@@ -357,7 +358,7 @@ func caughtUp(s *replay.Snapshot, ends map[string]int64) bool {
 	return true
 }
 
-func writeSummary(opts *Options, info io.Writer, sum *replay.Summary, took time.Duration, interrupted bool) error {
+func writeSummary(opts *Options, info io.Writer, sum *inspect.Summary, took time.Duration, interrupted bool) error {
 	if sum == nil {
 		return errors.New("the watched node left no summary")
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	democmd "github.com/causalctl/causalctl/internal/cli/demo"
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/replay"
 )
@@ -86,7 +87,7 @@ func TestDemoJSON(t *testing.T) {
 	if code != nil {
 		t.Fatalf("%v\n%s", code, errOut)
 	}
-	var sum replay.Summary
+	var sum inspect.Summary
 	if err := json.Unmarshal([]byte(out.String()), &sum); err != nil {
 		t.Fatalf("stdout is not the summary: %v\n%s", err, out)
 	}
@@ -175,7 +176,7 @@ func TestDemoFault(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
-	var sum replay.Summary
+	var sum inspect.Summary
 	if err := json.Unmarshal([]byte(out.String()), &sum); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
@@ -203,10 +204,10 @@ func TestDemoTUIHook(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ios, out, errOut := streams()
 			ios.SetTTY(tc.tty)
-			var got []replay.Snapshot
+			var got []inspect.Snapshot
 			called := false
 			opts := &democmd.Options{Duration: time.Second, Tick: 20 * time.Millisecond, StatusEvery: 200 * time.Millisecond, NoTUI: tc.noTUI,
-				RunTUI: func(ctx context.Context, snaps <-chan replay.Snapshot) error {
+				RunTUI: func(ctx context.Context, snaps <-chan inspect.Snapshot) error {
 					called = true
 					for {
 						select {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/olekukonko/tablewriter"
 )
@@ -105,7 +106,7 @@ func (w *writer) channel(ch clock.Channel) []byte {
 	return q
 }
 
-func (w *writer) summary(s *replay.Summary) error {
+func (w *writer) summary(s *inspect.Summary) error {
 	switch w.format {
 	case "ndjson":
 		b, err := marshal(s)
@@ -149,7 +150,7 @@ func pos(p *int64) string {
 // writeText renders the summary for people: a headline, the channels, and
 // the blocked heads with their blockers. It stays within 80 columns for
 // channel names of ordinary length.
-func writeText(w io.Writer, s *replay.Summary) error {
+func writeText(w io.Writer, s *inspect.Summary) error {
 	state := "complete"
 	switch {
 	case s.Failed != nil:
@@ -191,7 +192,7 @@ func writeText(w io.Writer, s *replay.Summary) error {
 		return err
 	}
 
-	var blocked []replay.ChannelSummary
+	var blocked []inspect.ChannelSummary
 	for _, c := range s.Channels {
 		if c.Head != nil {
 			blocked = append(blocked, c)
@@ -235,7 +236,7 @@ func writeText(w io.Writer, s *replay.Summary) error {
 	return nil
 }
 
-func firstBlocker(h *replay.HeadSummary) string {
+func firstBlocker(h *inspect.HeadSummary) string {
 	if h.Undecodable != "" {
 		return "undecodable (" + h.Undecodable + ")"
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/spf13/cobra"
@@ -191,7 +192,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	runErr := replay.Run(ctx, src, r, w.event, progress, opts.Now)
 
-	sum := r.Summary()
+	sum := inspect.SummaryOf(r)
 	sum.Interleave = opts.Interleave.String()
 	sum.SetFailure(runErr)
 	interrupted := errors.Is(runErr, replay.ErrInterrupted)

@@ -10,6 +10,7 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
 )
@@ -69,13 +70,13 @@ func runStepper(ctx context.Context, opts *Options) error {
 	if opts.Range.Given() {
 		name = "broker range"
 	}
-	st, err := replay.NewStepper(open, replay.Config{
+	st, err := inspect.NewStepper(open, replay.Config{
 		Scope:         scope,
 		Starts:        starts,
 		Undecodable:   opts.Undecodable,
 		MaxHeaderSize: opts.MaxHeaderSize,
 		Names:         opts.Names,
-	}, replay.StepperOptions{Title: "causalctl replay", Source: name})
+	}, inspect.StepperOptions{Title: "causalctl replay", Source: name})
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}

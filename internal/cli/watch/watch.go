@@ -14,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
@@ -190,7 +191,7 @@ func Run(ctx context.Context, opts *Options) error {
 func statusLines(ctx context.Context, opts *Options, drv *live.Driver) error {
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
-	var last replay.Snapshot
+	var last inspect.Snapshot
 	have := false
 	print := func() {
 		if have {

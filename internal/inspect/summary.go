@@ -1,4 +1,4 @@
-package replay
+package inspect
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/replay"
 )
 
 func topicLabel(names *clock.Names, ch clock.Channel) string {
@@ -88,16 +89,16 @@ func position(p int64) *int64 {
 	return &p
 }
 
-// Summary describes the replay's state now.
-func (r *Replayer) Summary() *Summary {
-	g, names := r.g, r.names
+// SummaryOf describes the state of r now.
+func SummaryOf(r *replay.Replayer) *Summary {
+	g, names := r.Gate(), r.Names()
 	st := g.Stats()
 	s := &Summary{
 		Received:  st.Received,
 		Delivered: st.Delivered,
 		Dropped:   st.Dropped,
 		Held:      st.Held,
-		Skipped:   r.skipped,
+		Skipped:   r.Skipped(),
 		Cycles:    [][]string{},
 	}
 	scope := g.Scope()
@@ -147,9 +148,9 @@ func (r *Replayer) Summary() *Summary {
 }
 
 // SetFailure records in s where the replay failed, when err is an
-// *InputError from a gate that failed closed.
+// *replay.InputError from a gate that failed closed.
 func (s *Summary) SetFailure(err error) {
-	var ie *InputError
+	var ie *replay.InputError
 	if !errors.As(err, &ie) || ie.Code == "" {
 		return
 	}

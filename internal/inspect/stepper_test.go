@@ -1,4 +1,4 @@
-package replay
+package inspect
 
 import (
 	"bytes"
@@ -13,13 +13,14 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/replay"
 )
 
 var cliTestdata = filepath.Join("..", "cli", "replay", "testdata")
 
 // openFile returns an open function over a capture held in memory, and the
 // scope and names a replay of it uses by default.
-func openFile(t testing.TB, name string) (func() (Source, error), []clock.Channel, *clock.Names) {
+func openFile(t testing.TB, name string) (func() (replay.Source, error), []clock.Channel, *clock.Names) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(cliTestdata, name))
 	if err != nil {
@@ -28,12 +29,12 @@ func openFile(t testing.TB, name string) (func() (Source, error), []clock.Channe
 	return openBytes(t, b)
 }
 
-func openBytes(t testing.TB, b []byte) (func() (Source, error), []clock.Channel, *clock.Names) {
+func openBytes(t testing.TB, b []byte) (func() (replay.Source, error), []clock.Channel, *clock.Names) {
 	t.Helper()
-	open := func() (Source, error) { return capture.NewReader(bytes.NewReader(b)), nil }
+	open := func() (replay.Source, error) { return capture.NewReader(bytes.NewReader(b)), nil }
 	names := &clock.Names{}
 	src, _ := open()
-	scope, err := Discover(src, names)
+	scope, err := replay.Discover(src, names)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func openBytes(t testing.TB, b []byte) (func() (Source, error), []clock.Channel,
 func newStepper(t testing.TB, name string) *Stepper {
 	t.Helper()
 	open, scope, names := openFile(t, name)
-	s, err := NewStepper(open, Config{Scope: scope, Names: names}, StepperOptions{Title: "test", Source: name})
+	s, err := NewStepper(open, replay.Config{Scope: scope, Names: names}, StepperOptions{Title: "test", Source: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func newStepper(t testing.TB, name string) *Stepper {
 type state struct {
 	item, line                         int64
 	received, delivered, dropped, held int64
-	run                                RunState
+	run                                replay.RunState
 }
 
 func stateOf(s *Stepper) state {
@@ -71,20 +72,20 @@ func TestStepperStepsBasic(t *testing.T) {
 	if got := s.Total(); got != 9 {
 		t.Fatalf("Total = %d, want 9 items", got)
 	}
-	if got, want := stateOf(s), (state{run: StatePaused}); got != want {
+	if got, want := stateOf(s), (state{run: replay.StatePaused}); got != want {
 		t.Fatalf("at start: %+v, want %+v", got, want)
 	}
 	// basic.ndjson, item by item (line 6 is blank).
 	want := []state{
-		{1, 1, 0, 0, 0, 0, StatePaused},  // position orders/0 0
-		{2, 2, 1, 1, 0, 0, StatePaused},  // orders/0@0 delivers
-		{3, 3, 2, 1, 0, 1, StatePaused},  // payments/0@0 waits orders/0 ≥ 1
-		{4, 4, 3, 3, 0, 0, StatePaused},  // orders/0@1 delivers, and releases payments/0@0
-		{5, 5, 4, 3, 1, 0, StatePaused},  // orders/0@1 again: the replay guard drops it
-		{6, 7, 5, 3, 1, 1, StatePaused},  // payments/0@2 waits orders/0 ≥ 5
-		{7, 8, 6, 3, 1, 2, StatePaused},  // payments/0@3 behind it
-		{8, 9, 7, 3, 1, 3, StatePaused},  // shipments/0@0 waits payments/0 ≥ 2 (held)
-		{9, 10, 7, 3, 1, 3, StatePaused}, // position orders/0 3
+		{1, 1, 0, 0, 0, 0, replay.StatePaused},  // position orders/0 0
+		{2, 2, 1, 1, 0, 0, replay.StatePaused},  // orders/0@0 delivers
+		{3, 3, 2, 1, 0, 1, replay.StatePaused},  // payments/0@0 waits orders/0 ≥ 1
+		{4, 4, 3, 3, 0, 0, replay.StatePaused},  // orders/0@1 delivers, and releases payments/0@0
+		{5, 5, 4, 3, 1, 0, replay.StatePaused},  // orders/0@1 again: the replay guard drops it
+		{6, 7, 5, 3, 1, 1, replay.StatePaused},  // payments/0@2 waits orders/0 ≥ 5
+		{7, 8, 6, 3, 1, 2, replay.StatePaused},  // payments/0@3 behind it
+		{8, 9, 7, 3, 1, 3, replay.StatePaused},  // shipments/0@0 waits payments/0 ≥ 2 (held)
+		{9, 10, 7, 3, 1, 3, replay.StatePaused}, // position orders/0 3
 	}
 	for k, w := range want {
 		if !s.Step() {
@@ -97,7 +98,7 @@ func TestStepperStepsBasic(t *testing.T) {
 	if s.Step() {
 		t.Fatal("Step past the end returned true")
 	}
-	if got, want := stateOf(s), (state{9, 10, 7, 3, 1, 3, StateFinished}); got != want {
+	if got, want := stateOf(s), (state{9, 10, 7, 3, 1, 3, replay.StateFinished}); got != want {
 		t.Fatalf("at the end: %+v, want %+v", got, want)
 	}
 	if s.Err() != nil {
@@ -108,15 +109,15 @@ func TestStepperStepsBasic(t *testing.T) {
 func TestStepperStepTo(t *testing.T) {
 	s := newStepper(t, "basic.ndjson")
 	steps := []struct {
-		to    EventType
+		to    replay.EventType
 		found bool
 		item  int64
 	}{
-		{EventDeliver, true, 2},
-		{EventDeliver, true, 4},
-		{EventHold, true, 6},
-		{EventHold, true, 7},
-		{EventDrop, false, 9}, // the only drop (item 5) is behind
+		{replay.EventDeliver, true, 2},
+		{replay.EventDeliver, true, 4},
+		{replay.EventHold, true, 6},
+		{replay.EventHold, true, 7},
+		{replay.EventDrop, false, 9}, // the only drop (item 5) is behind
 	}
 	for _, st := range steps {
 		if got := s.StepTo(st.to); got != st.found {
@@ -126,13 +127,13 @@ func TestStepperStepTo(t *testing.T) {
 			t.Fatalf("StepTo(%v): at item %d, want %d", st.to, s.Item(), st.item)
 		}
 	}
-	if s.State() != StateFinished || !strings.Contains(s.Notice(), "no drop") {
+	if s.State() != replay.StateFinished || !strings.Contains(s.Notice(), "no drop") {
 		t.Fatalf("after a fruitless StepTo: state %v, notice %q", s.State(), s.Notice())
 	}
 
 	s = newStepper(t, "basic.ndjson")
-	s.StepTo(EventHold) // item 3
-	s.StepTo(EventDrop)
+	s.StepTo(replay.EventHold) // item 3
+	s.StepTo(replay.EventDrop)
 	if s.Item() != 5 {
 		t.Fatalf("StepTo(drop) from item 3 stopped at %d, want 5", s.Item())
 	}
@@ -156,24 +157,24 @@ func TestStepperJumps(t *testing.T) {
 	}
 
 	s.JumpEnd()
-	if got, want := stateOf(s), (state{9, 10, 7, 3, 1, 3, StateFinished}); got != want {
+	if got, want := stateOf(s), (state{9, 10, 7, 3, 1, 3, replay.StateFinished}); got != want {
 		t.Fatalf("JumpEnd: %+v, want %+v", got, want)
 	}
 	// The end is what a plain replay of the whole input reports.
 	open, scope, names := openFile(t, "basic.ndjson")
-	r, _ := New(Config{Scope: scope, Names: names})
+	r, _ := replay.New(replay.Config{Scope: scope, Names: names})
 	src, _ := open()
-	if err := Run(t.Context(), src, r, func(*Event) error { return nil }, nil, time.Now); err != nil {
+	if err := replay.Run(t.Context(), src, r, func(*replay.Event) error { return nil }, nil, time.Now); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := s.Replayer().Summary(), r.Summary(); !reflect.DeepEqual(got, want) {
+	if got, want := SummaryOf(s.Replayer()), SummaryOf(r); !reflect.DeepEqual(got, want) {
 		t.Fatalf("JumpEnd summary %+v, want %+v", got, want)
 	}
 
 	if err := s.JumpStart(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := stateOf(s), (state{run: StatePaused}); got != want {
+	if got, want := stateOf(s), (state{run: replay.StatePaused}); got != want {
 		t.Fatalf("JumpStart: %+v, want %+v", got, want)
 	}
 	same("JumpStart", s.Snapshot(), fresh(0))
@@ -189,7 +190,7 @@ func TestStepperJumps(t *testing.T) {
 	if err := s.JumpToItem(50); err != nil {
 		t.Fatal(err)
 	}
-	if s.Item() != 9 || s.State() != StateFinished || !strings.Contains(s.Notice(), "not reached") {
+	if s.Item() != 9 || s.State() != replay.StateFinished || !strings.Contains(s.Notice(), "not reached") {
 		t.Fatalf("JumpToItem(50): item %d, state %v, notice %q", s.Item(), s.State(), s.Notice())
 	}
 
@@ -232,7 +233,7 @@ func TestStepperRun(t *testing.T) {
 		t.Fatalf("Advance while paused fed %d items", n)
 	}
 	s.SetRunning(true)
-	if s.State() != StateRunning || !s.Snapshot().Position.Running {
+	if s.State() != replay.StateRunning || !s.Snapshot().Position.Running {
 		t.Fatalf("running: state %v", s.State())
 	}
 	// 10 items/s: 250 ms is 2.5 items; the half carries over.
@@ -246,7 +247,7 @@ func TestStepperRun(t *testing.T) {
 	if n := s.Advance(time.Minute); n != 4 {
 		t.Fatalf("Advance(1m) fed %d, want the 4 left", n)
 	}
-	if s.Running() || s.State() != StateFinished {
+	if s.Running() || s.State() != replay.StateFinished {
 		t.Fatalf("at the end: running %v, state %v", s.Running(), s.State())
 	}
 	s.SetRunning(true)
@@ -288,7 +289,7 @@ func TestStepperFailClosed(t *testing.T) {
 	for range 3 {
 		s.Step()
 	}
-	if got, want := stateOf(s), (state{3, 3, 3, 1, 0, 2, StatePaused}); got != want {
+	if got, want := stateOf(s), (state{3, 3, 3, 1, 0, 2, replay.StatePaused}); got != want {
 		t.Fatalf("after 3 steps: %+v, want %+v", got, want)
 	}
 	snap := s.Snapshot()
@@ -298,7 +299,7 @@ func TestStepperFailClosed(t *testing.T) {
 	if !s.Step() {
 		t.Fatal("the failing item was not fed")
 	}
-	if got, want := stateOf(s), (state{4, 4, 3, 1, 0, 2, StateFailedClosed}); got != want {
+	if got, want := stateOf(s), (state{4, 4, 3, 1, 0, 2, replay.StateFailedClosed}); got != want {
 		t.Fatalf("after the failure: %+v, want %+v", got, want)
 	}
 	snap = s.Snapshot()
@@ -309,26 +310,26 @@ func TestStepperFailClosed(t *testing.T) {
 	if last := snap.Recent[len(snap.Recent)-1]; last.Kind != "fail-closed" || last.Text != "FAILED CLOSED c/0@1 unknown-version · line 4" {
 		t.Fatalf("last event %+v", last)
 	}
-	var ie *InputError
+	var ie *replay.InputError
 	if !errors.As(s.Err(), &ie) || ie.Code != "unknown-version" {
 		t.Fatalf("Err = %v", s.Err())
 	}
 	// Nothing moves it on.
-	if s.Step() || s.StepTo(EventDeliver) {
+	if s.Step() || s.StepTo(replay.EventDeliver) {
 		t.Fatal("a failed stepper stepped")
 	}
 	s.SetRunning(true)
 	s.JumpEnd()
-	if s.Item() != 4 || s.State() != StateFailedClosed || s.Running() {
+	if s.Item() != 4 || s.State() != replay.StateFailedClosed || s.Running() {
 		t.Fatalf("failed stepper moved: item %d, state %v", s.Item(), s.State())
 	}
 	// Jumping back recovers, and failing again is the same failure.
 	s.JumpStart()
-	if s.State() != StatePaused || s.Err() != nil {
+	if s.State() != replay.StatePaused || s.Err() != nil {
 		t.Fatalf("after JumpStart: state %v, err %v", s.State(), s.Err())
 	}
 	s.JumpToItem(6)
-	if s.Item() != 4 || s.State() != StateFailedClosed {
+	if s.Item() != 4 || s.State() != replay.StateFailedClosed {
 		t.Fatalf("JumpToItem(6): item %d, state %v", s.Item(), s.State())
 	}
 }
@@ -337,9 +338,9 @@ func TestStepperBadInput(t *testing.T) {
 	b := []byte(`{"topic_id":"00000000-0000-0000-0000-00000000000a","partition":0,"offset":0}
 {"topic_id":"00000000-0000-0000-0000-00000000000a","partition":0,"offset":
 `)
-	open := func() (Source, error) { return capture.NewReader(bytes.NewReader(b)), nil }
+	open := func() (replay.Source, error) { return capture.NewReader(bytes.NewReader(b)), nil }
 	ch := clock.Channel{Topic: clock.TopicID{15: 0x0a}}
-	s, err := NewStepper(open, Config{Scope: []clock.Channel{ch}}, StepperOptions{})
+	s, err := NewStepper(open, replay.Config{Scope: []clock.Channel{ch}}, StepperOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -348,30 +349,30 @@ func TestStepperBadInput(t *testing.T) {
 	}
 	s.JumpEnd()
 	snap := s.Snapshot()
-	if snap.State != StateError || !strings.Contains(snap.Err, "line 2") || snap.Delivered != 1 {
+	if snap.State != replay.StateError || !strings.Contains(snap.Err, "line 2") || snap.Delivered != 1 {
 		t.Fatalf("state %v, err %q, delivered %d", snap.State, snap.Err, snap.Delivered)
 	}
 
 	// An open that fails is reported by NewStepper and by JumpStart.
 	calls := 0
-	flaky := func() (Source, error) {
+	flaky := func() (replay.Source, error) {
 		calls++
 		if calls > 2 {
 			return nil, io.ErrUnexpectedEOF
 		}
 		return open()
 	}
-	s, err = NewStepper(flaky, Config{Scope: []clock.Channel{ch}}, StepperOptions{})
+	s, err = NewStepper(flaky, replay.Config{Scope: []clock.Channel{ch}}, StepperOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.JumpStart(); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("JumpStart = %v", err)
 	}
-	if s.Snapshot().State != StateError {
+	if s.Snapshot().State != replay.StateError {
 		t.Fatalf("state %v after a failed re-open", s.Snapshot().State)
 	}
-	if _, err := NewStepper(flaky, Config{Scope: []clock.Channel{ch}}, StepperOptions{}); err == nil {
+	if _, err := NewStepper(flaky, replay.Config{Scope: []clock.Channel{ch}}, StepperOptions{}); err == nil {
 		t.Fatal("NewStepper with a failing open succeeded")
 	}
 }

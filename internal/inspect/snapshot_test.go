@@ -1,4 +1,4 @@
-package replay
+package inspect
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // testChannel is partition p of topic "t<n>".
@@ -21,10 +22,10 @@ func testChannel(n int, p int32) clock.Channel {
 	return clock.Channel{Topic: id, Partition: p}
 }
 
-// feeder feeds records to a Replayer built over channels of topics t0…
+// feeder feeds records to a replay.Replayer built over channels of topics t0…
 type feeder struct {
 	t   testing.TB
-	r   *Replayer
+	r   *replay.Replayer
 	tr  *Tracker
 	at  time.Time
 	ids map[clock.TopicID]string
@@ -41,7 +42,7 @@ func newFeeder(t testing.TB, scope []clock.Channel, recent int) *feeder {
 		}
 		f.ids[ch.Topic] = name
 	}
-	r, err := New(Config{Scope: scope, Names: names})
+	r, err := replay.New(replay.Config{Scope: scope, Names: names})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,13 +52,13 @@ func newFeeder(t testing.TB, scope []clock.Channel, recent int) *feeder {
 
 // record feeds a record on ch at off with clock es, one second after the
 // last, and returns the events it caused.
-func (f *feeder) record(ch clock.Channel, off int64, es ...clock.Entry) []Event {
+func (f *feeder) record(ch clock.Channel, off int64, es ...clock.Entry) []replay.Event {
 	f.t.Helper()
 	f.at = f.at.Add(time.Second)
 	it := &capture.Item{Kind: capture.KindRecord, TopicID: ch.Topic, Partition: ch.Partition, Offset: off,
 		Headers: []clock.Header{{Key: clock.HeaderCauses, Value: clock.Encode(clock.MustNew(es...))}}}
-	var evs []Event
-	err := f.r.Feed(it, func(ev *Event) error {
+	var evs []replay.Event
+	err := f.r.Feed(it, func(ev *replay.Event) error {
 		f.tr.Observe(ev, f.at)
 		evs = append(evs, *ev)
 		return nil
@@ -70,7 +71,7 @@ func (f *feeder) record(ch clock.Channel, off int64, es ...clock.Entry) []Event 
 
 func (f *feeder) snapshot(opts SnapshotOptions) Snapshot {
 	opts.Tracker = f.tr
-	return f.r.Snapshot(opts)
+	return SnapshotOf(f.r, opts)
 }
 
 func rowOf(t testing.TB, s Snapshot, name string) ChannelRow {
@@ -96,7 +97,7 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 	s := f.snapshot(SnapshotOptions{Title: "watch", Source: "localhost:9092", Now: now,
 		LogEnd: func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok }})
 
-	if s.Title != "watch" || s.Source != "localhost:9092" || s.State != StateRunning {
+	if s.Title != "watch" || s.Source != "localhost:9092" || s.State != replay.StateRunning {
 		t.Fatalf("title/source/state: %q %q %v", s.Title, s.Source, s.State)
 	}
 	if s.Scope != 4 || s.Received != 4 || s.Delivered != 1 || s.Held != 3 || s.HeldChannels != 2 {
@@ -161,14 +162,14 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 	}
 
 	// Without log ends: not received; without a tracker: no ages, no events.
-	s = f.r.Snapshot(SnapshotOptions{})
+	s = SnapshotOf(f.r, SnapshotOptions{})
 	if k := s.Heads[0].Blockers[0].Kind; k != WaitNotReceived {
 		t.Fatalf("kind without log end %v", k)
 	}
 	if s.OldestHold.Known || len(s.Recent) != 0 {
 		t.Fatalf("no tracker: oldest %v, recent %v", s.OldestHold, s.Recent)
 	}
-	s = f.r.Snapshot(SnapshotOptions{Exhausted: true})
+	s = SnapshotOf(f.r, SnapshotOptions{Exhausted: true})
 	if k := s.Heads[0].Blockers[0].Kind; k != WaitBeyondInput {
 		t.Fatalf("kind when exhausted %v", k)
 	}
@@ -178,12 +179,12 @@ func TestSnapshotUndecodable(t *testing.T) {
 	a := testChannel(1, 0)
 	names := &clock.Names{}
 	names.Add("t1", a.Topic)
-	r, _ := New(Config{Scope: []clock.Channel{a}, Names: names, Undecodable: gate.HoldUndecodable})
+	r, _ := replay.New(replay.Config{Scope: []clock.Channel{a}, Names: names, Undecodable: gate.HoldUndecodable})
 	it := &capture.Item{Kind: capture.KindRecord, TopicID: a.Topic, Offset: 3, Headers: []clock.Header{{Key: clock.HeaderCauses, Value: []byte{2, 0}}}}
-	if err := r.Feed(it, func(*Event) error { return nil }); err != nil {
+	if err := r.Feed(it, func(*replay.Event) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	s := r.Snapshot(SnapshotOptions{})
+	s := SnapshotOf(r, SnapshotOptions{})
 	row := s.Channels[0]
 	if !row.Blocked || row.Undecodable != "unknown-version" || row.Waits != "undecodable (unknown-version)" {
 		t.Fatalf("row %+v", row)
@@ -312,16 +313,16 @@ func TestTracker(t *testing.T) {
 	a := testChannel(1, 0)
 	tr := NewTracker(3)
 	t0 := time.Unix(100, 0)
-	tr.Observe(&Event{Type: EventHold, Channel: a, Offset: 4, Behind: -1}, t0)
-	tr.Observe(&Event{Type: EventHold, Channel: a, Offset: 5, Behind: 4}, time.Time{})
-	tr.Observe(&Event{Type: EventHold, Channel: a, Offset: 6, Behind: 4}, t0.Add(time.Second))
+	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 4, Behind: -1}, t0)
+	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 5, Behind: 4}, time.Time{})
+	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 6, Behind: 4}, t0.Add(time.Second))
 	if at, ok := tr.HeldSince(a, 4); !ok || !at.Equal(t0) {
 		t.Fatalf("HeldSince(4) = %v %v", at, ok)
 	}
 	if _, ok := tr.HeldSince(a, 5); ok {
 		t.Fatal("HeldSince of a record received at an unknown time is known")
 	}
-	tr.Observe(&Event{Type: EventDeliver, Seq: 1, Channel: a, Offset: 4}, t0)
+	tr.Observe(&replay.Event{Type: replay.EventDeliver, Seq: 1, Channel: a, Offset: 4}, t0)
 	if _, ok := tr.HeldSince(a, 4); ok {
 		t.Fatal("a delivered record is still held")
 	}
@@ -329,7 +330,7 @@ func TestTracker(t *testing.T) {
 		t.Fatalf("HeldSince(6) = %v %v", at, ok)
 	}
 	tr.names = &clock.Names{}
-	tr.Stop(&InputError{Line: 9, Channel: "t1/0", Offset: 7, Code: "truncated", Err: fmt.Errorf("truncated")}, t0)
+	tr.Stop(&replay.InputError{Line: 9, Channel: "t1/0", Offset: 7, Code: "truncated", Err: fmt.Errorf("truncated")}, t0)
 	var got []string
 	for _, e := range tr.recentEvents() {
 		got = append(got, e.Kind)
@@ -340,7 +341,7 @@ func TestTracker(t *testing.T) {
 	}
 	// A tracker without a ring still tracks holds.
 	tr = &Tracker{}
-	tr.Observe(&Event{Type: EventHold, Channel: a, Offset: 1, Behind: -1}, t0)
+	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 1, Behind: -1}, t0)
 	if _, ok := tr.HeldSince(a, 1); !ok {
 		t.Fatal("zero Tracker lost a hold")
 	}
@@ -381,17 +382,17 @@ func TestAgeString(t *testing.T) {
 			t.Errorf("%v: %q, want %q", c.a.D, got, c.want)
 		}
 	}
-	p := Position{Item: 9, Total: 10, Line: 9, Speed: 10}
+	p := replay.Position{Item: 9, Total: 10, Line: 9, Speed: 10}
 	if got := p.String(); got != "item 9 of 10 · line 9 · paused · 10 items/s" {
 		t.Errorf("Position: %q", got)
 	}
-	p = Position{Item: 3, Total: -1, Running: true, Speed: 0.5}
+	p = replay.Position{Item: 3, Total: -1, Running: true, Speed: 0.5}
 	if got := p.String(); got != "item 3 · running · 0.5 items/s" {
 		t.Errorf("Position: %q", got)
 	}
-	for s := StateRunning; s <= StateError+1; s++ {
+	for s := replay.StateRunning; s <= replay.StateError+1; s++ {
 		if s.String() == "" {
-			t.Errorf("RunState(%d) has no name", s)
+			t.Errorf("replay.RunState(%d) has no name", s)
 		}
 	}
 	for k := WaitHeld; k <= WaitBeyondInput+1; k++ {

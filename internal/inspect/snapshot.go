@@ -1,4 +1,4 @@
-package replay
+package inspect
 
 import (
 	"cmp"
@@ -11,42 +11,8 @@ import (
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/replay"
 )
-
-// RunState is what the feed of a gate is doing.
-type RunState uint8
-
-const (
-	// StateRunning: items are being fed (a live watch, or a running stepper).
-	StateRunning RunState = iota
-	// StatePaused: a stepper waiting for the next key.
-	StatePaused
-	// StateFinished: the input ended; nothing more will be fed.
-	StateFinished
-	// StateFailedClosed: the gate failed closed (Snapshot.Failure says
-	// where and why); nothing after it is processed.
-	StateFailedClosed
-	// StateError: the feed stopped on an error that is not the gate's:
-	// a malformed capture line, a broker or I/O error (Snapshot.Err).
-	StateError
-)
-
-// String returns the state as the TUI's header shows it.
-func (s RunState) String() string {
-	switch s {
-	case StateRunning:
-		return "running"
-	case StatePaused:
-		return "paused"
-	case StateFinished:
-		return "finished"
-	case StateFailedClosed:
-		return "failed closed"
-	case StateError:
-		return "error"
-	}
-	return "RunState(" + strconv.Itoa(int(s)) + ")"
-}
 
 // Snapshot is the state of a gate and its feed at one moment, as plain
 // data: every field is a value or a slice owned by the snapshot, so it may
@@ -56,10 +22,10 @@ func (s RunState) String() string {
 type Snapshot struct {
 	Title  string // what is shown, e.g. "causalctl watch"
 	Source string // brokers, or the capture file
-	State  RunState
-	// Failure says where the gate failed closed (StateFailedClosed).
+	State  replay.RunState
+	// Failure says where the gate failed closed (replay.StateFailedClosed).
 	Failure *Failure
-	// Err is the error that stopped the feed (StateError).
+	// Err is the error that stopped the feed (replay.StateError).
 	Err string
 
 	Scope                                       int // channels in scope
@@ -96,7 +62,7 @@ type Snapshot struct {
 	// Cycles are the wait-graph cycles (a stamp out of contract).
 	Cycles [][]string
 	// Position is where a stepper stands; nil for a live feed.
-	Position *Position
+	Position *replay.Position
 	// Offline is set for a replay: rates and log ends do not apply.
 	Offline bool
 }
@@ -247,42 +213,6 @@ type RecentEvent struct {
 	At   time.Time
 }
 
-// Position is where a stepper stands.
-type Position struct {
-	Item  int64 // items fed so far
-	Total int64 // items in the input, −1 unknown
-	Line  int64 // capture line of the last item fed, 0 unknown
-	// Running is set while the stepper runs on its own.
-	Running bool
-	Speed   float64 // items per second when running
-	// Notice is the stepper's last message, e.g. where a jump landed.
-	Notice string
-}
-
-// String returns e.g. "item 9 of 10 · line 9 · paused · 10 items/s".
-func (p Position) String() string {
-	var b strings.Builder
-	b.WriteString("item ")
-	b.WriteString(strconv.FormatInt(p.Item, 10))
-	if p.Total >= 0 {
-		b.WriteString(" of ")
-		b.WriteString(strconv.FormatInt(p.Total, 10))
-	}
-	if p.Line > 0 {
-		b.WriteString(" · line ")
-		b.WriteString(strconv.FormatInt(p.Line, 10))
-	}
-	if p.Running {
-		b.WriteString(" · running")
-	} else {
-		b.WriteString(" · paused")
-	}
-	b.WriteString(" · ")
-	b.WriteString(strconv.FormatFloat(p.Speed, 'f', -1, 64))
-	b.WriteString(" items/s")
-	return b.String()
-}
-
 // Defaults of SnapshotOptions.
 const (
 	DefaultMaxRows         = 20000
@@ -298,7 +228,7 @@ type SnapshotOptions struct {
 	Title, Source string
 	// State is the feed's state. A failed gate, or a Tracker that saw the
 	// feed stop, overrides it.
-	State RunState
+	State replay.RunState
 	// Now is the time ages are measured to: wall time live, the latest
 	// record timestamp offline. Zero leaves ages unknown.
 	Now time.Time
@@ -327,7 +257,7 @@ type SnapshotOptions struct {
 	// Caps; zero means the default.
 	MaxRows, MaxHeads, MaxClockEntries, MaxStampEntries int
 	// Position is copied into the snapshot.
-	Position *Position
+	Position *replay.Position
 }
 
 // heldInfo is a held channel while a snapshot is built.
@@ -342,16 +272,16 @@ type heldInfo struct {
 	cyclic   bool
 }
 
-// Snapshot describes the replay's state now. It reads the gate and does
-// not change it; its cost grows with the channels in scope and the held
-// heads (see the caps in opts), not with the records received.
-func (r *Replayer) Snapshot(opts SnapshotOptions) Snapshot {
-	g := r.g
+// SnapshotOf describes the state of r now. It reads the gate and does not
+// change it; its cost grows with the channels in scope and the held heads
+// (see the caps in opts), not with the records received.
+func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
+	g := r.Gate()
 	t := opts.Tracker
 	if t == nil {
 		t = &Tracker{}
 	}
-	t.names = r.names
+	t.names = r.Names()
 	st := g.Stats()
 	s := Snapshot{
 		Title:     opts.Title,
@@ -361,7 +291,7 @@ func (r *Replayer) Snapshot(opts SnapshotOptions) Snapshot {
 		Delivered: st.Delivered,
 		Dropped:   st.Dropped,
 		Held:      st.Held,
-		Skipped:   r.skipped,
+		Skipped:   r.Skipped(),
 		Offline:   opts.Offline,
 		Cycles:    [][]string{},
 	}
@@ -491,19 +421,19 @@ func (r *Replayer) Snapshot(opts SnapshotOptions) Snapshot {
 // the gate.
 func (s *Snapshot) setStop(t *Tracker, g *gate.Gate) {
 	if t.stopErr != nil {
-		var ie *InputError
+		var ie *replay.InputError
 		if errors.As(t.stopErr, &ie) && ie.Code != "" {
-			s.State = StateFailedClosed
+			s.State = replay.StateFailedClosed
 			s.Failure = &Failure{Channel: ie.Channel, Offset: ie.Offset, Line: ie.Line, Code: ie.Code, Error: ie.Err.Error()}
 			return
 		}
-		s.State = StateError
+		s.State = replay.StateError
 		s.Err = t.stopErr.Error()
 		return
 	}
 	var fc *gate.FailClosedError
 	if errors.As(g.Failed(), &fc) {
-		s.State = StateFailedClosed
+		s.State = replay.StateFailedClosed
 		msg := fc.Code
 		if fc.Err != nil {
 			msg = fc.Err.Error()
@@ -706,11 +636,11 @@ func (t *Tracker) clockText(c clock.Clock, limit int) string {
 	return b.String()
 }
 
-// Tracker keeps, beside a Replayer, what a snapshot shows that the gate
+// Tracker keeps, beside a replay.Replayer, what a snapshot shows that the gate
 // does not: the last events, when each held record was received, the error
 // that stopped the feed, and resolved channel names. Feed it every event
 // (Observe) from the goroutine that runs the gate, and pass it in
-// SnapshotOptions. A Tracker serves one Replayer (it caches its names and
+// SnapshotOptions. A Tracker serves one replay.Replayer (it caches its names and
 // display order); a replay started over needs a new one. The zero value
 // keeps no events; use NewTracker.
 type Tracker struct {
@@ -747,7 +677,7 @@ type Tracker struct {
 }
 
 type recentEntry struct {
-	typ      EventType // 0 for the stop error
+	typ      replay.EventType // 0 for the stop error
 	seq      int64
 	ch       clock.Channel
 	off      int64
@@ -787,10 +717,10 @@ func unixNano(at time.Time) int64 {
 // time live, the record's timestamp offline; zero when unknown). Call it
 // from the emit function given to Feed or Run. It allocates nothing in the
 // steady state.
-func (t *Tracker) Observe(ev *Event, at time.Time) {
+func (t *Tracker) Observe(ev *replay.Event, at time.Time) {
 	ns := unixNano(at)
 	switch ev.Type {
-	case EventHold:
+	case replay.EventHold:
 		if t.holds == nil {
 			t.holds = map[clock.Channel]*holdQueue{}
 		}
@@ -805,7 +735,7 @@ func (t *Tracker) Observe(ev *Event, at time.Time) {
 		q.offs = append(q.offs, ev.Offset)
 		q.ats = append(q.ats, ns)
 		t.nHolds++
-	case EventDeliver:
+	case replay.EventDeliver:
 		if t.nHolds > 0 {
 			if q := t.holds[ev.Channel]; q != nil && q.head < len(q.offs) && q.offs[q.head] == ev.Offset {
 				q.head++
@@ -830,9 +760,9 @@ func (t *Tracker) push() {
 	t.n = min(t.n+1, len(t.ring))
 }
 
-// Stop records the error that stopped the feed: an *InputError from a gate
-// that failed closed makes snapshots show StateFailedClosed with its
-// Failure, any other error StateError. A nil error clears it.
+// Stop records the error that stopped the feed: an *replay.InputError from a gate
+// that failed closed makes snapshots show replay.StateFailedClosed with its
+// Failure, any other error replay.StateError. A nil error clears it.
 func (t *Tracker) Stop(err error, at time.Time) {
 	t.stopErr = err
 	t.stopAt = unixNano(at)
@@ -963,13 +893,13 @@ func (t *Tracker) recentEvents() []RecentEvent {
 		}
 		at := t.name(e.ch) + "@" + strconv.FormatInt(e.off, 10)
 		switch e.typ {
-		case EventDeliver:
+		case replay.EventDeliver:
 			re.Kind = "deliver"
 			re.Text = "deliver #" + strconv.FormatInt(e.seq, 10) + " " + at
-		case EventDrop:
+		case replay.EventDrop:
 			re.Kind = "drop"
 			re.Text = "drop " + at + " (replay guard)"
-		case EventHold:
+		case replay.EventHold:
 			re.Kind = "hold"
 			switch {
 			case e.behind >= 0:
@@ -985,7 +915,7 @@ func (t *Tracker) recentEvents() []RecentEvent {
 				re.Text = "hold " + at
 			}
 		default:
-			var ie *InputError
+			var ie *replay.InputError
 			if errors.As(t.stopErr, &ie) && ie.Code != "" {
 				re.Kind = "fail-closed"
 				re.Text = "FAILED CLOSED " + ie.Channel + "@" + strconv.FormatInt(ie.Offset, 10) + " " + ie.Code
@@ -995,7 +925,7 @@ func (t *Tracker) recentEvents() []RecentEvent {
 			}
 			e.line = lineOf(t.stopErr)
 		}
-		if e.line > 0 && e.typ != EventDeliver {
+		if e.line > 0 && e.typ != replay.EventDeliver {
 			re.Text += " · line " + strconv.FormatInt(e.line, 10)
 		}
 		out = append(out, re)
@@ -1011,7 +941,7 @@ func errText(err error) string {
 }
 
 func lineOf(err error) int64 {
-	var ie *InputError
+	var ie *replay.InputError
 	if errors.As(err, &ie) && ie.Code != "" {
 		return ie.Line
 	}

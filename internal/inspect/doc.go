@@ -1,0 +1,14 @@
+// Package inspect is the one diagnosis of a delivery gate's state: why each
+// held head is held, since when, and what to do about it.
+//
+// It reads a gate (never changes it) together with what is known around it
+// — the channels' names, the brokers' log facts (log start, last stable
+// offset, high watermark, retention settings), when each held record was
+// written or received, and the time now — and classifies every blocker of
+// every held head by one Cause. The replay summary, the live view's
+// snapshots, watch's status lines and `causalctl holds` are all built from
+// it, so one head gets one answer everywhere.
+//
+// Like the gate it is pure: no I/O, no goroutines, and no clock of its own;
+// time is always passed in.
+package inspect

@@ -1,0 +1,61 @@
+package inspect
+
+import (
+	"cmp"
+
+	"github.com/causalctl/causalctl/internal/replay"
+)
+
+// StepperOptions configure a Stepper.
+type StepperOptions struct {
+	replay.StepperOptions
+	// Title and Source are shown in snapshots (e.g. "causalctl replay"
+	// and the capture's name).
+	Title, Source string
+	// Recent is how many events snapshots list (default 50).
+	Recent int
+}
+
+// Stepper is a replay.Stepper paired with the Tracker of its current
+// replay, so that it can describe itself as a Snapshot at every step.
+type Stepper struct {
+	*replay.Stepper
+	opts StepperOptions
+	tr   *Tracker
+}
+
+// NewStepper returns a Stepper at the start of the input, paused; open and
+// cfg are as for replay.NewStepper.
+func NewStepper(open func() (replay.Source, error), cfg replay.Config, opts StepperOptions) (*Stepper, error) {
+	s := &Stepper{opts: opts}
+	recent := cmp.Or(opts.Recent, 50)
+	inner := opts.StepperOptions
+	inner.NewObserver = func(*replay.Replayer) replay.Observer {
+		s.tr = NewTracker(recent)
+		return s.tr
+	}
+	st, err := replay.NewStepper(open, cfg, inner)
+	if err != nil {
+		return nil, err
+	}
+	s.Stepper = st
+	return s, nil
+}
+
+// Snapshot describes the replay's state now, with the stepper's position.
+func (s *Stepper) Snapshot() Snapshot {
+	pos := s.Position()
+	state := s.State()
+	return SnapshotOf(s.Replayer(), SnapshotOptions{
+		Title:    s.opts.Title,
+		Source:   s.opts.Source,
+		State:    state,
+		Now:      s.Now(),
+		Tracker:  s.tr,
+		InputEnd: s.InputEnd,
+		// Past the end, whatever is missing is beyond the input.
+		Exhausted: state == replay.StateFinished,
+		Offline:   true,
+		Position:  &pos,
+	})
+}
