@@ -15,6 +15,10 @@
 //     and Range.Next yields capture.Items — a start position, the committed
 //     records (read_committed), position advances over offsets that carried
 //     no record, and an end position — so every range ends;
+//   - followers: Client.Follow reads the same item stream without end,
+//     waiting at the log end, and reports the latest log ends. Range and
+//     Follower are two types over one fetch loop (fetch.go); time is
+//     injected with WithClock;
 //   - Client.GroupOffsets, which reads a group's committed offsets for use
 //     as start positions.
 //

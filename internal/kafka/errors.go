@@ -172,8 +172,8 @@ type RangeError struct {
 	// LastOffset is the offset of the last record yielded on that channel,
 	// or -1 when none was.
 	LastOffset int64
-	// Progress is how far every channel of the range got.
-	Progress []RangeChannel
+	// Progress is how far every channel of the read got.
+	Progress []ChannelProgress
 	Err      error
 }
 
@@ -188,7 +188,7 @@ func (e *RangeError) Error() string {
 	if len(e.Progress) > 1 {
 		b.WriteString("; progress:")
 		for _, p := range e.Progress {
-			fmt.Fprintf(&b, " %s/%d at %d of [%d,%d)", p.Topic, p.Partition, p.Position, p.Start, p.End)
+			fmt.Fprintf(&b, " %s/%d at %d (from %d)", p.Topic, p.Partition, p.Position, p.Start)
 		}
 	}
 	return b.String()

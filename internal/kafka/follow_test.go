@@ -17,7 +17,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 )
 
-func follow(t *testing.T, cl *Client, topics []string, offsets string, opts ...RangeOption) *Follower {
+func follow(t *testing.T, cl *Client, topics []string, offsets string, opts ...ReadOption) *Follower {
 	t.Helper()
 	sels, spec := parseRange(t, topics, offsets)
 	f, err := cl.Follow(testCtx(t), sels, spec, opts...)
@@ -118,7 +118,7 @@ func TestFollowNewRecordsAndTransactions(t *testing.T) {
 	if end := f.LogEnds()[ch]; end != 12 {
 		t.Errorf("log end %d, want 12", end)
 	}
-	if rc := f.Channels()[0]; rc.End != followEnd || rc.Done || rc.Records != 8 || rc.LastOffset != 11 {
+	if rc := f.Channels()[0]; rc.Position != 12 || rc.Records != 8 || rc.LastOffset != 11 {
 		t.Errorf("channel %+v", rc)
 	}
 }
@@ -176,7 +176,9 @@ func TestFollowCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec, _ := ParseOffsets("start", time.Now())
-	f, err := cl.Follow(testCtx(t), []TopicSel{{Topic: "idle", Partition: AllPartitions}}, spec, FetchWait(2*time.Second))
+	// The broker may hold each fetch open for a minute: only honouring the
+	// cancellation returns Next before the guard below.
+	f, err := cl.Follow(testCtx(t), []TopicSel{{Topic: "idle", Partition: AllPartitions}}, spec, FetchWait(time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,17 +190,13 @@ func TestFollowCancel(t *testing.T) {
 		done <- err
 	}()
 	time.Sleep(100 * time.Millisecond) // inside a long poll
-	start := time.Now()
 	cancel()
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("next after cancel: %v, want context.Canceled", err)
 		}
-		if d := time.Since(start); d > time.Second {
-			t.Errorf("next returned %s after cancel", d)
-		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(30 * time.Second):
 		t.Fatal("next did not return after cancel")
 	}
 	cl.Close()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -146,7 +147,7 @@ func parseRange(t *testing.T, topics []string, offsets string) ([]TopicSel, Offs
 }
 
 // openDrain opens a range for an offsets expression and drains it.
-func openDrain(t *testing.T, cl *Client, topics []string, offsets string, opts ...RangeOption) []*capture.Item {
+func openDrain(t *testing.T, cl *Client, topics []string, offsets string, opts ...ReadOption) []*capture.Item {
 	t.Helper()
 	sels, spec := parseRange(t, topics, offsets)
 	r, err := cl.OpenRange(testCtx(t), sels, spec, opts...)
@@ -154,4 +155,37 @@ func openDrain(t *testing.T, cl *Client, topics []string, offsets string, opts .
 		t.Fatalf("open %v %s: %v", topics, offsets, err)
 	}
 	return drain(t, r)
+}
+
+// fakeClock is a Clock whose Sleep returns at once, moving its time on.
+type fakeClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	slept time.Duration
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	c.slept += d
+	return nil
+}
+
+// Slept is the time Sleep moved the clock on.
+func (c *fakeClock) Slept() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.slept
 }

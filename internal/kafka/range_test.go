@@ -362,7 +362,8 @@ func TestRangeBrokerGone(t *testing.T) {
 	// The broker disappears mid-range: the items read are returned, then an
 	// error naming the channel and the last offset read.
 	spec, _ := ParseOffsets("start", time.Now())
-	r, err := cl.OpenRange(testCtx(t), []TopicSel{{Topic: "big", Partition: AllPartitions}}, spec, FetchPartitionBytes(1), RetryFor(time.Second))
+	clk := newFakeClock()
+	r, err := cl.OpenRange(testCtx(t), []TopicSel{{Topic: "big", Partition: AllPartitions}}, spec, FetchPartitionBytes(1), RetryFor(time.Second), WithClock(clk))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +379,7 @@ func TestRangeBrokerGone(t *testing.T) {
 		}
 	}
 	c.Close()
-	start := time.Now()
+	start := clk.Now()
 	for {
 		it, err := r.Next(ctx)
 		if err == nil {
@@ -394,8 +395,13 @@ func TestRangeBrokerGone(t *testing.T) {
 		if re.Channel != "big/0" || re.LastOffset != lastRecord || re.Position != lastRecord+1 {
 			t.Errorf("error %q: channel %s last %d position %d; want big/0, last record %d", err, re.Channel, re.LastOffset, re.Position, lastRecord)
 		}
-		if d := time.Since(start); d > 10*time.Second {
-			t.Errorf("gave up after %s, want about 1s", d)
+		// On the range's clock it retried for RetryFor, backing off between
+		// tries, and gave up within one backoff of it.
+		if d := clk.Now().Sub(start); d < time.Second || d > time.Second+maxBackoff {
+			t.Errorf("gave up after %s on the range's clock, want 1s to %s", d, time.Second+maxBackoff)
+		}
+		if clk.Slept() == 0 {
+			t.Error("the range never waited on its clock between retries")
 		}
 		if _, again := r.Next(ctx); !errors.Is(again, ErrRangeFailed) {
 			t.Errorf("next after failure: %v", again)
@@ -421,5 +427,18 @@ func TestRangeEOFStays(t *testing.T) {
 	}
 	if ch := r.Channels()[0]; !ch.Done || ch.Start != 0 || ch.End != 0 {
 		t.Errorf("channel %+v", ch)
+	}
+}
+
+func TestStableEnd(t *testing.T) {
+	for _, tc := range []struct{ lso, hwm, want int64 }{
+		{lso: 5, hwm: 9, want: 5},  // an open transaction from 5 on
+		{lso: 9, hwm: 9, want: 9},  // nothing open
+		{lso: 0, hwm: 3, want: 0},  // open from the first offset
+		{lso: -1, hwm: 7, want: 7}, // the broker gave no last stable offset
+	} {
+		if got := StableEnd(tc.lso, tc.hwm); got != tc.want {
+			t.Errorf("StableEnd(%d, %d) = %d, want %d", tc.lso, tc.hwm, got, tc.want)
+		}
 	}
 }

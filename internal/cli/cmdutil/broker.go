@@ -130,7 +130,7 @@ func (f *Factory) OpenRange(ctx context.Context, r *RangeFlags, names *clock.Nam
 		}
 		maps.Copy(all, given)
 	}
-	var opts []kafka.RangeOption
+	var opts []kafka.ReadOption
 	if len(all) > 0 {
 		opts = append(opts, kafka.WithStarts(all))
 	}

@@ -328,11 +328,7 @@ func catchUp(ctx context.Context, cl *kafka.Client, feed *demo.Feed, drv *live.D
 	ends := map[string]int64{} // "TOPIC/P" → last stable offset
 	for _, ti := range infos {
 		for _, p := range ti.Partitions {
-			end := p.LastStable
-			if end < 0 {
-				end = p.HighWatermark
-			}
-			ends[fmt.Sprintf("%s/%d", ti.Name, p.Partition)] = end
+			ends[fmt.Sprintf("%s/%d", ti.Name, p.Partition)] = kafka.StableEnd(p.LastStable, p.HighWatermark)
 		}
 	}
 	for {

@@ -138,7 +138,7 @@ func Run(ctx context.Context, opts *Options) error {
 	for ch, off := range starts {
 		all[ch] = off
 	}
-	var ropts []kafka.RangeOption
+	var ropts []kafka.ReadOption
 	if len(all) > 0 {
 		ropts = append(ropts, kafka.WithStarts(all))
 	}

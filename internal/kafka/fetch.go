@@ -1,0 +1,681 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+)
+
+// This file is the fetch loop that a Range and a Follower share: resolving
+// the channels and their starts, fetching from each leader, retrying
+// failing brokers, and queueing the items read. What the two do
+// differently with a fetched partition — a Range stops at its end, a
+// Follower waits at the log end — is theirs, behind the partSink interface.
+
+// Defaults of the read options.
+const (
+	DefaultRetryFor            = 30 * time.Second
+	DefaultFetchPartitionBytes = 1 << 20
+	// DefaultFollowWait is a Follower's long-poll wait: it bounds how
+	// late a record on one leader is seen while another leader's fetch
+	// of the same round waits.
+	DefaultFollowWait = 500 * time.Millisecond
+	// defaultRangeWait is a Range's: every channel of a range has
+	// committed data below its end, so its fetches rarely wait at all.
+	defaultRangeWait     = 100 * time.Millisecond
+	defaultFetchMaxBytes = 16 << 20
+	minBackoff           = 100 * time.Millisecond
+	maxBackoff           = 2 * time.Second
+)
+
+// ReadOption configures OpenRange and Follow.
+type ReadOption interface{ apply(*readConfig) }
+
+type readOpt func(*readConfig)
+
+func (o readOpt) apply(c *readConfig) { o(c) }
+
+type readConfig struct {
+	starts    map[clock.Channel]int64
+	retryFor  time.Duration
+	partBytes int32
+	maxWait   time.Duration // how long a fetch may wait for data
+	clock     Clock
+}
+
+func newReadConfig(maxWait time.Duration, opts []ReadOption) (readConfig, error) {
+	cfg := readConfig{retryFor: DefaultRetryFor, partBytes: DefaultFetchPartitionBytes, maxWait: maxWait, clock: wallClock{}}
+	for _, o := range opts {
+		o.apply(&cfg)
+	}
+	if cfg.retryFor <= 0 || cfg.partBytes <= 0 || cfg.maxWait <= 0 {
+		return cfg, errors.New("read options: retry time, fetch size and wait must be positive")
+	}
+	if cfg.clock == nil {
+		return cfg, errors.New("read options: no clock")
+	}
+	return cfg, nil
+}
+
+// WithStarts sets explicit start positions for some channels (from
+// --start or from GroupOffsets), overriding the spec's start for them.
+// Channels of the read that are not in starts use the spec's start; entries
+// for channels outside it are ignored. Each start is clamped to the
+// channel's log start and current end like any other.
+func WithStarts(starts map[clock.Channel]int64) ReadOption {
+	return readOpt(func(c *readConfig) { c.starts = maps.Clone(starts) })
+}
+
+// RetryFor sets how long a channel may keep failing (broker gone, leader
+// moving) before Next gives up with a *RangeError, overriding the default
+// DefaultRetryFor. Any progress on the channel resets the clock.
+func RetryFor(d time.Duration) ReadOption {
+	return readOpt(func(c *readConfig) { c.retryFor = d })
+}
+
+// FetchPartitionBytes sets how many bytes one fetch asks for per partition,
+// overriding DefaultFetchPartitionBytes. A broker returns at least one whole
+// record batch even when it is larger.
+func FetchPartitionBytes(n int32) ReadOption {
+	return readOpt(func(c *readConfig) { c.partBytes = n })
+}
+
+// FetchWait sets how long the broker may hold a fetch open waiting for new
+// records, overriding the default: 100ms for a Range, DefaultFollowWait for
+// a Follower. A shorter wait sees records on other leaders sooner and costs
+// more idle fetches.
+func FetchWait(d time.Duration) ReadOption {
+	return readOpt(func(c *readConfig) { c.maxWait = d })
+}
+
+// Clock is the time a read runs on: Now dates failures and retry
+// deadlines, Sleep waits out a backoff. Requests to brokers keep their own
+// timeouts in wall time.
+type Clock interface {
+	Now() time.Time
+	// Sleep waits for d, or until ctx is done, then returning ctx's error.
+	Sleep(ctx context.Context, d time.Duration) error
+}
+
+// WithClock sets the Clock of a read, overriding the wall clock. Tests use
+// it to run out a RetryFor time without waiting for it.
+func WithClock(c Clock) ReadOption {
+	return readOpt(func(cfg *readConfig) { cfg.clock = c })
+}
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+func (wallClock) Sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ChannelProgress describes one channel of a read and how far it got.
+type ChannelProgress struct {
+	Topic     string
+	TopicID   clock.TopicID
+	Partition int32
+	// Start is the position the read started at.
+	Start int64
+	// The partition's offsets when the read was opened.
+	LogStart, HighWatermark, LastStable int64
+	// Position is the consumer's position: every offset below it was read.
+	Position int64
+	// LastOffset is the offset of the last record yielded, -1 for none.
+	LastOffset int64
+	// Records is the number of records yielded.
+	Records int64
+}
+
+// Channel returns the channel's identity.
+func (p ChannelProgress) Channel() clock.Channel {
+	return clock.Channel{Topic: p.TopicID, Partition: p.Partition}
+}
+
+// StableEnd is the end a read_committed reader reads up to: the last stable
+// offset, or the high watermark when the broker gives none (lso < 0). It is
+// the one place causalctl decides that.
+func StableEnd(lso, hwm int64) int64 {
+	if lso >= 0 {
+		return lso
+	}
+	return hwm
+}
+
+// rchan is the state of one channel of a read.
+type rchan struct {
+	ChannelProgress
+	index   int // in reader.chans
+	leader  int32
+	emitted int64 // the position already told to the caller
+
+	failingSince time.Time // zero while healthy
+	failures     int
+	retryAt      time.Time
+	lastErr      error
+}
+
+func (ch *rchan) key() chanKey { return chanKey{ch.Topic, ch.Partition} }
+
+func (ch *rchan) label() string { return fmt.Sprintf("%s/%d", ch.Topic, ch.Partition) }
+
+func (ch *rchan) position(p int64) *capture.Item {
+	return &capture.Item{Kind: capture.KindPosition, Topic: ch.Topic, TopicID: ch.TopicID, Partition: ch.Partition, Offset: p}
+}
+
+func (ch *rchan) fail(now time.Time, err error) {
+	if ch.failingSince.IsZero() {
+		ch.failingSince = now
+	}
+	ch.failures++
+	ch.retryAt = now.Add(min(maxBackoff, minBackoff<<min(ch.failures-1, 8)))
+	ch.lastErr = err
+}
+
+func (ch *rchan) ok() {
+	ch.failingSince, ch.failures, ch.retryAt, ch.lastErr = time.Time{}, 0, time.Time{}, nil
+}
+
+// failNoProgress marks ch failing after a fetch that moved it nowhere.
+func (ch *rchan) failNoProgress(now time.Time, err error) {
+	if err == nil {
+		err = errors.New("the fetch made no progress")
+	}
+	ch.fail(now, err)
+}
+
+// fetched is one channel's part of a fetch response, once its errors are
+// handled: the records at or after the position, the position after them
+// (not beyond the position when the fetch made no progress), the stable
+// end the broker reported (-1 when it reported none), and why processing
+// the partition stopped, if it did.
+type fetched struct {
+	records []*kgo.Record
+	next    int64
+	end     int64
+	err     error
+}
+
+// partSink is what a Range and a Follower do differently.
+type partSink interface {
+	// active returns the channels still to be read.
+	active() []*rchan
+	// take handles ch's part of a fetch; an error ends the read.
+	take(now time.Time, ch *rchan, p fetched)
+}
+
+// reader is the fetch loop shared by Range and Follower. It is used by one
+// goroutine at a time.
+type reader struct {
+	c     *Client
+	cfg   readConfig
+	chans []*rchan
+
+	queue    []*capture.Item
+	err      error // latched: returned once the queue is drained
+	needMeta bool
+}
+
+// open checks the options and the spec, resolves the selected channels,
+// lists their offsets and sets each channel's start from spec.Start (or a
+// WithStarts entry), clamped to [log start, stable end], queueing a start
+// position item for each. maxWait is the default FetchWait.
+func (c *Client) open(ctx context.Context, sels []TopicSel, spec OffsetSpec, maxWait time.Duration, opts []ReadOption) (*reader, error) {
+	cfg, err := newReadConfig(maxWait, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSpec(spec); err != nil {
+		return nil, err
+	}
+	start := spec.Start
+	if len(sels) == 0 {
+		return nil, errors.New("no topic selected")
+	}
+	var ask []string
+	for _, s := range sels {
+		if s.Topic == "" {
+			ask = nil // a topic given by UUID: look at every topic
+			break
+		}
+		ask = append(ask, s.Topic)
+	}
+	if ask != nil {
+		ask = slices.Compact(slices.Sorted(slices.Values(ask)))
+	}
+	meta, err := c.metadata(ctx, ask, false)
+	if err != nil {
+		return nil, err
+	}
+
+	rd := &reader{c: c, cfg: cfg}
+	seen := make(map[chanKey]bool)
+	for _, s := range sels {
+		tm, err := findTopic(meta, s)
+		if err != nil {
+			return nil, err
+		}
+		parts := []int32{s.Partition}
+		if s.Partition == AllPartitions {
+			parts = tm.partitions()
+		} else if _, ok := tm.leaders[s.Partition]; !ok {
+			return nil, &UnknownPartitionError{Topic: tm.name, Partition: s.Partition, Partitions: len(tm.leaders)}
+		}
+		for _, p := range parts {
+			k := chanKey{tm.name, p}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			rd.chans = append(rd.chans, &rchan{
+				ChannelProgress: ChannelProgress{Topic: tm.name, TopicID: tm.id, Partition: p, LastOffset: -1},
+				index:           len(rd.chans),
+				leader:          tm.leaders[p],
+			})
+		}
+	}
+
+	offs, err := c.listOffsets(ctx, rd.keys())
+	if err != nil {
+		return nil, err
+	}
+	startTimes, err := rd.listTimes(ctx, start)
+	if err != nil {
+		return nil, err
+	}
+	for _, ch := range rd.chans {
+		o := offs[ch.key()]
+		ch.LogStart, ch.HighWatermark, ch.LastStable = o.logStart, o.hwm, o.lso
+		s := resolveBound(start, o.logStart, ch.stableEnd(), startTimes[ch.key()])
+		if st, ok := cfg.starts[ch.Channel()]; ok && !ch.TopicID.IsZero() {
+			s = st
+		}
+		s = clamp(s, o.logStart, ch.stableEnd())
+		ch.Start, ch.Position, ch.emitted = s, s, s
+		rd.queue = append(rd.queue, ch.position(s))
+	}
+	return rd, nil
+}
+
+// stableEnd is the channel's end as listed when the read opened.
+func (p ChannelProgress) stableEnd() int64 { return StableEnd(p.LastStable, p.HighWatermark) }
+
+func (rd *reader) keys() []chanKey {
+	keys := make([]chanKey, len(rd.chans))
+	for i, ch := range rd.chans {
+		keys[i] = ch.key()
+	}
+	return keys
+}
+
+// listTimes lists the offsets of every channel at a time bound; nil for
+// any other bound.
+func (rd *reader) listTimes(ctx context.Context, b Bound) (map[chanKey]listed, error) {
+	if b.Kind != BoundTime {
+		return nil, nil
+	}
+	return rd.c.listAt(ctx, rd.keys(), b.Time.UnixMilli(), 1)
+}
+
+// progress returns every channel of the read, in selection order.
+func (rd *reader) progress() []ChannelProgress {
+	out := make([]ChannelProgress, len(rd.chans))
+	for i, ch := range rd.chans {
+		out[i] = ch.ChannelProgress
+	}
+	return out
+}
+
+// next returns the next queued item, fetching rounds for sink's active
+// channels until there is one; io.EOF when none is active.
+func (rd *reader) next(ctx context.Context, sink partSink) (*capture.Item, error) {
+	for {
+		if len(rd.queue) > 0 {
+			it := rd.queue[0]
+			rd.queue[0] = nil
+			rd.queue = rd.queue[1:]
+			return it, nil
+		}
+		if rd.err != nil {
+			return nil, rd.err
+		}
+		active := sink.active()
+		if len(active) == 0 {
+			return nil, io.EOF
+		}
+		if err := rd.round(ctx, active, sink); err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			rd.err = err
+		}
+	}
+}
+
+// emit queues a record, preceded by a position item when offsets between
+// the last item and the record carried no record.
+func (rd *reader) emit(ch *rchan, rec *kgo.Record) {
+	if rec.Offset > ch.emitted {
+		rd.queue = append(rd.queue, ch.position(rec.Offset))
+	}
+	var hs []clock.Header
+	if len(rec.Headers) > 0 {
+		hs = make([]clock.Header, len(rec.Headers))
+		for i, h := range rec.Headers {
+			hs[i] = clock.Header{Key: h.Key, Value: h.Value} // kgo keeps a null value nil
+		}
+	}
+	ts := rec.Timestamp.UnixMilli()
+	rd.queue = append(rd.queue, &capture.Item{
+		Kind:         capture.KindRecord,
+		Topic:        ch.Topic,
+		TopicID:      ch.TopicID,
+		Partition:    ch.Partition,
+		Offset:       rec.Offset,
+		Timestamp:    ts,
+		HasTimestamp: ts >= 0,
+		Headers:      hs,
+		Key:          rec.Key,
+		Value:        rec.Value,
+	})
+	ch.emitted = rec.Offset + 1
+	ch.LastOffset = rec.Offset
+	ch.Records++
+}
+
+// advance moves ch's position forward to pos after a successful read.
+func (ch *rchan) advance(pos int64) {
+	ch.ok()
+	ch.Position = pos
+}
+
+// settle queues a position item at ch's position when it moved past
+// offsets not yet told to the caller.
+func (rd *reader) settle(ch *rchan) {
+	if ch.Position > ch.emitted {
+		rd.queue = append(rd.queue, ch.position(ch.Position))
+		ch.emitted = ch.Position
+	}
+}
+
+// round fetches once from every leader that has active channels due,
+// handing each channel's part to sink.
+func (rd *reader) round(ctx context.Context, active []*rchan, sink partSink) error {
+	now := rd.cfg.clock.Now()
+	if rd.needMeta {
+		bctx, cancel := rd.budget(ctx, now, active)
+		err := rd.refresh(bctx, active)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if isFatal(err) {
+				return rd.rangeError(active[0], err)
+			}
+			for _, ch := range active {
+				if isCtxErr(err) && ch.lastErr != nil {
+					ch.fail(now, ch.lastErr) // out of budget: keep the real cause
+				} else {
+					ch.fail(now, err)
+				}
+			}
+			return rd.checkBounds(ctx, rd.cfg.clock.Now(), active)
+		}
+	}
+
+	due := make(map[int32][]*rchan)
+	for _, ch := range active {
+		switch {
+		case now.Before(ch.retryAt):
+		case ch.leader < 0:
+			ch.fail(now, kerr.LeaderNotAvailable)
+			rd.needMeta = true
+		default:
+			due[ch.leader] = append(due[ch.leader], ch)
+		}
+	}
+	leaders := slices.Sorted(maps.Keys(due))
+	results := make([]fetchResult, len(leaders))
+	var wg sync.WaitGroup
+	for i, leader := range leaders {
+		wg.Go(func() { results[i] = rd.fetch(ctx, leader, due[leader]) })
+	}
+	wg.Wait()
+
+	for i, res := range results {
+		chans := due[leaders[i]]
+		if res.err != nil {
+			err := rd.c.classify(res.err)
+			if isFatal(err) {
+				return rd.rangeError(chans[0], err)
+			}
+			for _, ch := range chans {
+				ch.fail(now, err)
+			}
+			rd.needMeta = true
+			continue
+		}
+		for _, ch := range chans {
+			p, ok, err := rd.part(ctx, now, ch, res.resp)
+			if err != nil {
+				return rd.rangeError(ch, err)
+			}
+			if ok {
+				sink.take(now, ch, p)
+			}
+		}
+	}
+	return rd.checkBounds(ctx, now, active)
+}
+
+// budget bounds ctx by the time left before the longest-failing channel
+// exhausts its retries, so that a lookup against a dead cluster cannot
+// outlast RetryFor.
+func (rd *reader) budget(ctx context.Context, now time.Time, active []*rchan) (context.Context, context.CancelFunc) {
+	var first time.Time
+	for _, ch := range active {
+		if !ch.failingSince.IsZero() && (first.IsZero() || ch.failingSince.Before(first)) {
+			first = ch.failingSince
+		}
+	}
+	if first.IsZero() {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, max(first.Add(rd.cfg.retryFor).Sub(now), minBackoff))
+}
+
+// checkBounds fails the read when a channel has been failing for too long,
+// and otherwise waits until the earliest retry when nothing is due now.
+func (rd *reader) checkBounds(ctx context.Context, now time.Time, active []*rchan) error {
+	var next time.Time
+	healthy := false
+	for _, ch := range active {
+		if ch.failingSince.IsZero() {
+			healthy = true
+			continue
+		}
+		if now.Sub(ch.failingSince) >= rd.cfg.retryFor {
+			return rd.rangeError(ch, fmt.Errorf("no progress for %s: %w", now.Sub(ch.failingSince).Round(time.Millisecond), ch.lastErr))
+		}
+		if next.IsZero() || ch.retryAt.Before(next) {
+			next = ch.retryAt
+		}
+	}
+	if healthy || next.IsZero() {
+		return nil // a healthy channel is due at once
+	}
+	return rd.cfg.clock.Sleep(ctx, next.Sub(now))
+}
+
+func (rd *reader) rangeError(ch *rchan, err error) error {
+	return &RangeError{
+		Channel:    ch.label(),
+		Position:   ch.Position,
+		LastOffset: ch.LastOffset,
+		Progress:   rd.progress(),
+		Err:        err,
+	}
+}
+
+// isFatal reports whether retrying err cannot help.
+func isFatal(err error) bool {
+	return IsAuthError(err) || errors.Is(err, ErrIdentityChanged) || errors.Is(err, ErrUnknownTopic) ||
+		errors.Is(err, ErrUnknownPartition) || errors.Is(err, kgo.ErrClientClosed)
+}
+
+// refresh looks up the leaders of the active channels again, checking that
+// their topics still have the same identity.
+func (rd *reader) refresh(ctx context.Context, active []*rchan) error {
+	var names []string
+	for _, ch := range active {
+		names = append(names, ch.Topic)
+	}
+	meta, err := rd.c.metadata(ctx, slices.Compact(slices.Sorted(slices.Values(names))), false)
+	if err != nil {
+		return err
+	}
+	for _, ch := range active {
+		tm := meta[ch.Topic]
+		if tm == nil {
+			continue
+		}
+		if !ch.TopicID.IsZero() && tm.id != ch.TopicID {
+			return &IdentityChangedError{Topic: ch.Topic, Old: ch.TopicID, New: tm.id}
+		}
+		leader, ok := tm.leaders[ch.Partition]
+		if !ok {
+			return &UnknownPartitionError{Topic: ch.Topic, Partition: ch.Partition, Partitions: len(tm.leaders)}
+		}
+		ch.leader = leader
+	}
+	rd.needMeta = false
+	return nil
+}
+
+type fetchResult struct {
+	resp *kmsg.FetchResponse
+	err  error
+}
+
+// fetch issues one read_committed fetch, outside any fetch session, to
+// leader for chans.
+func (rd *reader) fetch(ctx context.Context, leader int32, chans []*rchan) fetchResult {
+	req := kmsg.NewPtrFetchRequest()
+	req.MaxWaitMillis = int32(rd.cfg.maxWait.Milliseconds())
+	req.MinBytes = 1
+	req.MaxBytes = defaultFetchMaxBytes
+	req.IsolationLevel = 1 // read_committed
+	req.SessionID, req.SessionEpoch = 0, -1
+	idx := make(map[string]int)
+	for _, ch := range chans {
+		i, ok := idx[ch.Topic]
+		if !ok {
+			i = len(req.Topics)
+			idx[ch.Topic] = i
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic, rt.TopicID = ch.Topic, ch.TopicID
+			req.Topics = append(req.Topics, rt)
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = ch.Partition
+		rp.FetchOffset = ch.Position
+		rp.PartitionMaxBytes = rd.cfg.partBytes
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+	}
+	fctx, cancel := context.WithTimeout(ctx, rd.c.cfg.requestTimeout()+rd.cfg.maxWait)
+	defer cancel()
+	kresp, err := rd.c.cl.Broker(int(leader)).Request(fctx, req)
+	if err != nil {
+		return fetchResult{err: fmt.Errorf("fetch from broker %d: %w", leader, err)}
+	}
+	resp := kresp.(*kmsg.FetchResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		return fetchResult{err: fmt.Errorf("fetch from broker %d: %w", leader, err)}
+	}
+	return fetchResult{resp: resp}
+}
+
+// part finds ch's part of a fetch response and handles its errors. It
+// returns an error only when the read must end; ok is false when ch was
+// marked failing, to be retried.
+func (rd *reader) part(ctx context.Context, now time.Time, ch *rchan, resp *kmsg.FetchResponse) (p fetched, ok bool, err error) {
+	var rp *kmsg.FetchResponseTopicPartition
+	for i := range resp.Topics {
+		t := &resp.Topics[i]
+		if t.Topic != ch.Topic && (ch.TopicID.IsZero() || clock.TopicID(t.TopicID) != ch.TopicID) {
+			continue
+		}
+		for j := range t.Partitions {
+			if t.Partitions[j].Partition == ch.Partition {
+				rp = &t.Partitions[j]
+			}
+		}
+	}
+	if rp == nil {
+		ch.fail(now, errors.New("partition missing from the fetch response"))
+		return fetched{}, false, nil
+	}
+	switch err := kerr.ErrorForCode(rp.ErrorCode); {
+	case err == nil:
+	case errors.Is(err, kerr.TopicAuthorizationFailed):
+		return fetched{}, false, &AuthorizationError{Op: "read", Topic: ch.Topic, Err: err}
+	case errors.Is(err, kerr.OffsetOutOfRange):
+		return rd.outOfRange(ctx, now, ch, err)
+	case kerr.IsRetriable(err) || errors.Is(err, kerr.UnknownTopicID):
+		ch.fail(now, err)
+		rd.needMeta = true
+		return fetched{}, false, nil
+	default:
+		return fetched{}, false, err
+	}
+
+	fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
+		Offset:         ch.Position,
+		IsolationLevel: kgo.ReadCommitted(),
+		Topic:          ch.Topic,
+		Partition:      ch.Partition,
+	}, rp, rd.c.decompressor, nil)
+	return fetched{records: fp.Records, next: next, end: StableEnd(rp.LastStableOffset, rp.HighWatermark), err: fp.Err}, true, nil
+}
+
+// outOfRange handles OFFSET_OUT_OF_RANGE: when retention removed the offsets
+// at the position, the position moves to the new log start (those records
+// will never be received); anything else is retried.
+func (rd *reader) outOfRange(ctx context.Context, now time.Time, ch *rchan, err error) (fetched, bool, error) {
+	starts, lerr := rd.c.listAt(ctx, []chanKey{ch.key()}, -2, 0)
+	if lerr != nil {
+		if isFatal(lerr) {
+			return fetched{}, false, lerr
+		}
+		ch.fail(now, lerr)
+		return fetched{}, false, nil
+	}
+	ls := starts[ch.key()].offset
+	if ls <= ch.Position {
+		ch.fail(now, err)
+		rd.needMeta = true
+		return fetched{}, false, nil
+	}
+	return fetched{next: ls, end: -1}, true, nil
+}
