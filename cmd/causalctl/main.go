@@ -7,6 +7,8 @@ import (
 	"github.com/causalctl/causalctl/internal/cli"
 )
 
+//go:generate go run . gen-docs --dir ../..
+
 func main() {
 	os.Exit(cli.Main(os.Args[1:], os.Getenv))
 }

@@ -135,14 +135,16 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
-// TestGenDocs: every command gets a manual page from its own help.
+// TestGenDocs: every command gets a man page and a Markdown page from its
+// own help, and the completion scripts are written beside them.
 func TestGenDocs(t *testing.T) {
 	dir := t.TempDir()
-	if code, _, stderr := run(t, false, "", "gen-docs", "--dir", dir, "--format", "markdown"); code != 0 {
+	md := filepath.Join(dir, "md")
+	if code, _, stderr := run(t, false, "", "gen-docs", "--dir", dir, "--markdown", md); code != 0 {
 		t.Fatalf("gen-docs: %d %s", code, stderr)
 	}
 	for _, name := range []string{"causalctl", "causalctl_decode", "causalctl_encode", "causalctl_replay", "causalctl_topics", "causalctl_capture", "causalctl_demo", "causalctl_watch"} {
-		b, err := os.ReadFile(filepath.Join(dir, name+".md"))
+		b, err := os.ReadFile(filepath.Join(md, name+".md"))
 		if err != nil {
 			t.Fatalf("no page for %s: %v", name, err)
 		}
@@ -150,11 +152,10 @@ func TestGenDocs(t *testing.T) {
 			t.Errorf("%s.md has no options section", name)
 		}
 	}
-	if code, _, _ := run(t, false, "", "gen-docs", "--dir", dir); code != 0 {
-		t.Errorf("man pages: exit %d", code)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "causalctl-replay.1")); err != nil {
-		t.Errorf("no man page for replay: %v", err)
+	for _, p := range []string{"man/causalctl.1", "man/causalctl-replay.1", "completions/causalctl.bash", "completions/causalctl.zsh", "completions/causalctl.fish", "completions/causalctl.ps1"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err != nil {
+			t.Errorf("gen-docs wrote no %s: %v", p, err)
+		}
 	}
 	if code, _, _ := run(t, false, "", "gen-docs"); code != 2 {
 		t.Errorf("gen-docs without --dir: exit %d, want 2", code)

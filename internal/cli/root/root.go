@@ -4,6 +4,7 @@ package root
 import (
 	"github.com/causalctl/causalctl/internal/cli/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/completion"
 	"github.com/causalctl/causalctl/internal/cli/decode"
 	"github.com/causalctl/causalctl/internal/cli/demo"
 	"github.com/causalctl/causalctl/internal/cli/docs"
@@ -28,6 +29,11 @@ deliver, hold and drop — and why.
 
 Every command that talks to a broker is read-only: it joins no group,
 commits no offset and produces nothing.`,
+		Example: `  causalctl demo
+  causalctl decode --hex 0100
+  causalctl replay -f capture.ndjson
+  causalctl replay --brokers localhost:9092 -t orders -t payments --offsets -1000
+  man causalctl-replay`,
 		Version:       f.Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -52,6 +58,7 @@ commits no offset and produces nothing.`,
 	cmd.AddCommand(capture.NewCmdCapture(f, nil))
 	cmd.AddCommand(demo.NewCmdDemo(f, out, nil))
 	cmd.AddCommand(watch.NewCmdWatch(f, nil))
+	cmd.AddCommand(completion.NewCmdCompletion(f))
 	cmd.AddCommand(docs.NewCmdGenDocs(func() *cobra.Command { return NewCmdRoot(f) }))
 	return cmd
 }

@@ -1,0 +1,77 @@
+// Package completion implements `causalctl completion SHELL`, which prints
+// the shell completion script, and the dynamic completions of the flags
+// whose values come from the cluster, the config file or a fixed set.
+package completion
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/spf13/cobra"
+)
+
+// Shells lists the shells a script can be written for, in the order the
+// help names them.
+var Shells = []string{"bash", "zsh", "fish", "powershell"}
+
+// NewCmdCompletion returns the completion command.
+func NewCmdCompletion(f *cmdutil.Factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "completion bash|zsh|fish|powershell",
+		Short: "Print the shell completion script",
+		Long: `Print the script that makes SHELL complete causalctl's commands and flags.
+
+Besides commands and flag names, the scripts complete flag values:
+topic names and NAME/PARTITION for --topic, --scope and --start, consumer
+groups for --from-group (all read from the configured cluster, with about a
+second's timeout; a dead cluster completes nothing rather than stall the
+shell), profile names for --profile, and the fixed values of --output,
+--interleave, --header-format and --fault.
+
+Packages install the scripts where the shells look for them; to load one
+by hand, see the examples.`,
+		Example: `  # bash, this shell only (or write it to ~/.local/share/bash-completion/completions/causalctl)
+  source <(causalctl completion bash)
+
+  # zsh: into a directory on $fpath, then start a new shell
+  causalctl completion zsh > "${fpath[1]}/_causalctl"
+
+  # fish
+  causalctl completion fish > ~/.config/fish/completions/causalctl.fish
+
+  # PowerShell
+  causalctl completion powershell | Out-String | Invoke-Expression`,
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: Shells,
+		RunE: func(c *cobra.Command, args []string) error {
+			return Write(c.Root(), args[0], f.IOStreams.Out)
+		},
+	}
+}
+
+// Write writes the completion script of root's tree for shell to w.
+func Write(root *cobra.Command, shell string, w io.Writer) error {
+	switch shell {
+	case "bash":
+		return root.GenBashCompletionV2(w, true)
+	case "zsh":
+		return root.GenZshCompletion(w)
+	case "fish":
+		return root.GenFishCompletion(w, true)
+	case "powershell":
+		return root.GenPowerShellCompletionWithDesc(w)
+	}
+	return cmdutil.Usagef("completion %s: want one of bash, zsh, fish, powershell", shell)
+}
+
+// FileName is the name under which the script for shell is kept in the
+// repository's completions/ directory.
+func FileName(shell string) string {
+	switch shell {
+	case "powershell":
+		return "causalctl.ps1"
+	default:
+		return fmt.Sprintf("causalctl.%s", shell)
+	}
+}
