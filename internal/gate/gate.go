@@ -57,8 +57,11 @@ type Option func(*config)
 type config struct {
 	mode   UndecodableMode
 	starts []startPos
-	borrow bool     // clocks passed to Receive are the caller's to reuse
-	sab    sabotage // test hook; always zero outside this package's tests
+	borrow bool // clocks passed to Receive are the caller's to reuse
+	// receiptOnly ignores position advances except a channel's first
+	// (WithPositionAdvance(false)).
+	receiptOnly bool
+	sab         sabotage // test hook; always zero outside this package's tests
 }
 
 type startPos struct {
@@ -88,6 +91,20 @@ func WithStart(ch clock.Channel, start int64) Option {
 // no allocation. By default the gate keeps the clocks it is given.
 func WithBorrowedClocks() Option {
 	return func(c *config) { c.borrow = true }
+}
+
+// WithPositionAdvance says whether position advances settle a channel
+// (default true, the seed's semantics): the consumer's position moving past
+// transaction markers and aborted offsets settles them. Current Parsley
+// releases no longer poll the broker between deliveries and settle a
+// channel only on receiving a record, and at its start position; with
+// false the gate does the same: Advance is ignored except on a channel
+// nothing is known of yet (no start, no record, no advance), where it is
+// the start position. A head whose clock names a transaction marker or an
+// aborted offset then stays held until the next record on that channel
+// arrives. Ignored advances still count for Reached.
+func WithPositionAdvance(on bool) Option {
+	return func(c *config) { c.receiptOnly = !on }
 }
 
 // Gate is the delivery gate of one (real or simulated) node. The zero value
@@ -130,7 +147,12 @@ type chanState struct {
 
 	ch      clock.Channel
 	waiters []waiter // min-heap of heads parked on this channel
-	_       [16]byte // pad to 128 bytes
+	// reached is the highest offset received or advanced past, whether or
+	// not the advance settled anything; known says that a start, a record
+	// or an advance was seen.
+	reached int64
+	known   bool
+	_       [7]byte // pad to 128 bytes
 }
 
 // carriedEntry is one entry of a carried clock, with the index of its
@@ -191,6 +213,8 @@ func New(scope []clock.Channel, opts ...Option) (*Gate, error) {
 			return nil, fmt.Errorf("gate: start for %v: negative position %d", s.ch, s.pos)
 		}
 		g.chans[i].fed = s.pos - 1
+		g.chans[i].reached = s.pos - 1
+		g.chans[i].known = true
 		g.settled[i] = s.pos - 1
 	}
 	return g, nil
@@ -210,7 +234,7 @@ func checkChannel(ch clock.Channel) error {
 func (g *Gate) join(ch clock.Channel, fed int64) int32 {
 	i := int32(len(g.chans))
 	g.idx[ch] = i
-	g.chans = append(g.chans, chanState{ch: ch, fed: fed})
+	g.chans = append(g.chans, chanState{ch: ch, fed: fed, reached: fed})
 	g.settled = append(g.settled, fed)
 	at := len(g.order)
 	if at > 0 && g.chans[g.order[at-1]].ch.Compare(ch) > 0 {
@@ -248,6 +272,7 @@ func (g *Gate) Receive(ch clock.Channel, offset int64, c clock.Clock, decodeErr 
 	s := &g.chans[i]
 	settled := g.settled[i]
 	if offset <= settled {
+		s.reached, s.known = max(s.reached, offset), true
 		g.stats.Received++
 		g.stats.Dropped++
 		g.events = append(g.events, Event{Kind: EventDrop, Channel: ch, Offset: offset})
@@ -274,6 +299,7 @@ func (g *Gate) Receive(ch clock.Channel, offset int64, c clock.Clock, decodeErr 
 	}
 	g.stats.Received++
 	s.fed = offset
+	s.reached, s.known = max(s.reached, offset), true
 	g.fold(s, c)
 	r := record{off: offset, clk: c, undec: undec}
 	if s.head < len(s.q) {
@@ -326,6 +352,11 @@ func (g *Gate) Advance(ch clock.Channel, position int64) error {
 		return fmt.Errorf("gate: advance %v to %d: negative position", ch, position)
 	}
 	s := &g.chans[i]
+	s.reached = max(s.reached, position-1)
+	if g.cfg.receiptOnly && s.known {
+		return nil
+	}
+	s.known = true
 	if position-1 > s.fed {
 		s.fed = position - 1
 		if s.head == len(s.q) {
@@ -375,6 +406,7 @@ func (g *Gate) addChannel(ch clock.Channel, start int64, explicit bool) error {
 		}
 	}
 	i := g.join(ch, fed)
+	g.chans[i].known = true // the seed is its start position
 	for k := range g.chans {
 		if e := carriedOf(g.chans[k].carried, ch); e != nil {
 			e.idx = i

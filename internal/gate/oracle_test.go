@@ -139,3 +139,28 @@ func hasCorrupt(w *gatetest.World) bool {
 	}
 	return false
 }
+
+// TestOracleReceiptOnly checks receipt-only settling against ground truth:
+// ignoring position advances must never break safety (FIFO, ancestors,
+// duplicates, drops); it may only leave records held that a position
+// advance would have released (VIncomplete), and on some worlds it must —
+// a head naming an offset with no record after it — or the option does
+// nothing.
+func TestOracleReceiptOnly(t *testing.T) {
+	incomplete := 0
+	for seed := range uint64(oracleSeeds) {
+		vs, _, _ := oracleRun(seed, gatetest.Config{}, gate.WithPositionAdvance(false))
+		for _, v := range vs {
+			if v.Kind == gatetest.VIncomplete {
+				incomplete++
+				continue
+			}
+			t.Errorf("seed %d: %v", seed, v)
+			break
+		}
+	}
+	t.Logf("%d seeds: %d replays left records held that advances would release", oracleSeeds, incomplete)
+	if incomplete == 0 {
+		t.Error("receipt-only settling never held anything the default releases: the option is not exercised")
+	}
+}

@@ -91,6 +91,19 @@ func (g *Gate) Fed(ch clock.Channel) int64 {
 	return -1
 }
 
+// Reached returns the highest offset the consumer's position passed on
+// ch: received, or advanced past (the position minus one) whether or not
+// the advance settled anything (WithPositionAdvance). It is Fed unless
+// advances are ignored; −1 when unknown or not in scope. A blocker whose
+// requirement is at or below Reached but above Settled names an offset
+// that carried no record: a transaction marker or an aborted record.
+func (g *Gate) Reached(ch clock.Channel) int64 {
+	if s := g.state(ch); s != nil {
+		return s.reached
+	}
+	return -1
+}
+
 // Depth returns the number of records held on ch.
 func (g *Gate) Depth(ch clock.Channel) int {
 	if s := g.state(ch); s != nil {

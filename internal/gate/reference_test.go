@@ -25,24 +25,33 @@ type refRecord struct {
 }
 
 type refGate struct {
-	hold    bool
-	scope   map[clock.Channel]bool
-	fed     map[clock.Channel]int64
-	q       map[clock.Channel][]refRecord
-	carried map[clock.Channel]clock.Clock
-	failed  *gate.FailClosedError
-	out     []string // events of the current input, unordered
+	hold bool
+	// receiptOnly ignores every advance but a channel's first, when nothing
+	// is known of it (no start, no record, no advance: seen is false).
+	receiptOnly bool
+	seen        map[clock.Channel]bool
+	reached     map[clock.Channel]int64
+	scope       map[clock.Channel]bool
+	fed         map[clock.Channel]int64
+	q           map[clock.Channel][]refRecord
+	carried     map[clock.Channel]clock.Clock
+	failed      *gate.FailClosedError
+	out         []string // events of the current input, unordered
 }
 
 func newRef(scope []clock.Channel, starts map[clock.Channel]int64, hold bool) *refGate {
 	r := &refGate{hold: hold, scope: map[clock.Channel]bool{}, fed: map[clock.Channel]int64{},
-		q: map[clock.Channel][]refRecord{}, carried: map[clock.Channel]clock.Clock{}}
+		q: map[clock.Channel][]refRecord{}, carried: map[clock.Channel]clock.Clock{},
+		seen: map[clock.Channel]bool{}, reached: map[clock.Channel]int64{}}
 	for _, ch := range scope {
 		r.scope[ch] = true
 		r.fed[ch] = -1
+		r.reached[ch] = -1
 	}
 	for ch, s := range starts {
 		r.fed[ch] = s - 1
+		r.reached[ch] = s - 1
+		r.seen[ch] = true
 	}
 	return r
 }
@@ -95,6 +104,7 @@ func (r *refGate) receive(ch clock.Channel, off int64, c clock.Clock, derr error
 	case !r.scope[ch]:
 		return gate.ErrNotInScope
 	case off <= r.settled(ch):
+		r.seen[ch], r.reached[ch] = true, max(r.reached[ch], off)
 		r.out = append(r.out, fmt.Sprintf("drop %v@%d", ch, off))
 		return nil
 	case off <= r.fed[ch]:
@@ -114,6 +124,7 @@ func (r *refGate) receive(ch clock.Channel, off int64, c clock.Clock, derr error
 		rec = refRecord{off: off, undec: code}
 	}
 	r.fed[ch] = off
+	r.seen[ch], r.reached[ch] = true, max(r.reached[ch], off)
 	r.carried[ch] = r.carried[ch].Join(rec.clk)
 	r.q[ch] = append(r.q[ch], rec)
 	r.cascade()
@@ -127,6 +138,11 @@ func (r *refGate) advance(ch clock.Channel, p int64) error {
 	case !r.scope[ch]:
 		return gate.ErrNotInScope
 	}
+	r.reached[ch] = max(r.reached[ch], p-1)
+	if r.receiptOnly && r.seen[ch] {
+		return nil
+	}
+	r.seen[ch] = true
 	r.fed[ch] = max(r.fed[ch], p-1)
 	r.cascade()
 	return nil
@@ -159,6 +175,7 @@ func (r *refGate) add(ch clock.Channel, start int64, explicit bool) error {
 	}
 	r.scope[ch] = true
 	r.fed[ch] = seed
+	r.reached[ch], r.seen[ch] = seed, true
 	r.cascade()
 	return nil
 }
@@ -264,11 +281,16 @@ func runAgainstReference(seed uint64, steps int) error {
 	if hold {
 		opts = append(opts, gate.WithUndecodable(gate.HoldUndecodable))
 	}
+	receiptOnly := rng.IntN(3) == 0
+	if receiptOnly {
+		opts = append(opts, gate.WithPositionAdvance(false))
+	}
 	g, err := gate.New(scope, opts...)
 	if err != nil {
 		return err
 	}
 	ref := newRef(scope, starts, hold)
+	ref.receiptOnly = receiptOnly
 	next := map[clock.Channel]int64{}
 	var evs []gate.Event
 	var log []string
@@ -371,6 +393,9 @@ func sameState(g *gate.Gate, r *refGate, universe []clock.Channel) error {
 		if g.Settled(ch) != r.settled(ch) || g.Fed(ch) != r.fed[ch] || g.Depth(ch) != len(r.q[ch]) {
 			return fmt.Errorf("%v: settled/fed/depth %d/%d/%d, want %d/%d/%d", ch,
 				g.Settled(ch), g.Fed(ch), g.Depth(ch), r.settled(ch), r.fed[ch], len(r.q[ch]))
+		}
+		if g.Reached(ch) != r.reached[ch] {
+			return fmt.Errorf("%v: reached %d, want %d", ch, g.Reached(ch), r.reached[ch])
 		}
 		held += len(r.q[ch])
 		if !g.Carried(ch).Equal(r.carried[ch]) {

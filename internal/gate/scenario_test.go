@@ -257,6 +257,8 @@ func (d *driver) exec(line string) []string {
 			d.opts = append(d.opts, gate.WithUndecodable(gate.HoldUndecodable))
 		case "fail":
 			d.opts = append(d.opts, gate.WithUndecodable(gate.FailOnUndecodable))
+		case "receipt-only":
+			d.opts = append(d.opts, gate.WithPositionAdvance(false))
 		default:
 			d.fatalf("mode %q", args[0])
 		}
@@ -358,6 +360,10 @@ func (d *driver) state() []string {
 	for _, c := range g.Scope() {
 		line := fmt.Sprintf("%s: settled=%d fed=%d depth=%d carried=%s",
 			d.ch(c), g.Settled(c), g.Fed(c), g.Depth(c), d.names.Format(g.Carried(c)))
+		if r := g.Reached(c); r != g.Fed(c) {
+			// Only with advances ignored (mode receipt-only).
+			line += fmt.Sprintf(" reached=%d", r)
+		}
 		out = append(out, line)
 		h, ok := g.Head(c)
 		if !ok {

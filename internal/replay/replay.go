@@ -82,6 +82,10 @@ type Config struct {
 	// Undecodable says what an undecodable header does (default: fail
 	// closed).
 	Undecodable gate.UndecodableMode
+	// ReceiptOnly settles channels only on receipt and at their start
+	// position, as current Parsley releases do: position lines are ignored
+	// but the first of each channel (gate.WithPositionAdvance(false)).
+	ReceiptOnly bool
 	// MaxHeaderSize is the metadata budget of a clock header (default
 	// clock.DefaultMaxSize).
 	MaxHeaderSize int
@@ -112,7 +116,8 @@ func New(cfg Config) (*Replayer, error) {
 	}
 	// Clocks are decoded into one reused buffer; the gate copies those it
 	// holds.
-	opts := []gate.Option{gate.WithUndecodable(cfg.Undecodable), gate.WithBorrowedClocks()}
+	opts := []gate.Option{gate.WithUndecodable(cfg.Undecodable), gate.WithBorrowedClocks(),
+		gate.WithPositionAdvance(!cfg.ReceiptOnly)}
 	for ch, s := range cfg.Starts {
 		opts = append(opts, gate.WithStart(ch, s))
 	}

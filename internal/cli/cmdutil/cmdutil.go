@@ -129,6 +129,14 @@ func (n *NamesFlag) Set(s string) error {
 	return nil
 }
 
+// AddPositionAdvanceFlag registers --position-advance on fs; *on is its
+// value (default true, the seed's semantics).
+func AddPositionAdvanceFlag(fs *pflag.FlagSet, on *bool) {
+	fs.BoolVar(on, "position-advance", true,
+		"settle a channel when the consumer's position moves past transaction markers and aborted offsets (the seed's gate); "+
+			"false settles only on receiving a record, as current Parsley releases do, so a head claiming a marker's offset stays held")
+}
+
 // UndecodableFlag is --undecodable: fail (the default) or hold.
 type UndecodableFlag struct{ Mode gate.UndecodableMode }
 

@@ -25,12 +25,15 @@ type Options struct {
 	IO     *iostreams.IOStreams
 	Output string // text, json or ndjson
 
-	Input         string
-	Range         cmdutil.RangeFlags
-	Scope         []string
-	Start         []string
-	Interleave    replay.Interleave
-	Undecodable   gate.UndecodableMode
+	Input       string
+	Range       cmdutil.RangeFlags
+	Scope       []string
+	Start       []string
+	Interleave  replay.Interleave
+	Undecodable gate.UndecodableMode
+	// ReceiptOnly settles channels only on receipt
+	// (--position-advance=false).
+	ReceiptOnly   bool
 	FailOnHeld    bool
 	MaxHeaderSize int
 	MaxLineSize   int
@@ -53,6 +56,7 @@ func NewCmdReplay(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Con
 	names := &cmdutil.NamesFlag{}
 	var interleave string
 	var undecodable cmdutil.UndecodableFlag
+	var positionAdvance bool
 	cmd := &cobra.Command{
 		Use:   "replay (--input FILE | --topic NAME[/P]…) [flags]",
 		Short: "Run a capture or a broker range through the delivery gate",
@@ -119,6 +123,7 @@ after the summary of what was replayed.`,
 				return cmdutil.Usagef("--interleave: %v", err)
 			}
 			opts.Undecodable = undecodable.Mode
+			opts.ReceiptOnly = !positionAdvance
 			if opts.TUI && !opts.IO.OutTTY {
 				return cmdutil.Usagef("--tui needs a terminal on stdout")
 			}
@@ -139,6 +144,7 @@ after the summary of what was replayed.`,
 	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,…]`")
 	fs.StringVar(&interleave, "interleave", "file", "receive order across channels: file, timestamp, channel, round-robin or random[:SEED] (default timestamp for a broker range)")
 	cmdutil.AddUndecodableFlag(fs, &undecodable)
+	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.BoolVar(&opts.FailOnHeld, "fail-on-held", false, "exit 3 when records are still held at the end")
 	fs.BoolVar(&opts.TUI, "tui", false, "step through the replay in the terminal: one receive, to the next delivery or hold, run and pause, jump (? lists the keys)")
 	fs.IntVar(&opts.MaxHeaderSize, "max-header-size", clock.DefaultMaxSize, "metadata budget of a clock header in bytes")
@@ -172,6 +178,7 @@ func Run(ctx context.Context, opts *Options) error {
 		Scope:         scope,
 		Starts:        starts,
 		Undecodable:   opts.Undecodable,
+		ReceiptOnly:   opts.ReceiptOnly,
 		MaxHeaderSize: opts.MaxHeaderSize,
 		Names:         opts.Names,
 	})

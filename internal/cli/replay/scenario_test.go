@@ -21,6 +21,7 @@ type scenario struct {
 	scope    []string
 	starts   []string
 	hold     bool
+	receipt  bool       // mode receipt-only: --position-advance=false
 	inputs   [][]string // recv and advance commands
 	want     []string   // deliver/drop lines, then "error: …" if it fails closed
 	skip     string     // why the command cannot replay it
@@ -67,7 +68,8 @@ func parseScenarios(t *testing.T, file string) []*scenario {
 		case "start":
 			cur.starts = append(cur.starts, f[1:]...)
 		case "mode":
-			cur.hold = f[1] == "hold"
+			cur.hold = cur.hold || f[1] == "hold"
+			cur.receipt = cur.receipt || f[1] == "receipt-only"
 		case "recv", "advance":
 			cur.inputs = append(cur.inputs, f)
 			cur.channels[f[1]] = true
@@ -182,6 +184,9 @@ func runScenario(t *testing.T, sc *scenario) {
 	}
 	if sc.hold {
 		args = append(args, "--undecodable", "hold")
+	}
+	if sc.receipt {
+		args = append(args, "--position-advance=false")
 	}
 	var topicIDs []string
 	for _, topic := range names.All() {

@@ -74,6 +74,7 @@ func runStepper(ctx context.Context, opts *Options) error {
 		Scope:         scope,
 		Starts:        starts,
 		Undecodable:   opts.Undecodable,
+		ReceiptOnly:   opts.ReceiptOnly,
 		MaxHeaderSize: opts.MaxHeaderSize,
 		Names:         opts.Names,
 	}, inspect.StepperOptions{Title: "causalctl replay", Source: name})

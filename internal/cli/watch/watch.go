@@ -30,6 +30,9 @@ type Options struct {
 	Scope       []string
 	Start       []string
 	Undecodable gate.UndecodableMode
+	// ReceiptOnly settles channels only on receipt
+	// (--position-advance=false).
+	ReceiptOnly bool
 	Interval    time.Duration
 	NoTUI       bool
 	Names       *clock.Names
@@ -46,6 +49,7 @@ func NewCmdWatch(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 	opts := &Options{IO: f.IOStreams, Dial: f.Dial, Now: time.Now, RunTUI: tui.Run, Getenv: f.Getenv}
 	names := &cmdutil.NamesFlag{}
 	var undecodable cmdutil.UndecodableFlag
+	var positionAdvance bool
 	cmd := &cobra.Command{
 		Use:   "watch --topic NAME[/P]… [--offsets START | --from-group GROUP]",
 		Short: "Run the gate live over a cluster and show hold queues as they fill and drain",
@@ -70,6 +74,7 @@ written from now on).`,
 				return cmdutil.Usagef("name the topics to watch with --topic")
 			}
 			opts.Undecodable = undecodable.Mode
+			opts.ReceiptOnly = !positionAdvance
 			if opts.Interval <= 0 {
 				return cmdutil.Usagef("--interval must be positive")
 			}
@@ -88,6 +93,7 @@ written from now on).`,
 	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the shadow node consumes, `CH[,CH…]` (default: every watched channel)")
 	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,…]`")
 	cmdutil.AddUndecodableFlag(fs, &undecodable)
+	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.DurationVar(&opts.Interval, "interval", time.Second, "how often a status line is printed when stdout is not a terminal")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print status lines even on a terminal")
 	cmdutil.AddTopicIDFlag(fs, names)
@@ -163,7 +169,7 @@ func Run(ctx context.Context, opts *Options) error {
 	drv, err := live.New(fol, live.Config{
 		// The follower itself starts each channel at its start position:
 		// the gate needs no starts of its own.
-		Replay: replay.Config{Scope: scope, Undecodable: opts.Undecodable, Names: opts.Names},
+		Replay: replay.Config{Scope: scope, Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, Names: opts.Names},
 		Title:  "causalctl watch",
 		Source: brokers,
 		Now:    opts.Now,
