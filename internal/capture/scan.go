@@ -690,7 +690,7 @@ func (r *Reader) topic(s []byte) (string, error) {
 	if t, ok := r.topics[string(s)]; ok {
 		return t, nil
 	}
-	if err := checkTopicName(s); err != nil {
+	if err := clock.CheckTopicName(s); err != nil {
 		return "", &causeError{class: ErrField, msg: fmt.Sprintf("field \"topic\": %v", err)}
 	}
 	t := string(s)
@@ -728,24 +728,6 @@ func (r *Reader) headerKey(s []byte) string {
 		r.hkeys[k] = k
 	}
 	return k
-}
-
-// checkTopicName applies Kafka's rule for topic names: 1 to 249 bytes of
-// ASCII letters, digits, '.', '_' and '-', and neither "." nor "..". So a
-// name never holds '/', ',' or '=', which the text forms rely on.
-func checkTopicName[S []byte | string](s S) error {
-	bad := len(s) == 0 || len(s) > 249 || string(s) == "." || string(s) == ".."
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			bad = true
-			break
-		}
-	}
-	if bad {
-		return fmt.Errorf("%q is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)", s)
-	}
-	return nil
 }
 
 // wrongType reports a value of the wrong kind at r.i, after checking that

@@ -106,8 +106,8 @@ func checkItem(it *Item) error {
 		problem = fmt.Sprintf("kind %d is neither a record nor a position", it.Kind)
 	case it.Topic == "" && it.TopicID.IsZero():
 		problem = "neither a topic name nor a topic UUID"
-	case it.Topic != "" && checkTopicName(it.Topic) != nil:
-		problem = checkTopicName(it.Topic).Error()
+	case it.Topic != "" && clock.CheckTopicName(it.Topic) != nil:
+		problem = clock.CheckTopicName(it.Topic).Error()
 	case it.Partition < 0:
 		problem = fmt.Sprintf("negative partition %d", it.Partition)
 	case it.Offset < 0:

@@ -6,15 +6,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/root"
 	"github.com/causalctl/causalctl/internal/iostreams"
 )
+
+// InterruptGrace is how long a command may take, after Ctrl-C or
+// SIGTERM, to stop and print what it did before causalctl exits 130
+// without waiting for it: whatever the command waits on (a FIFO nobody
+// opens, a broker that never answers) cannot keep the process alive.
+const InterruptGrace = 3 * time.Second
 
 // Main runs causalctl with args and returns the process exit code.
 func Main(args []string, getenv func(string) string) int {
@@ -23,19 +35,58 @@ func Main(args []string, getenv func(string) string) int {
 		Getenv:    getenv,
 		Version:   version(),
 	}
-	// Ctrl-C cancels the context; commands stop reading, report what
-	// they did and return cmdutil.ExitInterrupted.
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	return Run(ctx, f, args)
+	// The first Ctrl-C or SIGTERM cancels the context; commands stop,
+	// report what they did and exit 130. A second one, or InterruptGrace
+	// without the command returning, exits 130 at once.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, f, args) }()
+	select {
+	case code := <-done:
+		return code
+	case <-sigs:
+		cancel()
+	}
+	select {
+	case code := <-done:
+		return code
+	case <-sigs:
+	case <-time.After(InterruptGrace):
+	}
+	fmt.Fprintln(f.IOStreams.ErrOut, "causalctl: interrupted")
+	return cmdutil.ExitInterrupted
 }
 
 // Run executes the command tree for args over f's streams and returns the
-// exit code, printing any error as one line on stderr.
+// exit code, printing any error as one line on stderr. When ctx ends
+// (Ctrl-C) before the command returns, the exit code is 130 whatever the
+// command was doing. A failed write to stdout that the command did not
+// report (a full disk) is exit 1 with its cause.
 func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
+	var out *checkedWriter
+	if !f.IOStreams.OutTTY {
+		// Only a pipe or file: a terminal's *os.File is what the live
+		// view needs to see, and a terminal does not fill up.
+		out = &checkedWriter{w: f.IOStreams.Out}
+		f.IOStreams.Out = out
+	}
 	cmd := root.NewCmdRoot(f)
 	cmd.SetArgs(args)
 	executed, err := cmd.ExecuteContextC(ctx)
+	if out != nil && out.err != nil && !errors.Is(err, out.err) {
+		// The command's own error may be what the failed write caused;
+		// the write error is the cause worth reporting.
+		err = fmt.Errorf("writing output: %w", out.err)
+	}
+	if ctx.Err() != nil && !interruptedAlready(err) && !errors.As(err, new(*cmdutil.UsageError)) {
+		// Whatever the command was waiting on when it was stopped, and
+		// however it said so ("context canceled"), it was interrupted.
+		err = &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("interrupted")}
+	}
 	if err == nil {
 		return cmdutil.ExitOK
 	}
@@ -47,7 +98,7 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	if errors.As(err, &ee) && ee.Err == nil {
 		return code
 	}
-	fmt.Fprintf(f.IOStreams.ErrOut, "causalctl: %s\n", oneLine(err.Error()))
+	fmt.Fprintf(f.IOStreams.ErrOut, "causalctl: %s\n", oneLine(sanitize(err.Error())))
 	if code == cmdutil.ExitUsage || isCobraUsage(err) {
 		if executed == nil {
 			executed = cmd
@@ -56,6 +107,33 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 		return cmdutil.ExitUsage
 	}
 	return code
+}
+
+// interruptedAlready reports whether the command itself returned exit 130,
+// with its own account of what it did.
+func interruptedAlready(err error) bool {
+	var ee *cmdutil.ExitError
+	return errors.As(err, &ee) && ee.Code == cmdutil.ExitInterrupted
+}
+
+// checkedWriter keeps the first write error of stdout, so that a command
+// whose output was lost (ENOSPC, EIO) cannot exit 0, even where its last
+// flush went unchecked. A broken pipe never gets here: the runtime ends
+// the process with SIGPIPE, silently, as a pipeline expects.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
 }
 
 // isCobraUsage recognises the argument errors cobra returns unwrapped.
@@ -67,6 +145,27 @@ func isCobraUsage(err error) bool {
 		strings.HasPrefix(msg, "unknown flag") ||
 		strings.Contains(msg, "flag needs an argument") ||
 		strings.HasPrefix(msg, "if any flags in the group")
+}
+
+// sanitize makes text safe for a terminal: control bytes (an escape
+// sequence in a flag value, a topic name read from a file) and invalid
+// UTF-8 are shown as Go escapes instead of being sent to the terminal.
+func sanitize(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, "\\x%02x", s[i])
+		case r == '\n':
+			b.WriteByte(' ')
+		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // oneLine keeps an error on one line so that logs stay greppable.

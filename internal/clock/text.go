@@ -20,8 +20,8 @@ type Names struct {
 // another UUID, or a UUID already bound to another name, is an error: within
 // one run a topic's identity must not change.
 func (n *Names) Add(name string, id TopicID) error {
-	if name == "" || strings.Contains(name, "/") {
-		return fmt.Errorf("topic name %q: must be non-empty and contain no '/'", name)
+	if err := CheckTopicName(name); err != nil {
+		return err
 	}
 	if id.IsZero() {
 		return fmt.Errorf("topic %q: zero topic UUID", name)
@@ -126,7 +126,27 @@ func (n *Names) ParseTopic(s string) (TopicID, error) {
 	if id, ok := n.ID(s); ok {
 		return id, nil
 	}
+	if err := CheckTopicName(s); err != nil {
+		return TopicID{}, err // no hint: no --topic-id could name it
+	}
 	return TopicID{}, fmt.Errorf("unknown topic %q (name its UUID with --topic-id %s=UUID)", s, s)
+}
+
+// CheckTopicName applies Kafka's rule for topic names: 1 to 249 bytes of
+// ASCII letters, digits, '.', '_' and '-', and neither "." nor "..". Every
+// name that enters causalctl — a capture line, --topic, --topic-id, a clock
+// in text form — is checked by it, so a name never holds '/', ',' or '=',
+// which the text forms rely on, nor a byte a terminal would act on.
+func CheckTopicName[S []byte | string](s S) error {
+	bad := len(s) == 0 || len(s) > 249 || string(s) == "." || string(s) == ".."
+	for i := 0; i < len(s) && !bad; i++ {
+		c := s[i]
+		bad = !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
+	}
+	if bad {
+		return fmt.Errorf("%q is not a Kafka topic name (1 to 249 of a-z A-Z 0-9 . _ -, not . or ..)", s)
+	}
+	return nil
 }
 
 func cutLast(s, sep string) (before, after string, found bool) {

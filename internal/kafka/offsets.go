@@ -356,7 +356,7 @@ func ParseTopicSel(s string) (TopicSel, error) {
 		sel.ID = id
 		return sel, nil
 	}
-	if err := checkTopicName(topic); err != nil {
+	if err := clock.CheckTopicName(topic); err != nil {
 		return TopicSel{}, fmt.Errorf("topic %q: %w", s, err)
 	}
 	sel.Topic = topic
@@ -383,23 +383,4 @@ func ParseTopicSels(values []string) ([]TopicSel, error) {
 		return nil, errors.New("no topic given")
 	}
 	return sels, nil
-}
-
-// checkTopicName applies Kafka's rules for topic names.
-func checkTopicName(name string) error {
-	switch {
-	case name == "":
-		return errors.New("empty topic name")
-	case name == "." || name == "..":
-		return errors.New(`"." and ".." are not topic names`)
-	case len(name) > 249:
-		return errors.New("topic names are at most 249 characters")
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if !(isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("topic names hold only letters, digits, '.', '_' and '-', not %q", c)
-		}
-	}
-	return nil
 }

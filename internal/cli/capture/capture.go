@@ -66,7 +66,7 @@ on stderr.`,
 }
 
 // Run captures the range.
-func Run(ctx context.Context, opts *Options) error {
+func Run(ctx context.Context, opts *Options) (err error) {
 	br, err := opts.OpenRange(ctx, &opts.Range, opts.Names, func(n *clock.Names) (map[clock.Channel]int64, error) {
 		return cmdutil.ParseStarts(opts.Start, n)
 	})
@@ -76,11 +76,17 @@ func Run(ctx context.Context, opts *Options) error {
 	defer br.Close()
 	var out io.Writer = opts.IO.Out
 	if opts.File != "" {
-		f, err := os.Create(opts.File)
-		if err != nil {
-			return err
+		f, cerr := os.Create(opts.File)
+		if cerr != nil {
+			return cerr
 		}
-		defer f.Close()
+		defer func() {
+			// A file's last bytes may fail only when it is closed (NFS,
+			// a full disk): the capture is not written until then.
+			if cerr := f.Close(); cerr != nil && err == nil {
+				err = fmt.Errorf("writing %s: %w", opts.File, cerr)
+			}
+		}()
 		out = f
 	}
 	w := capture.NewWriter(out)
@@ -93,7 +99,12 @@ func Run(ctx context.Context, opts *Options) error {
 			break
 		}
 		if err != nil {
-			w.Flush()
+			if ferr := w.Flush(); ferr != nil {
+				return fmt.Errorf("capture stopped after %d records (%v), and writing them failed: %w", records, err, ferr)
+			}
+			if ctx.Err() != nil {
+				return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("interrupted: capture stopped after %d records (they are written)", records)}
+			}
 			return fmt.Errorf("capture stopped after %d records (they are written): %w", records, err)
 		}
 		if it.Kind == capture.KindRecord {

@@ -12,34 +12,40 @@ import (
 
 // Capture is a capture file that can be read more than once — commands
 // read it once to learn its channels and names, then again to work — from
-// a file, or from stdin spooled to a temporary file as the first reading
-// goes. Nothing is held in memory.
+// a regular file, or from stdin, a FIFO or a pipe given by name
+// (/dev/stdin, process substitution), spooled to a temporary file as the
+// first reading goes. Nothing is held in memory.
 type Capture struct {
 	// Name is the file name, or "stdin".
 	Name string
 
 	path    string
-	stdin   io.Reader
-	spool   *os.File // stdin's copy, removed by Close
+	first   *os.File  // a regular file, opened by OpenCapture for the first reading
+	once    io.Reader // stdin or a file readable once, read through ctx
+	spool   *os.File  // once's copy, removed by Close
 	opened  []io.Closer
 	maxLine int
 	read    bool
 }
 
 // OpenCapture prepares the capture at path ("-" for stdin) for reading.
-// Reading stdin stops when ctx is done, even while the pipe stays open.
+// Opening and reading stop when ctx is done, even while a FIFO waits for
+// its writer or a pipe stays open.
 func OpenCapture(ctx context.Context, ios *iostreams.IOStreams, path string, maxLine int) (*Capture, error) {
 	c := &Capture{Name: path, path: path, maxLine: maxLine}
 	if path == "-" {
-		c.Name, c.stdin = "stdin", &contextReader{ctx: ctx, r: ios.In}
+		c.Name, c.once = "stdin", &contextReader{ctx: ctx, r: ios.In}
 		return c, nil
 	}
-	fi, err := os.Stat(path)
+	f, rereadable, err := capture.OpenPath(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("capture: %w", err)
+		return nil, err
 	}
-	if fi.IsDir() {
-		return nil, fmt.Errorf("capture %s: is a directory", path)
+	c.opened = append(c.opened, f)
+	if rereadable {
+		c.first = f
+	} else {
+		c.once = &contextReader{ctx: ctx, r: f}
 	}
 	return c, nil
 }
@@ -49,20 +55,25 @@ func OpenCapture(ctx context.Context, ios *iostreams.IOStreams, path string, max
 // beginning.
 func (c *Capture) Open(opts ...capture.ReaderOption) (*capture.Reader, error) {
 	opt := append([]capture.ReaderOption{capture.MaxLineSize(c.maxLine)}, opts...)
-	if c.stdin != nil {
+	if c.once != nil {
 		if !c.read {
 			c.read = true
 			f, err := os.CreateTemp("", "causalctl-stdin-*.ndjson")
 			if err != nil {
-				return nil, fmt.Errorf("spooling stdin: %w", err)
+				return nil, fmt.Errorf("spooling %s: %w", c.Name, err)
 			}
 			c.spool = f
-			return capture.NewReader(io.TeeReader(c.stdin, f), opt...), nil
+			return capture.NewReader(io.TeeReader(c.once, &spoolWriter{f: f}), opt...), nil
 		}
 		if _, err := c.spool.Seek(0, io.SeekStart); err != nil {
-			return nil, fmt.Errorf("spooling stdin: %w", err)
+			return nil, fmt.Errorf("spooling %s: %w", c.Name, err)
 		}
 		return capture.NewReader(c.spool, opt...), nil
+	}
+	if c.first != nil {
+		f := c.first
+		c.first = nil
+		return capture.NewReader(f, opt...), nil
 	}
 	f, err := os.Open(c.path)
 	if err != nil {
@@ -72,6 +83,18 @@ func (c *Capture) Open(opts ...capture.ReaderOption) (*capture.Reader, error) {
 	c.closeOpened()
 	c.opened = append(c.opened, f)
 	return capture.NewReader(f, opt...), nil
+}
+
+// spoolWriter names the spool in a write error (a full temporary
+// directory), which would otherwise read as an error of the input.
+type spoolWriter struct{ f *os.File }
+
+func (w *spoolWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		err = fmt.Errorf("spooling to %s: %w", w.f.Name(), err)
+	}
+	return n, err
 }
 
 func (c *Capture) closeOpened() {

@@ -74,7 +74,14 @@ var ErrUndecodable = errors.New("undecodable headers")
 // not records and are passed over.
 func DecodeRecords(src Source, opts *Options) error {
 	w := bufio.NewWriter(opts.IO.Out)
-	defer w.Flush()
+	err := decodeRecords(src, opts, w)
+	if ferr := w.Flush(); ferr != nil && err == nil {
+		err = fmt.Errorf("writing output: %w", ferr)
+	}
+	return err
+}
+
+func decodeRecords(src Source, opts *Options, w *bufio.Writer) error {
 	var bad, records int
 	var first string
 	for {
@@ -133,7 +140,9 @@ func DecodeRecords(src Source, opts *Options) error {
 		if derr != nil {
 			text = "UNDECODABLE " + derr.Error()
 		}
-		fmt.Fprintf(w, "%s@%d\t%s\t%s\n", channel, it.Offset, ts, text)
+		if _, err := fmt.Fprintf(w, "%s@%d\t%s\t%s\n", channel, it.Offset, ts, text); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
 	}
 	if bad > 0 {
 		return fmt.Errorf("%w: %d of %d records, the first at %s", ErrUndecodable, bad, records, first)

@@ -233,7 +233,11 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		interrupted = !timedOut // the user quit, or Ctrl-C
 	} else {
-		pipeErr, pipeStopped, interrupted = headless(ctx, opts, d, drv, pipeDone, info, began)
+		var werr error
+		pipeErr, pipeStopped, interrupted, werr = headless(ctx, opts, d, drv, pipeDone, info, began)
+		if werr != nil {
+			return werr
+		}
 	}
 
 	stopPipeline()
@@ -257,8 +261,8 @@ func Run(ctx context.Context, opts *Options) error {
 }
 
 // headless prints a status line every StatusEvery until the duration is
-// over, ctx is done or the pipeline fails.
-func headless(ctx context.Context, opts *Options, d *demo.Demo, drv *live.Driver, pipeDone <-chan error, w io.Writer, began time.Time) (pipeErr error, pipeStopped, interrupted bool) {
+// over, ctx is done, the pipeline fails or a line cannot be written (werr).
+func headless(ctx context.Context, opts *Options, d *demo.Demo, drv *live.Driver, pipeDone <-chan error, w io.Writer, began time.Time) (pipeErr error, pipeStopped, interrupted bool, werr error) {
 	tick := time.NewTicker(opts.StatusEvery)
 	defer tick.Stop()
 	var deadline <-chan time.Time
@@ -270,21 +274,25 @@ func headless(ctx context.Context, opts *Options, d *demo.Demo, drv *live.Driver
 	stopped := drv.Stopped()
 	faulted := d.Faulted()
 	for {
+		var line string
 		select {
 		case <-ctx.Done():
-			return nil, false, true
+			return nil, false, true, nil
 		case <-deadline:
-			return nil, false, false
+			return nil, false, false, nil
 		case err := <-pipeDone:
-			return err, true, false
+			return err, true, false, nil
 		case <-faulted:
 			faulted = nil
-			fmt.Fprintf(w, "[%s] fault injected: %s\n", elapsed(opts.Now().Sub(began)), d.Config().Fault)
+			line = "fault injected: " + string(d.Config().Fault)
 		case <-stopped:
 			stopped = nil
-			fmt.Fprintf(w, "[%s] %s\n", elapsed(opts.Now().Sub(began)), stopText(drv.Err()))
+			line = stopText(drv.Err())
 		case <-tick.C:
-			fmt.Fprintf(w, "[%s] %s\n", elapsed(opts.Now().Sub(began)), statusLine(d, drv.Status()))
+			line = statusLine(d, drv.Status())
+		}
+		if _, err := fmt.Fprintf(w, "[%s] %s\n", elapsed(opts.Now().Sub(began)), line); err != nil {
+			return nil, false, false, fmt.Errorf("writing output: %w", err)
 		}
 	}
 }

@@ -156,8 +156,8 @@ func TestDemoInterrupt(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d after interrupt: %s", code, errOut)
+		if code != 130 {
+			t.Fatalf("exit %d after interrupt, want 130 (after the summary): %s", code, errOut)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the demo did not stop")

@@ -199,10 +199,14 @@ func statusLines(ctx context.Context, opts *Options, drv *live.Driver) error {
 	defer tick.Stop()
 	var last inspect.Snapshot
 	have := false
-	print := func() {
-		if have {
-			fmt.Fprintln(opts.IO.Out, tui.PlainStatus(last))
+	print := func() error {
+		if !have {
+			return nil
 		}
+		if _, err := fmt.Fprintln(opts.IO.Out, tui.PlainStatus(last)); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
+		return nil
 	}
 	for {
 		select {
@@ -211,7 +215,9 @@ func statusLines(ctx context.Context, opts *Options, drv *live.Driver) error {
 				last, have = s, true
 			}
 		case <-tick.C:
-			print()
+			if err := print(); err != nil {
+				return err
+			}
 		case <-drv.Stopped():
 			// Take the final state, print it, and say why it stopped.
 			select {
@@ -221,13 +227,14 @@ func statusLines(ctx context.Context, opts *Options, drv *live.Driver) error {
 				}
 			case <-time.After(2 * opts.Interval):
 			}
-			print()
-			if err := drv.Err(); err != nil {
+			if err := print(); err != nil {
 				return err
 			}
-			return nil
+			return drv.Err()
 		case <-ctx.Done():
-			print()
+			if err := print(); err != nil {
+				return err
+			}
 			return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted}
 		}
 	}
