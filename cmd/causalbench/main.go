@@ -1,0 +1,219 @@
+// Command causalbench is causalctl's performance harness: it measures
+// replaying and capturing a broker range against the fetch they rest on,
+// and against kcat, as separate processes whose CPU time and peak RSS come
+// from the OS.
+//
+// Run it from the repository root:
+//
+//	go run ./cmd/causalbench                 # 1 M records, 5 runs of each scenario
+//	go run ./cmd/causalbench -n 1000000,4000000 -runs 7
+//
+// It builds causalctl (or takes -causalctl PATH), starts an in-process kfake
+// broker, seeds N committed records over 6 channels (1–8-entry
+// parsley.causes clocks, committed and aborted transactions among them),
+// and then runs every scenario in turn, round after round, so that load
+// from other work on the machine spreads over all of them:
+//
+//	floor           a plain franz-go consumer with the range's fetch sizes, counting only
+//	replay          causalctl replay --topic bench --offsets :end -o json
+//	replay-file     the same with --interleave file
+//	kcat            kcat -C -e -q -o beginning (when kcat is installed)
+//	capture         causalctl capture --topic bench --offsets :end -f FILE
+//	kcat-json       kcat -C -e -q -o beginning -J > FILE (when kcat is installed)
+//	replay-capture  causalctl replay -f FILE -o json, the file capture wrote
+//
+// It prints a Markdown table of medians (with the spread) of wall time, CPU
+// time and peak RSS, ratios to the floor, and the targets of
+// docs/performance.md with whether each is met. Every run is checked: the
+// replays must receive and deliver every record with nothing held, the
+// floor and kcat must count them all.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	if ok, code := runChild(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if err == flag.ErrHelp {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "causalbench:", err)
+		os.Exit(2)
+	}
+	if err := run(ctx, cfg, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "causalbench:", err)
+		os.Exit(1)
+	}
+}
+
+// config is the harness's flags.
+type config struct {
+	Sizes     []int64
+	Runs      int
+	Warmup    int
+	Channels  int
+	Causalctl string // "" builds it
+	Kcat      string // "" skips the kcat scenarios
+	Dir       string // "" uses a temporary directory
+	Seed      uint64
+	Only      []string // scenario names; empty runs all
+}
+
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	cfg := config{}
+	fs := flag.NewFlagSet("causalbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	sizes := fs.String("n", "1000000", "records to seed, comma-separated for several sizes (each on a fresh broker)")
+	fs.IntVar(&cfg.Runs, "runs", 5, "measured runs of each scenario")
+	fs.IntVar(&cfg.Warmup, "warmup", 1, "unmeasured rounds before the measured ones")
+	fs.IntVar(&cfg.Channels, "channels", 6, "partitions of the bench topic")
+	fs.StringVar(&cfg.Causalctl, "causalctl", "", "causalctl binary to measure (default: go build ./cmd/causalctl)")
+	kcat, _ := exec.LookPath("kcat")
+	fs.StringVar(&cfg.Kcat, "kcat", kcat, "kcat binary (empty: skip the kcat scenarios)")
+	fs.StringVar(&cfg.Dir, "dir", "", "working directory for binaries and capture files (default: a temporary one, removed)")
+	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated records")
+	only := fs.String("only", "", "run only these scenarios, comma-separated: "+strings.Join(scenarioNames, ","))
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: go run ./cmd/causalbench [flags]\n\nMeasures causalctl replay and capture against a plain consumer and kcat; see docs/performance.md.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil || n <= 0 {
+			return cfg, fmt.Errorf("-n %q: want positive record counts", *sizes)
+		}
+		cfg.Sizes = append(cfg.Sizes, n)
+	}
+	if cfg.Runs < 1 || cfg.Warmup < 0 || cfg.Channels < 1 {
+		return cfg, fmt.Errorf("-runs and -channels must be positive, -warmup not negative")
+	}
+	if *only != "" {
+		for _, name := range strings.Split(*only, ",") {
+			if !known(name) {
+				return cfg, fmt.Errorf("-only: unknown scenario %q (want %s)", name, strings.Join(scenarioNames, ", "))
+			}
+			cfg.Only = append(cfg.Only, name)
+		}
+	}
+	return cfg, nil
+}
+
+// run seeds a broker for each size, measures the scenarios and writes the
+// report to out, progress to logw.
+func run(ctx context.Context, cfg config, out, logw io.Writer) error {
+	dir := cfg.Dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "causalbench-*")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	bin := cfg.Causalctl
+	if bin == "" {
+		bin = filepath.Join(dir, "causalctl")
+		fmt.Fprintln(logw, "building causalctl")
+		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/causalctl/causalctl/cmd/causalctl")
+		if b, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("go build: %v\n%s", err, b)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	base, err := baseline(ctx, self)
+	if err != nil {
+		return fmt.Errorf("measuring the wrapper: %w", err)
+	}
+	var reports []sizeReport
+	for _, n := range cfg.Sizes {
+		rep, err := measureSize(ctx, cfg, n, bin, self, dir, logw)
+		if err != nil {
+			return fmt.Errorf("%d records: %w", n, err)
+		}
+		reports = append(reports, rep)
+	}
+	return writeReport(out, cfg, base, reports)
+}
+
+// measureSize seeds a fresh broker with n records and runs every scenario
+// cfg.Runs times, alternating.
+func measureSize(ctx context.Context, cfg config, n int64, bin, self, dir string, logw io.Writer) (sizeReport, error) {
+	rep := sizeReport{Records: n}
+	cluster, err := startBroker(cfg.Channels)
+	if err != nil {
+		return rep, err
+	}
+	defer cluster.Close()
+	addrs := cluster.ListenAddrs()
+	fmt.Fprintf(logw, "seeding %d records on %d channels at %s\n", n, cfg.Channels, strings.Join(addrs, ","))
+	rep.Seeded, err = seed(ctx, addrs, cfg.Channels, n, rand.New(rand.NewPCG(cfg.Seed, uint64(n))))
+	if err != nil {
+		return rep, err
+	}
+	fmt.Fprintf(logw, "seeded in %s: %d records (%d aborted), %.2f clock entries a record\n",
+		rep.Seeded.Took.Round(1e7), rep.Seeded.Records, rep.Seeded.Aborted, rep.Seeded.MeanClock)
+
+	env := scenarioEnv{
+		brokers: strings.Join(addrs, ","), causalctl: bin, self: self, kcat: cfg.Kcat,
+		capture: filepath.Join(dir, fmt.Sprintf("capture-%d.ndjson", n)),
+		kcatOut: filepath.Join(dir, fmt.Sprintf("kcat-%d.json", n)),
+		records: n,
+	}
+	scs := scenarios(env, cfg.Only)
+	rep.Results = make([]result, len(scs))
+	for i, sc := range scs {
+		rep.Results[i].Name = sc.name
+	}
+	for round := range cfg.Warmup + cfg.Runs {
+		for i, sc := range scs {
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
+			m, err := measure(ctx, self, sc)
+			if err != nil {
+				return rep, fmt.Errorf("%s: %w", sc.name, err)
+			}
+			if round >= cfg.Warmup {
+				rep.Results[i].Runs = append(rep.Results[i].Runs, m)
+			}
+			fmt.Fprintf(logw, "round %d %-15s wall %6.3fs cpu %6.3fs rss %4.0f MiB\n", round+1, sc.name, m.Wall.Seconds(), m.CPU.Seconds(), m.RSS)
+		}
+	}
+	return rep, nil
+}
+
+// baseline measures a child that does nothing (causalbench itself, with no
+// scenario): the peak RSS any measured child starts from.
+func baseline(ctx context.Context, self string) (measurement, error) {
+	return measure(ctx, self, scenario{name: "baseline", cmd: func(ctx context.Context) (*exec.Cmd, error) {
+		c := exec.CommandContext(ctx, self)
+		c.Env = append(os.Environ(), childEnv+"=none")
+		return c, nil
+	}})
+}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary stand in for causalbench when the harness
+// starts itself as a child (the measuring wrapper, the floor).
+func TestMain(m *testing.M) {
+	if ok, code := runChild(os.Args[1:]); ok {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// TestSmoke runs the whole harness at a small size so that it cannot rot:
+// every scenario runs and passes its check (all records delivered, all
+// counted), and the report holds a row for each and the targets. It
+// asserts nothing about speed.
+func TestSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds causalctl and runs every scenario")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cfg, err := parseFlags([]string{"-n", "4000,7000", "-runs", "1", "-warmup", "0", "-dir", t.TempDir()}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, log bytes.Buffer
+	if err := run(ctx, cfg, &out, &log); err != nil {
+		t.Fatalf("harness: %v\n%s", err, log.String())
+	}
+	report := out.String()
+	want := []string{"### 4000 records", "### 7000 records", "| floor |", "| replay |", "| replay-file |", "| capture |", "| replay-capture |",
+		"| broker replay wall ≤ 1.25 × floor |", "| broker replay CPU ≤ 2 × floor |", "| replay peak RSS at 7000 within 10 % of 4000 |",
+		"| capture replay ≥ 2 M records/s |"}
+	if cfg.Kcat != "" {
+		want = append(want, "| kcat |", "| kcat-json |", "| broker replay wall < kcat |", "| capture writing ≥ 3 × faster than kcat -J |")
+	}
+	for _, w := range want {
+		if !strings.Contains(report, w) {
+			t.Errorf("report lacks %q:\n%s", w, report)
+		}
+	}
+}
+
+// TestChecksCatchWrongResults: the checks a run must pass fail on
+// summaries and counts that miss records, hold some or failed.
+func TestChecksCatchWrongResults(t *testing.T) {
+	if err := wantSummary([]byte(`{"received":10,"delivered":10,"held":0,"channels":[]}`), 10); err != nil {
+		t.Errorf("a complete summary: %v", err)
+	}
+	for _, bad := range []string{
+		`{"received":9,"delivered":9,"held":0}`,
+		`{"received":10,"delivered":8,"held":2}`,
+		`{"received":10,"delivered":10,"held":0,"failed":{"code":"truncated"}}`,
+		`not json`,
+	} {
+		if err := wantSummary([]byte(bad), 10); err == nil {
+			t.Errorf("summary %s passed the check", bad)
+		}
+	}
+	if err := wantCount([]byte("10\n"), 10); err != nil {
+		t.Errorf("a full count: %v", err)
+	}
+	for _, bad := range []string{"9\n", "", "ten"} {
+		if err := wantCount([]byte(bad), 10); err == nil {
+			t.Errorf("count %q passed the check", bad)
+		}
+	}
+	path := t.TempDir() + "/capture.ndjson"
+	lines := `{"topic":"bench","partition":0,"position":0}
+{"topic":"bench","partition":0,"offset":0,"value":"a"}
+{"topic":"bench","partition":0,"offset":1,"value":"b"}
+{"topic":"bench","partition":0,"position":2}
+`
+	if err := os.WriteFile(path, []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := wantRecordLines(path, 2); err != nil {
+		t.Errorf("two record lines: %v", err)
+	}
+	if err := wantRecordLines(path, 3); err == nil {
+		t.Error("a capture with 2 records passed a check for 3")
+	}
+}
+
+// TestFlags: sizes are a list, unknown scenarios and bad numbers are
+// refused, and -only replay-capture runs capture first.
+func TestFlags(t *testing.T) {
+	cfg, err := parseFlags([]string{"-n", "10,20", "-only", "replay-capture", "-kcat", ""}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Sizes) != 2 || cfg.Sizes[0] != 10 || cfg.Sizes[1] != 20 {
+		t.Errorf("sizes %v, want [10 20]", cfg.Sizes)
+	}
+	var names []string
+	for _, sc := range scenarios(scenarioEnv{}, cfg.Only) {
+		names = append(names, sc.name)
+	}
+	if strings.Join(names, ",") != "capture,replay-capture" {
+		t.Errorf("-only replay-capture runs %v, want capture then replay-capture", names)
+	}
+	for _, bad := range [][]string{{"-n", "0"}, {"-n", "x"}, {"-only", "nope"}, {"-runs", "0"}, {"extra"}} {
+		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {
+			t.Errorf("flags %v accepted", bad)
+		}
+	}
+}
+
+// TestSkipsKcatWhenAbsent: without kcat its scenarios are left out rather
+// than failing the run.
+func TestSkipsKcatWhenAbsent(t *testing.T) {
+	for _, sc := range scenarios(scenarioEnv{kcat: ""}, nil) {
+		if strings.HasPrefix(sc.name, "kcat") {
+			t.Errorf("scenario %s runs without kcat", sc.name)
+		}
+	}
+	if _, err := exec.LookPath("kcat"); err == nil {
+		n := 0
+		for _, sc := range scenarios(scenarioEnv{kcat: "kcat"}, nil) {
+			if strings.HasPrefix(sc.name, "kcat") {
+				n++
+			}
+		}
+		if n != 2 {
+			t.Errorf("%d kcat scenarios with kcat, want 2", n)
+		}
+	}
+}
+
+// TestTargets evaluates the targets from medians, not from the best or
+// worst run, and says no when a target is missed.
+func TestTargets(t *testing.T) {
+	runs := func(wall, cpu, rss []float64) []measurement {
+		var ms []measurement
+		for i := range wall {
+			ms = append(ms, measurement{Wall: time.Duration(wall[i] * 1e9), CPU: time.Duration(cpu[i] * 1e9), RSS: rss[i]})
+		}
+		return ms
+	}
+	small := sizeReport{Records: 1_000_000, Results: []result{
+		{"floor", runs([]float64{1, 0.3, 0.4}, []float64{0.3, 0.3, 0.3}, []float64{80, 80, 80})},
+		// median wall 0.45 (1.125× the floor's 0.4); the 9 s outlier must not count.
+		{"replay", runs([]float64{0.45, 9, 0.44}, []float64{0.7, 0.7, 0.7}, []float64{100, 100, 100})},
+		{"kcat", runs([]float64{1, 1, 1}, []float64{0.4, 0.4, 0.4}, []float64{120, 120, 120})},
+		{"capture", runs([]float64{0.5, 0.5, 0.5}, []float64{0.5, 0.5, 0.5}, []float64{50, 50, 50})},
+		{"kcat-json", runs([]float64{1, 1, 1}, []float64{1, 1, 1}, []float64{40, 40, 40})},
+		{"replay-capture", runs([]float64{0.4, 0.4, 0.4}, []float64{0.4, 0.4, 0.4}, []float64{60, 60, 60})},
+	}}
+	big := sizeReport{Records: 4_000_000, Results: []result{
+		{"replay", runs([]float64{2}, []float64{2}, []float64{105})},
+		{"replay-capture", runs([]float64{2}, []float64{2}, []float64{90})},
+	}}
+	got := map[string]bool{}
+	for _, tg := range targets([]sizeReport{small, big}) {
+		got[tg.what] = tg.met
+	}
+	want := map[string]bool{
+		"broker replay wall ≤ 1.25 × floor":                         true,
+		"broker replay wall < kcat":                                 true,
+		"broker replay CPU ≤ 2 × floor":                             false, // 0.7 vs 0.3
+		"replay peak RSS ≤ 150 MiB":                                 true,
+		"replay peak RSS at 4000000 within 10 % of 1000000":         true, // 105 vs 100
+		"replay-capture peak RSS ≤ 150 MiB":                         true,
+		"replay-capture peak RSS at 4000000 within 10 % of 1000000": false, // 90 vs 60
+		"capture replay ≥ 2 M records/s":                            true,  // 2.5 M/s
+		"capture writing ≥ 3 × faster than kcat -J":                 false, // 2×
+	}
+	for what, met := range want {
+		if g, ok := got[what]; !ok || g != met {
+			t.Errorf("%s: met=%v (evaluated: %v), want %v", what, g, ok, met)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d targets evaluated, want %d: %v", len(got), len(want), got)
+	}
+}

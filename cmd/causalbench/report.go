@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// sizeReport is every scenario measured at one size.
+type sizeReport struct {
+	Records int64
+	Seeded  seeded
+	Results []result
+}
+
+// result is the runs of one scenario.
+type result struct {
+	Name string
+	Runs []measurement
+}
+
+func (r *result) wall() []float64 {
+	return values(r.Runs, func(m measurement) float64 { return m.Wall.Seconds() })
+}
+func (r *result) cpu() []float64 {
+	return values(r.Runs, func(m measurement) float64 { return m.CPU.Seconds() })
+}
+func (r *result) rss() []float64 { return values(r.Runs, func(m measurement) float64 { return m.RSS }) }
+
+func values(ms []measurement, f func(measurement) float64) []float64 {
+	out := make([]float64, len(ms))
+	for i, m := range ms {
+		out[i] = f(m)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// median of sorted values.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+func (s *sizeReport) find(name string) *result {
+	for i := range s.Results {
+		if s.Results[i].Name == name {
+			return &s.Results[i]
+		}
+	}
+	return nil
+}
+
+// writeReport writes the Markdown report: a table per size, then the
+// targets.
+func writeReport(w io.Writer, cfg config, base measurement, reps []sizeReport) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "causalbench: %d runs of each scenario (after %d warm-up), %d channels, %s %s/%s, %d CPUs, %s; a child doing nothing peaks at %.1f MiB RSS\n\n",
+		cfg.Runs, cfg.Warmup, cfg.Channels, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"), base.RSS)
+	for _, rep := range reps {
+		fmt.Fprintf(&b, "### %d records (%.2f clock entries a record, %d aborted records, %.0f MiB of keys, values and headers)\n\n",
+			rep.Records, rep.Seeded.MeanClock, rep.Seeded.Aborted, float64(rep.Seeded.Bytes)/(1<<20))
+		b.WriteString("| scenario | wall median (min–max) | CPU median (min–max) | peak RSS median (max) | records/s | wall ÷ floor | CPU ÷ floor |\n")
+		b.WriteString("|---|---|---|---|---|---|---|\n")
+		floor := rep.find("floor")
+		for i := range rep.Results {
+			r := &rep.Results[i]
+			wall, cpu, rss := r.wall(), r.cpu(), r.rss()
+			ratio := func(v []float64, f func(*result) []float64) string {
+				if floor == nil || r == floor {
+					return "—"
+				}
+				return fmt.Sprintf("%.2f×", median(v)/median(f(floor)))
+			}
+			fmt.Fprintf(&b, "| %s | %.3f s (%.3f–%.3f) | %.3f s (%.3f–%.3f) | %.0f MiB (%.0f) | %.2f M | %s | %s |\n",
+				r.Name, median(wall), wall[0], wall[len(wall)-1], median(cpu), cpu[0], cpu[len(cpu)-1],
+				median(rss), rss[len(rss)-1], float64(rep.Records)/median(wall)/1e6,
+				ratio(wall, (*result).wall), ratio(cpu, (*result).cpu))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| target | measured | met |\n|---|---|---|\n")
+	for _, t := range targets(reps) {
+		met := "no"
+		if t.met {
+			met = "yes"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", t.what, t.measured, met)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// target is one target of docs/performance.md and how the runs did.
+type target struct {
+	what, measured string
+	met            bool
+}
+
+// targets evaluates the targets on the first size (and flatness between
+// the first and last sizes); a target whose scenarios did not run is left
+// out.
+func targets(reps []sizeReport) []target {
+	first := &reps[0]
+	med := func(rep *sizeReport, name string, f func(*result) []float64) (float64, bool) {
+		r := rep.find(name)
+		if r == nil {
+			return 0, false
+		}
+		return median(f(r)), true
+	}
+	var out []target
+	if replay, ok := med(first, "replay", (*result).wall); ok {
+		if floor, ok := med(first, "floor", (*result).wall); ok {
+			out = append(out, target{"broker replay wall ≤ 1.25 × floor", fmt.Sprintf("%.2f×", replay/floor), replay <= 1.25*floor})
+		}
+		if kcat, ok := med(first, "kcat", (*result).wall); ok {
+			out = append(out, target{"broker replay wall < kcat", fmt.Sprintf("%.3f s vs %.3f s", replay, kcat), replay < kcat})
+		}
+	}
+	if replay, ok := med(first, "replay", (*result).cpu); ok {
+		if floor, ok := med(first, "floor", (*result).cpu); ok {
+			out = append(out, target{"broker replay CPU ≤ 2 × floor", fmt.Sprintf("%.2f×", replay/floor), replay <= 2*floor})
+		}
+	}
+	for _, name := range []string{"replay", "replay-capture"} {
+		rss, ok := med(first, name, (*result).rss)
+		if !ok {
+			continue
+		}
+		out = append(out, target{name + " peak RSS ≤ 150 MiB", fmt.Sprintf("%.0f MiB", rss), rss <= 150})
+		if len(reps) > 1 {
+			last := &reps[len(reps)-1]
+			big, _ := med(last, name, (*result).rss)
+			out = append(out, target{fmt.Sprintf("%s peak RSS at %d within 10 %% of %d", name, last.Records, first.Records),
+				fmt.Sprintf("%.0f vs %.0f MiB (%+.0f %%)", big, rss, 100*(big/rss-1)), big <= 1.10*rss})
+		}
+	}
+	if wall, ok := med(first, "replay-capture", (*result).wall); ok {
+		rate := float64(first.Records) / wall
+		out = append(out, target{"capture replay ≥ 2 M records/s", fmt.Sprintf("%.2f M/s", rate/1e6), rate >= 2e6})
+	}
+	if capture, ok := med(first, "capture", (*result).wall); ok {
+		if kcat, ok := med(first, "kcat-json", (*result).wall); ok {
+			out = append(out, target{"capture writing ≥ 3 × faster than kcat -J", fmt.Sprintf("%.2f×", kcat/capture), kcat >= 3*capture})
+		}
+	}
+	return out
+}

@@ -1,0 +1,231 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// scenarioNames are the scenarios in the order each round runs them;
+// replay-capture reads the file capture wrote earlier in the round.
+var scenarioNames = []string{"floor", "replay", "replay-file", "kcat", "capture", "kcat-json", "replay-capture"}
+
+func known(name string) bool { return slices.Contains(scenarioNames, name) }
+
+// scenarioEnv is what the scenarios need to run.
+type scenarioEnv struct {
+	brokers   string
+	causalctl string
+	self      string // causalbench itself, for the floor
+	kcat      string
+	capture   string // the capture file capture writes and replay-capture reads
+	kcatOut   string // where kcat -J writes
+	records   int64
+}
+
+// scenario is one measured command and the check of what it did.
+type scenario struct {
+	name string
+	cmd  func(context.Context) (*exec.Cmd, error)
+	// check verifies the run from its standard output.
+	check func(stdout []byte) error
+}
+
+// scenarios returns the scenarios to run, in round order: all of them, or
+// those in only. A capture is written before it is replayed, so asking
+// for replay-capture runs capture too.
+func scenarios(env scenarioEnv, only []string) []scenario {
+	if slices.Contains(only, "replay-capture") && !slices.Contains(only, "capture") {
+		only = append(only, "capture")
+	}
+	causalctl := func(args ...string) func(context.Context) (*exec.Cmd, error) {
+		return func(ctx context.Context) (*exec.Cmd, error) {
+			return exec.CommandContext(ctx, env.causalctl, args...), nil
+		}
+	}
+	brokerRange := []string{"--brokers", env.brokers, "--topic", benchTopic, "--offsets", ":end"}
+	all := []scenario{
+		{
+			name: "floor",
+			cmd: func(ctx context.Context) (*exec.Cmd, error) {
+				c := exec.CommandContext(ctx, env.self, "-brokers", env.brokers, "-topic", benchTopic)
+				c.Env = append(os.Environ(), childEnv+"=floor")
+				return c, nil
+			},
+			check: func(out []byte) error { return wantCount(out, env.records) },
+		},
+		{
+			name:  "replay",
+			cmd:   causalctl(append([]string{"replay"}, append(brokerRange, "-o", "json")...)...),
+			check: func(out []byte) error { return wantSummary(out, env.records) },
+		},
+		{
+			name:  "replay-file",
+			cmd:   causalctl(append([]string{"replay"}, append(brokerRange, "-o", "json", "--interleave", "file")...)...),
+			check: func(out []byte) error { return wantSummary(out, env.records) },
+		},
+		{
+			name: "kcat",
+			cmd: func(ctx context.Context) (*exec.Cmd, error) {
+				return exec.CommandContext(ctx, env.kcat, kcatArgs(env)...), nil
+			},
+		},
+		{
+			name:  "capture",
+			cmd:   causalctl(append([]string{"capture"}, append(brokerRange, "-f", env.capture)...)...),
+			check: func([]byte) error { return wantRecordLines(env.capture, env.records) },
+		},
+		{
+			name: "kcat-json",
+			cmd: func(ctx context.Context) (*exec.Cmd, error) {
+				f, err := os.Create(env.kcatOut)
+				if err != nil {
+					return nil, err
+				}
+				c := exec.CommandContext(ctx, env.kcat, append(kcatArgs(env), "-J")...)
+				c.Stdout = f // closed by measure
+				return c, nil
+			},
+			check: func([]byte) error { return wantRecordLines(env.kcatOut, env.records) },
+		},
+		{
+			name:  "replay-capture",
+			cmd:   causalctl("replay", "-f", env.capture, "-o", "json"),
+			check: func(out []byte) error { return wantSummary(out, env.records) },
+		},
+	}
+	var out []scenario
+	for _, sc := range all {
+		if env.kcat == "" && (sc.name == "kcat" || sc.name == "kcat-json") {
+			continue
+		}
+		if len(only) == 0 || slices.Contains(only, sc.name) {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// kcatArgs reads the whole topic to its end, quietly. librdkafka reads
+// read_committed by default, as causalctl does.
+func kcatArgs(env scenarioEnv) []string {
+	return []string{"-C", "-b", env.brokers, "-t", benchTopic, "-e", "-q", "-o", "beginning"}
+}
+
+// measurement is one run of a scenario.
+type measurement struct {
+	Wall time.Duration
+	CPU  time.Duration // user + system, of the child
+	RSS  float64       // peak resident set size of the child, MiB
+}
+
+// measure runs sc once as a child of the measuring wrapper (self), which
+// takes its wall time, CPU time and peak RSS from the OS.
+func measure(ctx context.Context, self string, sc scenario) (measurement, error) {
+	inner, err := sc.cmd(ctx)
+	if err != nil {
+		return measurement{}, err
+	}
+	c := exec.CommandContext(ctx, self, append([]string{inner.Path}, inner.Args[1:]...)...)
+	c.Env = inner.Env
+	if c.Env == nil {
+		c.Env = os.Environ()
+	}
+	c.Env = append(c.Env, measureEnv+"=1")
+	var stdout, stderr bytes.Buffer
+	c.Stdout = inner.Stdout
+	if f, ok := c.Stdout.(*os.File); ok {
+		defer f.Close()
+	} else if c.Stdout == nil && sc.check != nil {
+		c.Stdout = &stdout
+	} // else os/exec's default: the null device
+	c.Stderr = &stderr
+	ur, uw, err := os.Pipe()
+	if err != nil {
+		return measurement{}, err
+	}
+	defer ur.Close()
+	c.ExtraFiles = []*os.File{uw}
+	err = c.Start()
+	uw.Close()
+	if err != nil {
+		return measurement{}, err
+	}
+	var u usage
+	derr := json.NewDecoder(ur).Decode(&u)
+	if err := c.Wait(); err != nil {
+		return measurement{}, fmt.Errorf("%v: %v\n%s", inner.Args, err, stderr.Bytes())
+	}
+	if derr != nil {
+		return measurement{}, fmt.Errorf("reading the usage of %v: %w", inner.Args, derr)
+	}
+	m := measurement{Wall: u.Wall, CPU: u.User + u.System, RSS: float64(u.MaxRSSKiB) / 1024}
+	if sc.check != nil {
+		if err := sc.check(stdout.Bytes()); err != nil {
+			return m, fmt.Errorf("wrong result: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// wantCount checks the floor's count.
+func wantCount(out []byte, n int64) error {
+	got, err := strconv.ParseInt(string(bytes.TrimSpace(out)), 10, 64)
+	if err != nil {
+		return fmt.Errorf("floor printed %q, not a count", out)
+	}
+	if got != n {
+		return fmt.Errorf("floor counted %d records, want %d", got, n)
+	}
+	return nil
+}
+
+// wantSummary checks a replay's JSON summary: every record received and
+// delivered, nothing held (the seeded clocks claim only records that come
+// earlier), nothing failed.
+func wantSummary(out []byte, n int64) error {
+	var s struct {
+		Received, Delivered, Held int64
+		Failed                    any
+	}
+	if err := json.Unmarshal(out, &s); err != nil {
+		return fmt.Errorf("replay summary: %w", err)
+	}
+	if s.Received != n || s.Delivered != n || s.Held != 0 || s.Failed != nil {
+		return fmt.Errorf("replay received %d, delivered %d, held %d (failed: %v); want all %d delivered", s.Received, s.Delivered, s.Held, s.Failed, n)
+	}
+	return nil
+}
+
+// wantRecordLines wants n lines of path that name an offset: the record
+// lines of a capture (position lines name a position) or of kcat -J.
+func wantRecordLines(path string, n int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	var got int64
+	marker := []byte(`"offset":`)
+	for sc.Scan() {
+		if bytes.Contains(sc.Bytes(), marker) {
+			got++
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if got != n {
+		return fmt.Errorf("%s: %d record lines, want %d", path, got, n)
+	}
+	return nil
+}
