@@ -87,7 +87,7 @@ func TestVectors(t *testing.T) {
 					t.Errorf("line %d: re-encoded\n got %x\nwant %x", v.line, got, v.value)
 				}
 			case "reject":
-				if !slices.Contains(Codes, Code(v.expected)) {
+				if !slices.Contains(Codes(), Code(v.expected)) {
 					t.Fatalf("line %d: vector expects unknown code %q", v.line, v.expected)
 				}
 				code, ok := CodeOf(err)
@@ -340,7 +340,7 @@ func TestFromHeaders(t *testing.T) {
 // checkRefusal fails t unless err carries one of the package's codes.
 func checkRefusal(t *testing.T, err error) {
 	t.Helper()
-	if code, ok := CodeOf(err); !ok || !slices.Contains(Codes, code) {
+	if code, ok := CodeOf(err); !ok || !slices.Contains(Codes(), code) {
 		t.Fatalf("refused with unknown error %v", err)
 	}
 }

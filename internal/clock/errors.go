@@ -31,13 +31,16 @@ const (
 	CodeNegativePartition Code = "negative-partition"
 )
 
-// Codes lists every reason code a decoder of this package can return.
-var Codes = []Code{
-	CodeNullValue, CodeTruncated, CodeUnknownVersion, CodeNonMinimalVarint,
-	CodeVarintOverflow, CodeZeroTopicID, CodeTopicsNotAscending, CodeZeroPartitions,
-	CodePartitionsNotAscending, CodeNegativePosition, CodeReservedPosition,
-	CodeTrailingBytes, CodeDuplicateHeader, CodeTooLarge,
-	CodeNegativeCount, CodeNegativePartition,
+// Codes returns every reason code a decoder of this package can return,
+// in a new slice.
+func Codes() []Code {
+	return []Code{
+		CodeNullValue, CodeTruncated, CodeUnknownVersion, CodeNonMinimalVarint,
+		CodeVarintOverflow, CodeZeroTopicID, CodeTopicsNotAscending, CodeZeroPartitions,
+		CodePartitionsNotAscending, CodeNegativePosition, CodeReservedPosition,
+		CodeTrailingBytes, CodeDuplicateHeader, CodeTooLarge,
+		CodeNegativeCount, CodeNegativePartition,
+	}
 }
 
 // DecodeError reports why a header value is undecodable.

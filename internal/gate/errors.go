@@ -8,16 +8,35 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 )
 
+// Code is the reason a gate failed closed: an undecodable header's reason
+// code (a clock.Code, or CodeUndecodable when its error carries none), or
+// CodeOutOfOrderFeed. Codes are printed as they are and scripts may match
+// on them.
+type Code string
+
 // Reason codes of a FailClosedError that are not header reason codes.
 const (
 	// CodeOutOfOrderFeed: a record arrived above the settled position but
 	// not above the highest position already received on its channel — the
 	// feed broke per-channel offset order.
-	CodeOutOfOrderFeed = "out-of-order-feed"
+	CodeOutOfOrderFeed Code = "out-of-order-feed"
 	// CodeUndecodable is the code of an undecodable header whose error
 	// carries no clock.Code.
-	CodeUndecodable = "undecodable"
+	CodeUndecodable Code = "undecodable"
 )
+
+// HeaderCode returns the code of a gate that failed closed on a header
+// undecodable for decodeErr: its clock.Code, else CodeUndecodable.
+func HeaderCode(decodeErr error) Code {
+	if c, ok := clock.CodeOf(decodeErr); ok {
+		return Code(c)
+	}
+	return CodeUndecodable
+}
+
+// Header reports whether the gate failed closed on a record's undecodable
+// header, rather than on the feed's order.
+func (c Code) Header() bool { return c != "" && c != CodeOutOfOrderFeed }
 
 // Sentinel errors. Inputs return them wrapped, with the channel and offset.
 var (
@@ -28,7 +47,7 @@ var (
 	ErrInScope = errors.New("channel already in scope")
 	// ErrOutOfOrderFeed is wrapped by the Err of a FailClosedError with
 	// code CodeOutOfOrderFeed.
-	ErrOutOfOrderFeed = errors.New(CodeOutOfOrderFeed)
+	ErrOutOfOrderFeed = errors.New(string(CodeOutOfOrderFeed))
 )
 
 // FailClosedError is the error of a gate that failed closed. Once failed, a
@@ -39,7 +58,7 @@ type FailClosedError struct {
 	Offset  int64
 	// Code is the header's reason code (a clock.Code, or CodeUndecodable)
 	// or CodeOutOfOrderFeed.
-	Code string
+	Code Code
 	// Err is the decode error, or for an out-of-order feed an error
 	// wrapping ErrOutOfOrderFeed.
 	Err error
@@ -48,13 +67,13 @@ type FailClosedError struct {
 // Error returns one line naming the channel (UUID/PARTITION), the offset and
 // the reason code.
 func (e *FailClosedError) Error() string {
-	msg := e.Code
+	msg := string(e.Code)
 	if e.Err != nil {
 		// A DecodeError already starts with its code; do not say it twice.
-		if s := e.Err.Error(); strings.HasPrefix(s, e.Code) {
+		if s := e.Err.Error(); strings.HasPrefix(s, msg) {
 			msg = s
 		} else {
-			msg = e.Code + ": " + s
+			msg += ": " + s
 		}
 	}
 	msg = strings.ReplaceAll(msg, "\n", " ")

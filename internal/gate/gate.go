@@ -287,14 +287,11 @@ func (g *Gate) Receive(ch clock.Channel, offset int64, c clock.Clock, decodeErr 
 		decodeErr, c = nil, clock.Clock{} // a test's sabotage; see sabotage.go
 	}
 	if decodeErr != nil {
-		code := CodeUndecodable
-		if cc, ok := clock.CodeOf(decodeErr); ok {
-			code = string(cc)
-		}
+		code := HeaderCode(decodeErr)
 		if g.cfg.mode != HoldUndecodable {
 			return g.fail(ch, offset, code, decodeErr)
 		}
-		undec = g.intern(code)
+		undec = g.intern(string(code))
 		c = clock.Clock{}
 	}
 	g.stats.Received++
@@ -437,7 +434,7 @@ func (g *Gate) Drain(dst []Event) []Event {
 	return dst
 }
 
-func (g *Gate) fail(ch clock.Channel, offset int64, code string, err error) error {
+func (g *Gate) fail(ch clock.Channel, offset int64, code Code, err error) error {
 	g.failed = &FailClosedError{Channel: ch, Offset: offset, Code: code, Err: err}
 	return g.failed
 }

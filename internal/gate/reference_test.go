@@ -115,13 +115,13 @@ func (r *refGate) receive(ch clock.Channel, off int64, c clock.Clock, derr error
 	if derr != nil {
 		code := gate.CodeUndecodable
 		if cc, ok := clock.CodeOf(derr); ok {
-			code = string(cc)
+			code = gate.Code(cc)
 		}
 		if !r.hold {
 			r.failed = &gate.FailClosedError{Channel: ch, Offset: off, Code: code}
 			return r.failed
 		}
-		rec = refRecord{off: off, undec: code}
+		rec = refRecord{off: off, undec: string(code)}
 	}
 	r.fed[ch] = off
 	r.seen[ch], r.reached[ch] = true, max(r.reached[ch], off)

@@ -421,10 +421,9 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 // the gate.
 func (s *Snapshot) setStop(t *Tracker, g *gate.Gate) {
 	if t.stopErr != nil {
-		var ie *replay.InputError
-		if errors.As(t.stopErr, &ie) && ie.Code != "" {
+		if ie, ok := replay.FailureOf(t.stopErr); ok {
 			s.State = replay.StateFailedClosed
-			s.Failure = &Failure{Channel: ie.Channel, Offset: ie.Offset, Line: ie.Line, Code: ie.Code, Error: ie.Err.Error()}
+			s.Failure = failureOf(ie)
 			return
 		}
 		s.State = replay.StateError
@@ -434,11 +433,11 @@ func (s *Snapshot) setStop(t *Tracker, g *gate.Gate) {
 	var fc *gate.FailClosedError
 	if errors.As(g.Failed(), &fc) {
 		s.State = replay.StateFailedClosed
-		msg := fc.Code
+		msg := string(fc.Code)
 		if fc.Err != nil {
 			msg = fc.Err.Error()
 		}
-		s.Failure = &Failure{Channel: t.name(fc.Channel), Offset: fc.Offset, Code: fc.Code, Error: msg}
+		s.Failure = &Failure{Channel: t.name(fc.Channel), Offset: fc.Offset, Code: string(fc.Code), Error: msg}
 	}
 }
 
@@ -915,10 +914,9 @@ func (t *Tracker) recentEvents() []RecentEvent {
 				re.Text = "hold " + at
 			}
 		default:
-			var ie *replay.InputError
-			if errors.As(t.stopErr, &ie) && ie.Code != "" {
+			if ie, ok := replay.FailureOf(t.stopErr); ok {
 				re.Kind = "fail-closed"
-				re.Text = "FAILED CLOSED " + ie.Channel + "@" + strconv.FormatInt(ie.Offset, 10) + " " + ie.Code
+				re.Text = "FAILED CLOSED " + ie.Channel + "@" + strconv.FormatInt(ie.Offset, 10) + " " + string(ie.Code)
 			} else {
 				re.Kind = "error"
 				re.Text = "error: " + strings.ReplaceAll(errText(t.stopErr), "\n", " ")
@@ -941,8 +939,7 @@ func errText(err error) string {
 }
 
 func lineOf(err error) int64 {
-	var ie *replay.InputError
-	if errors.As(err, &ie) && ie.Code != "" {
+	if ie, ok := replay.FailureOf(err); ok {
 		return ie.Line
 	}
 	return 0

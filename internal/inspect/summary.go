@@ -2,7 +2,6 @@ package inspect
 
 import (
 	"cmp"
-	"errors"
 	"slices"
 	"strings"
 
@@ -150,11 +149,14 @@ func SummaryOf(r *replay.Replayer) *Summary {
 // SetFailure records in s where the replay failed, when err is an
 // *replay.InputError from a gate that failed closed.
 func (s *Summary) SetFailure(err error) {
-	var ie *replay.InputError
-	if !errors.As(err, &ie) || ie.Code == "" {
-		return
+	if ie, ok := replay.FailureOf(err); ok {
+		s.Failed = failureOf(ie)
 	}
-	s.Failed = &Failure{Channel: ie.Channel, Offset: ie.Offset, Line: ie.Line, Code: ie.Code, Error: ie.Err.Error()}
+}
+
+// failureOf is the Failure of a gate that failed closed.
+func failureOf(ie *replay.InputError) *Failure {
+	return &Failure{Channel: ie.Channel, Offset: ie.Offset, Line: ie.Line, Code: string(ie.Code), Error: ie.Err.Error()}
 }
 
 // chainCycles reports whether a wait chain stopped because it came back to

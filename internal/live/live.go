@@ -143,9 +143,10 @@ func (d *Driver) Snapshots() <-chan inspect.Snapshot { return d.snaps }
 // snapshots — the held heads keep ageing — until Run's context is done.
 func (d *Driver) Stopped() <-chan struct{} { return d.stopped }
 
-// Err returns what stopped the feed: a *replay.InputError whose Code is
-// set when the gate failed closed, another *replay.InputError for an item
-// the gate could not place, or the Source's error; nil while it runs.
+// Err returns what stopped the feed: a *replay.InputError for which
+// replay.FailureOf reports true when the gate failed closed, another
+// *replay.InputError for an item the gate could not place, or the Source's
+// error; nil while it runs.
 func (d *Driver) Err() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

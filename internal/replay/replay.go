@@ -147,14 +147,54 @@ func (r *Replayer) Names() *clock.Names { return r.names }
 
 // InputError is a problem with one item of the input: a record the gate
 // failed closed on, or a line naming a channel that cannot be resolved.
+// FailureOf tells the two apart.
 type InputError struct {
 	Line    int64  // capture line, 0 when unknown
 	Channel string // as people write it
 	Offset  int64  // −1 when not about a record
-	// Code is the reason code when the gate failed closed (a header reason
-	// code or gate.CodeOutOfOrderFeed), "" otherwise.
-	Code string
+	// Code is the reason code when the gate failed closed, "" otherwise.
+	Code gate.Code
 	Err  error
+}
+
+// inputError is the one constructor of InputError: err placed at item it,
+// at its line and the channel as the item names it. Feed refines it for
+// errors of the gate (failure).
+func inputError(it *capture.Item, err error) *InputError {
+	return &InputError{Line: it.Line, Channel: fmt.Sprintf("%s/%d", it.Topic, it.Partition), Offset: -1, Err: err}
+}
+
+// failure places an error the gate returned for item it on channel ch: at
+// the record the gate failed closed on, with its reason code, or else at
+// the item's offset.
+func (r *Replayer) failure(it *capture.Item, ch clock.Channel, err error) *InputError {
+	e := inputError(it, err)
+	var fc *gate.FailClosedError
+	if !errors.As(err, &fc) {
+		e.Channel, e.Offset = r.names.Channel(ch), it.Offset
+		return e
+	}
+	e.Channel, e.Offset, e.Code, e.Err = r.names.Channel(fc.Channel), fc.Offset, fc.Code, fc.Err
+	if e.Err == nil {
+		e.Err = errors.New(string(fc.Code))
+	}
+	return e
+}
+
+// FailedClosed reports whether the gate failed closed on this input (Code
+// is set), rather than the input being unreadable before the gate saw it.
+func (e *InputError) FailedClosed() bool { return e.Code != "" }
+
+// FailureOf returns the *InputError in err's chain when it says the gate
+// failed closed, and whether it does. Anything else — bad input the gate
+// never saw, a broker or I/O error, an interruption — is not a failure of
+// the gate.
+func FailureOf(err error) (*InputError, bool) {
+	var ie *InputError
+	if errors.As(err, &ie) && ie.FailedClosed() {
+		return ie, true
+	}
+	return nil, false
 }
 
 func (e *InputError) Error() string {
@@ -167,11 +207,11 @@ func (e *InputError) Error() string {
 	} else if e.Channel != "" {
 		where += e.Channel + ": "
 	}
-	if e.Code != "" {
+	if e.FailedClosed() {
 		// Name the code first; a decode error's text already starts with it.
 		msg := e.Err.Error()
-		if !strings.HasPrefix(msg, e.Code) {
-			msg = e.Code + ": " + msg
+		if code := string(e.Code); !strings.HasPrefix(msg, code) {
+			msg = code + ": " + msg
 		}
 		return where + "failed closed: " + msg
 	}
@@ -234,7 +274,7 @@ func (r *Replayer) Feed(it *capture.Item, emit func(*Event) error) error {
 	r.lastLine = it.Line
 	ch, err := r.channel(it)
 	if err != nil {
-		return &InputError{Line: it.Line, Channel: fmt.Sprintf("%s/%d", it.Topic, it.Partition), Offset: -1, Err: err}
+		return inputError(it, err)
 	}
 	if !r.g.InScope(ch) {
 		if it.Kind == capture.KindRecord {
@@ -253,18 +293,10 @@ func (r *Replayer) Feed(it *capture.Item, emit func(*Event) error) error {
 		c, r.clockBuf, _, derr = clock.FromHeadersInto(r.clockBuf, it.Headers, r.decode...)
 		err = r.g.Receive(ch, it.Offset, c, derr)
 	default:
-		return &InputError{Line: it.Line, Offset: -1, Err: fmt.Errorf("unknown item kind %v", it.Kind)}
+		return inputError(it, fmt.Errorf("unknown item kind %v", it.Kind))
 	}
 	if err != nil {
-		var fc *gate.FailClosedError
-		if errors.As(err, &fc) {
-			cause := fc.Err
-			if cause == nil {
-				cause = errors.New(fc.Code)
-			}
-			return &InputError{Line: it.Line, Channel: r.names.Channel(fc.Channel), Offset: fc.Offset, Code: fc.Code, Err: cause}
-		}
-		return &InputError{Line: it.Line, Channel: r.names.Channel(ch), Offset: it.Offset, Err: err}
+		return r.failure(it, ch, err)
 	}
 	return r.emit(it, ch, emit)
 }
@@ -394,7 +426,7 @@ func Discover(src Source, names *clock.Names) ([]clock.Channel, error) {
 		}
 		ch, err := r.channel(it)
 		if err != nil {
-			return nil, &InputError{Line: it.Line, Channel: fmt.Sprintf("%s/%d", it.Topic, it.Partition), Offset: -1, Err: err}
+			return nil, inputError(it, err)
 		}
 		if !seen[ch] {
 			seen[ch] = true

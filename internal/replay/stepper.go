@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -184,8 +183,7 @@ func (s *Stepper) feed() bool {
 		s.at = s.now
 	}
 	if err := s.r.Feed(it, s.emit); err != nil {
-		var ie *InputError
-		if errors.As(err, &ie) && ie.Code != "" {
+		if _, ok := FailureOf(err); ok {
 			s.stop(StateFailedClosed, err)
 		} else {
 			s.stop(StateError, err)

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	replaycmd "github.com/causalctl/causalctl/internal/cli/replay"
-	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -252,8 +250,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	stopDriver()
 	if err := <-drvDone; err != nil {
-		var ie *replay.InputError
-		if !errors.As(err, &ie) || ie.Code == "" {
+		if _, ok := replay.FailureOf(err); !ok {
 			return fmt.Errorf("the watched node: %w", err) // not the gate's: a broker error
 		}
 	}
@@ -306,15 +303,15 @@ func statusLine(d *demo.Demo, st live.Status) string {
 }
 
 func stopText(err error) string {
-	var ie *replay.InputError
+	ie, ok := replay.FailureOf(err)
 	switch {
-	case errors.As(err, &ie) && slices.Contains(clock.Codes, clock.Code(ie.Code)):
+	case !ok:
+		return fmt.Sprintf("the notifier stopped: %v", err)
+	case ie.Code.Header():
 		return fmt.Sprintf("the notifier FAILED CLOSED at %s offset %d: its parsley.causes header is undecodable (%s). "+
 			"Like Parsley, it delivers nothing more rather than guess what the header claimed.", ie.Channel, ie.Offset, ie.Code)
-	case errors.As(err, &ie) && ie.Code != "":
-		return fmt.Sprintf("the notifier FAILED CLOSED at %s offset %d: %s. It delivers nothing more.", ie.Channel, ie.Offset, ie.Code)
 	}
-	return fmt.Sprintf("the notifier stopped: %v", err)
+	return fmt.Sprintf("the notifier FAILED CLOSED at %s offset %d: %s. It delivers nothing more.", ie.Channel, ie.Offset, ie.Code)
 }
 
 // catchUp lets the notifier read to the end of the log once the pipeline

@@ -184,7 +184,8 @@ func TestDemoFault(t *testing.T) {
 		t.Errorf("summary failure %+v", sum.Failed)
 	}
 	e := errOut.String()
-	for _, want := range []string{`Fault "undecodable"`, "fault injected: undecodable", "the notifier FAILED CLOSED at shipments/", "FAILED CLOSED at shipments/"} {
+	for _, want := range []string{`Fault "undecodable"`, "fault injected: undecodable", "the notifier FAILED CLOSED at shipments/",
+		"its parsley.causes header is undecodable (truncated)", "FAILED CLOSED at shipments/"} {
 		if !strings.Contains(e, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, e)
 		}

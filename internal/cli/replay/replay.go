@@ -204,8 +204,7 @@ func Run(ctx context.Context, opts *Options) error {
 	sum.SetFailure(runErr)
 	interrupted := errors.Is(runErr, replay.ErrInterrupted)
 	sum.Interrupted = interrupted
-	var ie *replay.InputError
-	failedClosed := errors.As(runErr, &ie) && ie.Code != ""
+	_, failedClosed := replay.FailureOf(runErr)
 	if runErr == nil || interrupted || failedClosed {
 		// What was replayed so far is reported in every case but bad input.
 		if err := w.summary(sum); err != nil {

@@ -1,0 +1,82 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
+)
+
+// TestFailureOf feeds inputs that fail in each way a replay can and checks
+// that FailureOf tells a gate that failed closed from everything else, and
+// that each error names the line, channel, offset and code.
+func TestFailureOf(t *testing.T) {
+	id := clock.TopicID{1}
+	ch := clock.Channel{Topic: id, Partition: 0}
+	names := &clock.Names{}
+	if err := names.Add("orders", id); err != nil {
+		t.Fatal(err)
+	}
+	record := func(line, off int64, hs ...clock.Header) *capture.Item {
+		return &capture.Item{Kind: capture.KindRecord, Line: line, Topic: "orders", TopicID: id, Partition: 0, Offset: off, Headers: hs}
+	}
+	truncated := clock.Header{Key: clock.HeaderCauses, Value: []byte{}}
+	// A claim on orders/1, which never comes: the record is held.
+	claim := clock.Header{Key: clock.HeaderCauses, Value: clock.Encode(clock.MustNew(clock.Entry{Channel: clock.Channel{Topic: id, Partition: 1}, Position: 10}))}
+
+	for _, tc := range []struct {
+		name  string
+		items []*capture.Item
+		code  gate.Code // "" when the gate did not fail closed
+		text  string
+	}{
+		{"undecodable header", []*capture.Item{record(3, 5, truncated)},
+			gate.Code(clock.CodeTruncated), "line 3: orders/0 offset 5: failed closed: truncated"},
+		{"out-of-order feed", []*capture.Item{record(1, 3, claim), record(2, 5), record(3, 4)},
+			gate.CodeOutOfOrderFeed, "line 3: orders/0 offset 4: failed closed: out-of-order-feed"},
+		{"unresolvable channel", []*capture.Item{{Kind: capture.KindRecord, Line: 7, Topic: "nameless", Partition: 2, Offset: 1}},
+			"", `line 7: nameless/2: topic "nameless" has no topic_id`},
+		{"unknown item kind", []*capture.Item{{Kind: capture.Kind(99), Line: 9, Topic: "orders", TopicID: id}},
+			"", "line 9: orders/0: unknown item kind"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := New(Config{Scope: []clock.Channel{ch, {Topic: id, Partition: 1}}, Names: names})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ferr error
+			for _, it := range tc.items {
+				if ferr = r.Feed(it, func(*Event) error { return nil }); ferr != nil {
+					break
+				}
+			}
+			if ferr == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(ferr.Error(), tc.text) {
+				t.Errorf("error %q, want it to contain %q", ferr, tc.text)
+			}
+			wrapped := fmt.Errorf("replaying capture.ndjson: %w", ferr)
+			ie, ok := FailureOf(wrapped)
+			if ok != (tc.code != "") {
+				t.Fatalf("FailureOf(%q) = %v, want %v", ferr, ok, tc.code != "")
+			}
+			if ok && (ie.Code != tc.code || !ie.FailedClosed()) {
+				t.Errorf("code %q, want %q", ie.Code, tc.code)
+			}
+			var any *InputError
+			if !errors.As(wrapped, &any) {
+				t.Errorf("%q is not an *InputError", ferr)
+			}
+		})
+	}
+	for _, err := range []error{nil, ErrInterrupted, errors.New("broker gone")} {
+		if _, ok := FailureOf(err); ok {
+			t.Errorf("FailureOf(%v) says failed closed", err)
+		}
+	}
+}
