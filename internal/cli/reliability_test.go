@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -157,6 +159,78 @@ func TestFullDevice(t *testing.T) {
 			code := Run(context.Background(), f, args)
 			if code != cmdutil.ExitFailure || !strings.Contains(errOut.String(), "no space left on device") {
 				t.Errorf("exit %d, stderr %q; want 1 and the cause", code, errOut.String())
+			}
+		})
+	}
+}
+
+// silentBroker listens on a random port, accepts every connection and
+// never answers: a port that is not a Kafka listener, or a hung broker.
+func silentBroker(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+var brokerCommands = [][]string{
+	{"topics"},
+	{"capture", "-t", "orders"},
+	{"decode", "-t", "orders"},
+	{"replay", "-t", "orders"},
+	{"watch", "-t", "orders"},
+}
+
+// TestSilentBroker: a listener that accepts TCP and never answers fails
+// every broker command within the dial timeout, naming the address.
+func TestSilentBroker(t *testing.T) {
+	addr := silentBroker(t)
+	for _, args := range brokerCommands {
+		t.Run(args[0], func(t *testing.T) {
+			args := append(args, "--brokers", addr, "--dial-timeout", "1s")
+			code, _, stderr := runCtx(t, context.Background(), 10*time.Second, args...)
+			if code != cmdutil.ExitFailure || !strings.Contains(stderr, "no Kafka response from "+addr+" within 1s") {
+				t.Errorf("exit %d, stderr %q; want 1 and no Kafka response from %s", code, stderr, addr)
+			}
+		})
+	}
+}
+
+// TestInterruptAgainstSilentBroker: Ctrl-C while a broker command waits on
+// a broker that never answers exits 130 at once, saying interrupted, not
+// "context canceled".
+func TestInterruptAgainstSilentBroker(t *testing.T) {
+	addr := silentBroker(t)
+	for _, args := range brokerCommands {
+		t.Run(args[0], func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(300*time.Millisecond, cancel)
+			code, _, stderr := runCtx(t, ctx, 5*time.Second, append(args, "--brokers", addr)...)
+			if code != cmdutil.ExitInterrupted || !strings.Contains(stderr, "interrupted") || strings.Contains(stderr, "context canceled") {
+				t.Errorf("exit %d, stderr %q; want 130, interrupted", code, stderr)
 			}
 		})
 	}

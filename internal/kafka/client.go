@@ -8,10 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -72,6 +75,13 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		opts = append(opts, kgo.SASL(mech), kgo.WithHooks(watch))
 	}
+	pctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	pctx, cancelTimeout := context.WithTimeout(pctx, cfg.dialTimeout()+cfg.requestTimeout())
+	defer cancelTimeout()
+	live := &liveness{wait: cfg.dialTimeout(), cancel: cancel}
+	defer live.stop()
+	opts = append(opts, kgo.WithHooks(live))
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("kafka client: %w", err)
@@ -84,12 +94,14 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		ids:          make(map[string]clock.TopicID),
 		names:        make(map[clock.TopicID]string),
 	}
-	pctx, cancel := context.WithTimeout(ctx, cfg.dialTimeout()+cfg.requestTimeout())
-	defer cancel()
 	if err := cl.Ping(pctx); err != nil {
 		cl.Close()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		var nr *NoResponseError
+		if errors.As(context.Cause(pctx), &nr) {
+			return nil, nr
 		}
 		if watch.failed.Load() && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
 			err = fmt.Errorf("the broker closed the connection instead of accepting the credentials: %w", err)
@@ -106,6 +118,61 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// liveness fails the first contact when a broker accepts the TCP
+// connection but sends no Kafka response within wait (the dial timeout):
+// a port that is not a Kafka listener, a proxy with nothing behind it, a
+// broker that hangs. Without it that takes the dial and request timeouts
+// together, tens of seconds.
+type liveness struct {
+	wait   time.Duration
+	cancel context.CancelCauseFunc
+
+	mu       sync.Mutex
+	answered bool
+	timers   []*time.Timer
+}
+
+// OnBrokerWrite implements kgo.HookBrokerWrite: a request (the first is
+// a new connection's ApiVersions) was sent, its response is awaited.
+func (l *liveness) OnBrokerWrite(meta kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
+	if err != nil {
+		return
+	}
+	addr := net.JoinHostPort(meta.Host, strconv.Itoa(int(meta.Port)))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.answered || l.cancel == nil {
+		return
+	}
+	l.timers = append(l.timers, time.AfterFunc(l.wait, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if !l.answered && l.cancel != nil {
+			l.cancel(&NoResponseError{Addr: addr, Wait: l.wait})
+		}
+	}))
+}
+
+// OnBrokerRead implements kgo.HookBrokerRead: a response arrived.
+func (l *liveness) OnBrokerRead(_ kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
+	if err != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.answered = true
+}
+
+// stop ends the watch once the first contact is over.
+func (l *liveness) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, t := range l.timers {
+		t.Stop()
+	}
+	l.cancel = nil
 }
 
 // saslWatch notes a connection that dropped while a SASL authentication

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -64,6 +65,22 @@ func (e *ConnectError) Unwrap() error { return e.Err }
 
 // Is matches ErrUnreachable.
 func (e *ConnectError) Is(target error) bool { return target == ErrUnreachable }
+
+// NoResponseError reports a broker that accepted the TCP connection but
+// sent no Kafka response within the dial timeout: not a Kafka listener,
+// or a broker that hangs.
+type NoResponseError struct {
+	Addr string        // HOST:PORT connected to
+	Wait time.Duration // how long the first response was awaited
+}
+
+// Error names the address and the wait, in seconds.
+func (e *NoResponseError) Error() string {
+	return fmt.Sprintf("no Kafka response from %s within %s (the TCP connection was accepted; is it a Kafka listener? --dial-timeout)", e.Addr, e.Wait)
+}
+
+// Is matches ErrUnreachable.
+func (e *NoResponseError) Is(target error) bool { return target == ErrUnreachable }
 
 // AuthError reports a failed SASL authentication.
 type AuthError struct {
