@@ -2,13 +2,18 @@ package cli
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -51,10 +56,10 @@ func TestWatchStatusLines(t *testing.T) {
 	p.checkReadOnly(t)
 }
 
-// TestWatchFailsClosed: an undecodable header stops the shadow node; the
-// last status says so and the command exits 1 naming the record.
-func TestWatchFailsClosed(t *testing.T) {
-	p := newPipeline(t)
+// writeUndecodable appends a record to payments/0 (offset 6) whose header
+// is cut short: truncated.
+func writeUndecodable(t *testing.T, p *pipeline) {
+	t.Helper()
 	w, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.DisableClientMetrics(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +69,13 @@ func TestWatchFailsClosed(t *testing.T) {
 	if err := w.ProduceSync(context.Background(), bad).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestWatchFailsClosed: an undecodable header stops the shadow node; the
+// last status says so and the command exits 1 naming the record.
+func TestWatchFailsClosed(t *testing.T) {
+	p := newPipeline(t)
+	writeUndecodable(t, p)
 	code, out, stderr := runFor(t, 10*time.Second, false,
 		"watch", "--brokers", p.addr, "-t", "payments", "--offsets", "start", "--interval", "100ms")
 	if code != 1 || !strings.Contains(stderr, "payments/0 offset 6: failed closed: truncated") {
@@ -83,10 +95,172 @@ func TestWatchUsage(t *testing.T) {
 		{[]string{"watch", "-t", "orders", "--offsets", "1:5"}, "without end"},
 		{[]string{"watch", "-t", "orders", "--undecodable", "skip"}, "--undecodable"},
 		{[]string{"watch", "-t", "orders", "--interval", "0s"}, "--interval"},
+		{[]string{"watch", "-t", "orders", "--metrics-addr", "9464"}, "--metrics-addr"},
+		{[]string{"watch", "-t", "orders", "--metrics-addr", "localhost:http"}, "--metrics-addr"},
+		{[]string{"demo", "--metrics-addr", "127.0.0.1:99999"}, "--metrics-addr"},
 	} {
 		code, _, stderr := runFor(t, 5*time.Second, false, append(tc.args, "--brokers", "127.0.0.1:1")...)
 		if code != 2 || !strings.Contains(stderr, tc.msg) {
 			t.Errorf("%v: exit %d, %q", tc.args, code, stderr)
 		}
+	}
+}
+
+var metricsAddrRE = regexp.MustCompile(`metrics: http://(127\.0\.0\.1:\d+)/metrics`)
+
+// startAsync runs causalctl in-process in the background over buffers the
+// test may read while it runs; stop cancels it (as Ctrl-C would) and
+// returns the exit code.
+func startAsync(t *testing.T, tty bool, args ...string) (stdout, stderr *testutil.SyncBuffer, stop func() int) {
+	t.Helper()
+	ios, _, _, _ := iostreams.Test()
+	ios.SetTTY(tty)
+	stdout, stderr = &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
+	ios.Out, ios.ErrOut = stdout, stderr
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() { done <- Run(ctx, f, args) }()
+	var once sync.Once
+	code := -1
+	stop = func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(15 * time.Second):
+				t.Fatal("causalctl did not stop after cancel")
+			}
+		})
+		return code
+	}
+	t.Cleanup(func() { stop() })
+	return stdout, stderr, stop
+}
+
+// metricsURL waits for the command to announce its metrics endpoint.
+func metricsURL(t *testing.T, stderr *testutil.SyncBuffer) string {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if m := metricsAddrRE.FindStringSubmatch(stderr.String()); m != nil {
+			return "http://" + m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no metrics address announced; stderr %q", stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// scrapeUntil gets url until every wanted line is in the body, and returns
+// the status code and body of the last get.
+func scrapeUntil(t *testing.T, url string, want ...string) (int, string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		code, body := httpGet(t, url)
+		missing := ""
+		for _, w := range want {
+			if !strings.Contains(body, w) {
+				missing = w
+				break
+			}
+		}
+		if missing == "" {
+			return code, body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s lacks %q:\n%s", url, missing, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// TestWatchMetrics runs watch headless on a terminal (--no-tui) with a
+// metrics endpoint on a free port: the held payment, its cause, and the
+// channels' positions are exported; health is ok; status lines go on;
+// nothing is written to the cluster.
+func TestWatchMetrics(t *testing.T) {
+	p := newPipeline(t)
+	stdout, stderr, stop := startAsync(t, true,
+		"watch", "--brokers", p.addr, "-t", "orders,payments", "--offsets", "start", "--interval", "100ms",
+		"--no-tui", "--metrics-addr", "127.0.0.1:0")
+	base := metricsURL(t, stderr)
+	orders1 := `{partition="1",topic="orders",topic_id="` + p.orders.String() + `"}`
+	payments0 := `{partition="0",topic="payments",topic_id="` + p.payments.String() + `"}`
+	code, body := scrapeUntil(t, base+"/metrics",
+		"causalctl_held_records 1\n",
+		"causalctl_records_received_total 6\n",
+		"causalctl_records_delivered_total 5\n",
+		// payments/0@4 claims orders/1@9: beyond its log end.
+		`causalctl_blocked_heads{cause="beyond-log-end"} 1`+"\n",
+		`causalctl_blocked_heads{cause="held"} 0`+"\n",
+		"causalctl_channel_held_records"+payments0+" 1\n",
+		"causalctl_channel_settled_offset"+payments0+" 3\n",
+		// orders/1: the open transaction's record at 2 is below the high
+		// watermark 3, above the last stable offset 2.
+		"causalctl_channel_log_end_offset"+orders1+" 3\n",
+		"causalctl_channel_last_stable_offset"+orders1+" 2\n",
+		`causalctl_failed_closed{reason=""} 0`+"\n",
+		"causalctl_scope_channels 3\n",
+	)
+	if code != 200 {
+		t.Errorf("/metrics: %d", code)
+	}
+	if !strings.Contains(body, "causalctl_oldest_hold_age_seconds ") || strings.Contains(body, "causalctl_oldest_hold_age_seconds 0\n") {
+		t.Errorf("the oldest hold has no age:\n%s", body)
+	}
+	if code, body := httpGet(t, base+"/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	if code := stop(); code != cmdutil.ExitInterrupted {
+		t.Errorf("exit %d, want %d; stderr %s", code, cmdutil.ExitInterrupted, stderr)
+	}
+	if !strings.Contains(stdout.String(), "held=1") {
+		t.Errorf("no status lines on stdout:\n%s", stdout)
+	}
+	if strings.ContainsRune(stdout.String(), '\x1b') {
+		t.Errorf("escape sequence with --no-tui: %q", stdout)
+	}
+	if _, err := http.Get(base + "/healthz"); err == nil {
+		t.Error("the endpoint is still served after watch returned")
+	}
+	p.checkReadOnly(t)
+}
+
+// TestWatchMetricsFailClosed: with a metrics endpoint, a gate that fails
+// closed does not end watch: the failure is exported and health turns 503
+// until watch is stopped, which then exits 1 naming the record.
+func TestWatchMetricsFailClosed(t *testing.T) {
+	p := newPipeline(t)
+	writeUndecodable(t, p)
+	_, stderr, stop := startAsync(t, false,
+		"watch", "--brokers", p.addr, "-t", "payments", "--offsets", "start", "--interval", "100ms", "--metrics-addr", "127.0.0.1:0")
+	base := metricsURL(t, stderr)
+	scrapeUntil(t, base+"/metrics", `causalctl_failed_closed{reason="truncated"} 1`+"\n")
+	if code, body := httpGet(t, base+"/healthz"); code != 503 || body != "failed closed at payments/0@6: truncated\n" {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	time.Sleep(300 * time.Millisecond) // a stopped gate does not end watch while metrics are served
+	if code, _ := httpGet(t, base+"/healthz"); code != 503 {
+		t.Errorf("/healthz: %d", code)
+	}
+	if code := stop(); code != 1 || !strings.Contains(stderr.String(), "payments/0 offset 6: failed closed: truncated") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }

@@ -104,6 +104,17 @@ func (f *Feed) Close() {
 // LogEnds returns the source's log ends.
 func (f *Feed) LogEnds() map[clock.Channel]int64 { return f.src.LogEnds() }
 
+// HighWatermarks returns the source's high watermarks, when it knows them
+// (a kafka.Follower does); nil otherwise.
+func (f *Feed) HighWatermarks() map[clock.Channel]int64 {
+	if hs, ok := f.src.(interface {
+		HighWatermarks() map[clock.Channel]int64
+	}); ok {
+		return hs.HighWatermarks()
+	}
+	return nil
+}
+
 // Next returns the next item that is due, waiting for it; the source's
 // error once everything read before it was passed on.
 func (f *Feed) Next(ctx context.Context) (*capture.Item, error) {

@@ -23,6 +23,9 @@ type Snapshot struct {
 	Title  string // what is shown, e.g. "causalctl watch"
 	Source string // brokers, or the capture file
 	State  replay.RunState
+	// Taken is SnapshotOptions.Now: when the snapshot was taken (zero
+	// when unknown).
+	Taken time.Time
 	// Failure says where the gate failed closed (replay.StateFailedClosed).
 	Failure *Failure
 	// Err is the error that stopped the feed (replay.StateError).
@@ -124,6 +127,12 @@ type ChannelRow struct {
 	Waits string
 	// Head indexes Snapshot.Heads; −1 when not held or not detailed.
 	Head int
+
+	// HighWatermark is the end of the channel's log, committed or not,
+	// from SnapshotOptions.HighWatermark (live); −1 offline or unknown.
+	// LogEnd is the last stable offset: the two differ while a
+	// transaction is open.
+	HighWatermark int64
 }
 
 // HeadDetail is a held head and everything that holds it.
@@ -239,6 +248,8 @@ type SnapshotOptions struct {
 	Rates *RateMeter
 	// LogEnd returns a channel's log end offset (live).
 	LogEnd func(clock.Channel) (int64, bool)
+	// HighWatermark returns a channel's high watermark (live).
+	HighWatermark func(clock.Channel) (int64, bool)
 	// InputEnd returns the end of a channel's replayed range (offline).
 	InputEnd func(clock.Channel) (int64, bool)
 	// Exhausted says the input was read to its end: whatever is not
@@ -285,6 +296,7 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 	st := g.Stats()
 	s := Snapshot{
 		Title:     opts.Title,
+		Taken:     opts.Now,
 		Source:    opts.Source,
 		State:     opts.State,
 		Received:  st.Received,
@@ -365,6 +377,12 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 		if opts.LogEnd != nil {
 			if end, ok := opts.LogEnd(ch); ok {
 				row.LogEnd = end
+			}
+		}
+		row.HighWatermark = -1
+		if opts.HighWatermark != nil {
+			if hw, ok := opts.HighWatermark(ch); ok {
+				row.HighWatermark = hw
 			}
 		}
 		if row.Held == 0 {
@@ -697,6 +715,20 @@ type holdQueue struct {
 	head int
 }
 
+// compact reuses the space of delivered entries before the queue would
+// grow: a queue that never drains (holds arriving behind deliveries, for
+// days) stays as long as what it holds, not as long as all it ever held.
+func (q *holdQueue) compact() {
+	switch {
+	case q.head > 0 && q.head == len(q.offs):
+		q.offs, q.ats, q.head = q.offs[:0], q.ats[:0], 0
+	case q.head > 0 && len(q.offs) == cap(q.offs) && q.head >= len(q.offs)/2:
+		n := copy(q.offs, q.offs[q.head:])
+		copy(q.ats, q.ats[q.head:])
+		q.offs, q.ats, q.head = q.offs[:n], q.ats[:n], 0
+	}
+}
+
 // noTime marks an unknown time.
 const noTime = math.MinInt64
 
@@ -728,9 +760,7 @@ func (t *Tracker) Observe(ev *replay.Event, at time.Time) {
 			q = &holdQueue{}
 			t.holds[ev.Channel] = q
 		}
-		if q.head > 0 && q.head == len(q.offs) {
-			q.offs, q.ats, q.head = q.offs[:0], q.ats[:0], 0
-		}
+		q.compact()
 		q.offs = append(q.offs, ev.Offset)
 		q.ats = append(q.ats, ns)
 		t.nHolds++

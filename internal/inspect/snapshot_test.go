@@ -94,11 +94,13 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 	f.record(c, 0, clock.Entry{Channel: b, Position: 1}, clock.Entry{Channel: a, Position: 7})
 	now := f.at.Add(500 * time.Millisecond)
 	ends := map[clock.Channel]int64{a: 6, b: 2}
+	hws := map[clock.Channel]int64{b: 3}
 	s := f.snapshot(SnapshotOptions{Title: "watch", Source: "localhost:9092", Now: now,
-		LogEnd: func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok }})
+		LogEnd:        func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok },
+		HighWatermark: func(ch clock.Channel) (int64, bool) { e, ok := hws[ch]; return e, ok }})
 
-	if s.Title != "watch" || s.Source != "localhost:9092" || s.State != replay.StateRunning {
-		t.Fatalf("title/source/state: %q %q %v", s.Title, s.Source, s.State)
+	if s.Title != "watch" || s.Source != "localhost:9092" || s.State != replay.StateRunning || !s.Taken.Equal(now) {
+		t.Fatalf("title/source/state/taken: %q %q %v %v", s.Title, s.Source, s.State, s.Taken)
 	}
 	if s.Scope != 4 || s.Received != 4 || s.Delivered != 1 || s.Held != 3 || s.HeldChannels != 2 {
 		t.Fatalf("counters: %+v", s)
@@ -113,11 +115,11 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 	rb := rowOf(t, s, "t2/0")
 	want := ChannelRow{Channel: "t2/0", TopicID: b.Topic.String(), Settled: -1, ReceivedUpTo: 1, LogEnd: 2,
 		Held: 2, HeadOffset: 0, HeadAge: Age{2500 * time.Millisecond, true}, Blocked: true,
-		Waits: "waits t1/0 ≥ 4, settled 0", Head: 0}
+		Waits: "waits t1/0 ≥ 4, settled 0", Head: 0, HighWatermark: 3}
 	if !reflect.DeepEqual(rb, want) {
 		t.Fatalf("row t2/0:\n got %+v\nwant %+v", rb, want)
 	}
-	if rd := rowOf(t, s, "t3/1"); rd.Held != 0 || rd.Head != -1 || rd.Waits != "" || rd.Settled != -1 || rd.LogEnd != -1 {
+	if rd := rowOf(t, s, "t3/1"); rd.Held != 0 || rd.Head != -1 || rd.Waits != "" || rd.Settled != -1 || rd.LogEnd != -1 || rd.HighWatermark != -1 {
 		t.Fatalf("row t3/1: %+v", rd)
 	}
 	if s.OldestHold != (Age{2500 * time.Millisecond, true}) {
@@ -344,6 +346,31 @@ func TestTracker(t *testing.T) {
 	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 1, Behind: -1}, t0)
 	if _, ok := tr.HeldSince(a, 1); !ok {
 		t.Fatal("zero Tracker lost a hold")
+	}
+}
+
+// TestTrackerQueueNeverDraining: a channel whose hold queue never empties
+// (each delivery leaves the next record held) keeps room for what it holds,
+// not for everything it ever held, and still knows when each was received.
+func TestTrackerQueueNeverDraining(t *testing.T) {
+	a := testChannel(1, 0)
+	tr := NewTracker(0)
+	t0 := time.Unix(100, 0)
+	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 0, Behind: -1}, t0)
+	const n = 100_000
+	for off := int64(1); off <= n; off++ {
+		tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: off, Behind: off - 1}, t0.Add(time.Duration(off)))
+		tr.Observe(&replay.Event{Type: replay.EventDeliver, Channel: a, Offset: off - 1}, t0)
+	}
+	q := tr.holds[a]
+	if held := len(q.offs) - q.head; held != 1 {
+		t.Fatalf("%d held, want 1", held)
+	}
+	if cap(q.offs) > 16 || cap(q.ats) > 16 {
+		t.Errorf("after %d deliveries the queue keeps room for %d offsets and %d times", n, cap(q.offs), cap(q.ats))
+	}
+	if at, ok := tr.HeldSince(a, n); !ok || !at.Equal(t0.Add(n)) {
+		t.Errorf("HeldSince(%d) = %v %v", n, at, ok)
 	}
 }
 

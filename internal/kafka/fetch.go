@@ -207,12 +207,13 @@ func (ch *rchan) failNoProgress(now time.Time, err error) {
 // fetched is one channel's part of a fetch response, once its errors are
 // handled: the records at or after the position, the position after them
 // (not beyond the position when the fetch made no progress), the stable
-// end the broker reported (-1 when it reported none), and why processing
-// the partition stopped, if it did.
+// end and the high watermark the broker reported (-1 when it reported
+// none), and why processing the partition stopped, if it did.
 type fetched struct {
 	records []*kgo.Record
 	next    int64
 	end     int64
+	hwm     int64
 	err     error
 }
 
@@ -656,7 +657,7 @@ func (rd *reader) part(ctx context.Context, now time.Time, ch *rchan, resp *kmsg
 		Topic:          ch.Topic,
 		Partition:      ch.Partition,
 	}, rp, rd.c.decompressor, nil)
-	return fetched{records: fp.Records, next: next, end: StableEnd(rp.LastStableOffset, rp.HighWatermark), err: fp.Err}, true, nil
+	return fetched{records: fp.Records, next: next, end: StableEnd(rp.LastStableOffset, rp.HighWatermark), hwm: rp.HighWatermark, err: fp.Err}, true, nil
 }
 
 // outOfRange handles OFFSET_OUT_OF_RANGE: when retention removed the offsets

@@ -20,8 +20,12 @@ import (
 type Follower struct {
 	rd *reader
 
-	mu   sync.Mutex // guards ends only, which LogEnds reads from other goroutines
+	// mu guards the latest ends of the channels' logs — the stable end
+	// (ends) and the high watermark (hws) — which LogEnds and
+	// HighWatermarks read from other goroutines.
+	mu   sync.Mutex
 	ends map[clock.Channel]int64
+	hws  map[clock.Channel]int64
 }
 
 // Follow resolves the selected channels and their start positions now and
@@ -40,19 +44,23 @@ func (c *Client) Follow(ctx context.Context, sels []TopicSel, spec OffsetSpec, o
 	if err != nil {
 		return nil, err
 	}
-	f := &Follower{rd: rd, ends: make(map[clock.Channel]int64, len(rd.chans))}
+	f := &Follower{rd: rd, ends: make(map[clock.Channel]int64, len(rd.chans)), hws: make(map[clock.Channel]int64, len(rd.chans))}
 	for _, ch := range rd.chans {
-		f.setEnd(ch.Channel(), ch.stableEnd())
+		f.setEnd(ch.Channel(), ch.stableEnd(), ch.HighWatermark)
 	}
 	return f, nil
 }
 
-func (f *Follower) setEnd(ch clock.Channel, end int64) {
-	if end < 0 {
-		return
-	}
+// setEnd notes ch's stable end and high watermark; a negative one is
+// unknown and changes nothing.
+func (f *Follower) setEnd(ch clock.Channel, end, hwm int64) {
 	f.mu.Lock()
-	f.ends[ch] = end
+	if end >= 0 {
+		f.ends[ch] = end
+	}
+	if hwm >= 0 {
+		f.hws[ch] = hwm
+	}
 	f.mu.Unlock()
 }
 
@@ -85,7 +93,7 @@ func (f *Follower) active() []*rchan { return f.rd.chans }
 // record or at its end), so that a live gate settles them without waiting
 // for more records.
 func (f *Follower) take(now time.Time, ch *rchan, p fetched) {
-	f.setEnd(ch.Channel(), p.end)
+	f.setEnd(ch.Channel(), p.end, p.hwm)
 	for _, rec := range p.records {
 		f.rd.emit(ch, rec)
 	}
@@ -122,4 +130,15 @@ func (f *Follower) LogEnds() map[clock.Channel]int64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return maps.Clone(f.ends)
+}
+
+// HighWatermarks returns the latest high watermark of each channel seen:
+// the end of its log, committed or not (the last stable offset stays
+// below it while a transaction is open). Like LogEnds it starts with the
+// values listed when Follow was called, moves with every fetch, and is a
+// copy.
+func (f *Follower) HighWatermarks() map[clock.Channel]int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.hws)
 }

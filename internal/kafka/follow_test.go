@@ -103,6 +103,11 @@ func TestFollowNewRecordsAndTransactions(t *testing.T) {
 	if end := f.LogEnds()[ch]; end != 8 {
 		t.Errorf("log end with an open transaction at 8: %d, want the last stable offset 8", end)
 	}
+	// The high watermark is past the open transaction's record and the
+	// plain record after it.
+	if hw := f.HighWatermarks()[ch]; hw != 10 {
+		t.Errorf("high watermark with an open transaction at 8: %d, want 10", hw)
+	}
 	if err := tx.EndTransaction(testCtx(t), kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}
@@ -115,8 +120,8 @@ func TestFollowNewRecordsAndTransactions(t *testing.T) {
 	if got, want := trace(take(t, f, 1), false), "r11=g"; got != want {
 		t.Fatalf("after the marker: got %s, want %s", got, want)
 	}
-	if end := f.LogEnds()[ch]; end != 12 {
-		t.Errorf("log end %d, want 12", end)
+	if end, hw := f.LogEnds()[ch], f.HighWatermarks()[ch]; end != 12 || hw != 12 {
+		t.Errorf("log end %d, high watermark %d, want 12 and 12", end, hw)
 	}
 	if rc := f.Channels()[0]; rc.Position != 12 || rc.Records != 8 || rc.LastOffset != 11 {
 		t.Errorf("channel %+v", rc)

@@ -43,6 +43,13 @@ type bufferedSource interface {
 	Buffered() int
 }
 
+// A Source that also knows each channel's high watermark (the end of its
+// log, committed or not) has it shown in snapshots beside the log end.
+// *kafka.Follower is one.
+type highWatermarkSource interface {
+	HighWatermarks() map[clock.Channel]int64
+}
+
 // Defaults of Config.
 const (
 	DefaultInterval   = 100 * time.Millisecond // ten snapshots a second
@@ -91,6 +98,8 @@ type Driver struct {
 	stopped chan struct{}
 
 	mu      sync.Mutex
+	latest  inspect.Snapshot
+	have    bool // latest is set
 	status  Status
 	err     error // what stopped the feed
 	summary *inspect.Summary
@@ -151,6 +160,15 @@ func (d *Driver) Err() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.err
+}
+
+// Latest returns the latest snapshot published, for readers besides the
+// one taking them from Snapshots (the metrics endpoint); false before the
+// first. Every caller gets the same snapshot: it must not be changed.
+func (d *Driver) Latest() (inspect.Snapshot, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.latest, d.have
 }
 
 // Status returns the status as of the latest snapshot (the zero Status
@@ -275,6 +293,10 @@ func (d *Driver) finish() error {
 
 func (d *Driver) snapshot(state replay.RunState) inspect.Snapshot {
 	ends := d.src.LogEnds()
+	var hws map[clock.Channel]int64
+	if hs, ok := d.src.(highWatermarkSource); ok {
+		hws = hs.HighWatermarks()
+	}
 	now := d.cfg.Now()
 	return inspect.SnapshotOf(d.r, inspect.SnapshotOptions{
 		Title:           d.cfg.Title,
@@ -284,6 +306,7 @@ func (d *Driver) snapshot(state replay.RunState) inspect.Snapshot {
 		Tracker:         d.tr,
 		Rates:           &d.rate,
 		LogEnd:          func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok },
+		HighWatermark:   func(ch clock.Channel) (int64, bool) { e, ok := hws[ch]; return e, ok },
 		StampEvery:      max(d.cfg.StampEvery, 0),
 		MaxRows:         d.cfg.MaxRows,
 		MaxHeads:        d.cfg.MaxHeads,
@@ -303,6 +326,7 @@ func (d *Driver) offer(s inspect.Snapshot) {
 	st := StatusOf(&s)
 	d.mu.Lock()
 	d.status = st
+	d.latest, d.have = s, true
 	d.mu.Unlock()
 	select {
 	case d.snaps <- s:

@@ -337,6 +337,26 @@ func TestFollower(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, d, "the effect held", func(s Status) bool { return s.Held == 1 && s.Received == 1 })
+	// The open transaction's record is below the high watermark, not below
+	// the last stable offset; the latest snapshot, besides the one-slot
+	// channel, shows both.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s, ok := d.Latest()
+		row := inspect.ChannelRow{}
+		for _, r := range s.Channels {
+			if r.Channel == "a/0" {
+				row = r
+			}
+		}
+		if ok && row.HighWatermark == 1 && row.LogEnd == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("latest snapshot (%v): a/0 %+v, want high watermark 1 and log end 0", ok, row)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err := w.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
+	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
 )
@@ -36,6 +37,9 @@ type Options struct {
 	Fault    demo.Fault
 	Seed     uint64
 	NoTUI    bool
+	// MetricsAddr, when set, is where the watched notifier's /metrics and
+	// /healthz are served.
+	MetricsAddr string
 
 	// RunTUI shows the live view of the watched node until ctx is done or
 	// the user quits, reading snapshots from the channel (closed when the
@@ -103,6 +107,7 @@ is in memory and gone when the demo stops.`,
 		Example: `  causalctl demo
   causalctl demo --no-tui --duration 10s
   causalctl demo --fault dangling --duration 10s -o json | jq .channels
+  causalctl demo --no-tui --metrics-addr 127.0.0.1:9464
   causalctl demo --listen 127.0.0.1:9092 --data-dir ~/.cache/causalctl-demo`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -115,6 +120,9 @@ is in memory and gone when the demo stops.`,
 			}
 			if opts.Duration < 0 {
 				return cmdutil.Usagef("--duration must not be negative")
+			}
+			if err := cmdutil.CheckListenAddr("--metrics-addr", opts.MetricsAddr); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(c.Context(), opts)
@@ -129,6 +137,7 @@ is in memory and gone when the demo stops.`,
 	fs.StringVar(&fault, "fault", "", "inject a failure: undecodable, dangling, slow or cycle")
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the pipeline's choices")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print a status line every second instead of the live view")
+	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
 	return cmd
 }
 
@@ -181,6 +190,14 @@ func Run(ctx context.Context, opts *Options) error {
 	})
 	if err != nil {
 		return err
+	}
+	if opts.MetricsAddr != "" {
+		srv, err := metrics.Listen(opts.MetricsAddr, drv)
+		if err != nil {
+			return err
+		}
+		defer srv.Close()
+		cmdutil.AnnounceMetrics(opts.IO.ErrOut, srv.Addr())
 	}
 
 	info := opts.IO.Out

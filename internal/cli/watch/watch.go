@@ -18,6 +18,7 @@ import (
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
+	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
 	"github.com/spf13/cobra"
@@ -35,6 +36,8 @@ type Options struct {
 	ReceiptOnly bool
 	Interval    time.Duration
 	NoTUI       bool
+	// MetricsAddr, when set, is where /metrics and /healthz are served.
+	MetricsAddr string
 	Names       *clock.Names
 	Getenv      func(string) string
 
@@ -79,6 +82,9 @@ written from now on).`,
 				return cmdutil.Usagef("--interval must be positive")
 			}
 			opts.Names = names.Names
+			if err := cmdutil.CheckListenAddr("--metrics-addr", opts.MetricsAddr); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -96,6 +102,7 @@ written from now on).`,
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.DurationVar(&opts.Interval, "interval", time.Second, "how often a status line is printed when stdout is not a terminal")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print status lines even on a terminal")
+	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
 	cmdutil.AddTopicIDFlag(fs, names)
 	return cmd
 }
@@ -177,6 +184,14 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	var srv *metrics.Server
+	if opts.MetricsAddr != "" {
+		if srv, err = metrics.Listen(opts.MetricsAddr, drv); err != nil {
+			return err
+		}
+		defer srv.Close()
+		cmdutil.AnnounceMetrics(opts.IO.ErrOut, srv.Addr())
+	}
 	dctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() { done <- drv.Run(dctx) }()
@@ -189,16 +204,20 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		return err
 	}
-	return statusLines(ctx, opts, drv)
+	return statusLines(ctx, opts, drv, srv != nil)
 }
 
 // statusLines prints the latest snapshot as one plain line per interval
-// until ctx is done (exit 130) or the gate stops (its error, exit 1).
-func statusLines(ctx context.Context, opts *Options, drv *live.Driver) error {
+// until ctx is done (exit 130) or the gate stops (its error, exit 1). While
+// metrics are served, a stopped gate does not end it: the endpoint goes on
+// reporting the failure (and the holds ageing) until ctx is done, and then
+// the failure is what it returns.
+func statusLines(ctx context.Context, opts *Options, drv *live.Driver, serving bool) error {
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
 	var last inspect.Snapshot
 	have := false
+	stopped := drv.Stopped()
 	print := func() error {
 		if !have {
 			return nil
@@ -218,7 +237,7 @@ func statusLines(ctx context.Context, opts *Options, drv *live.Driver) error {
 			if err := print(); err != nil {
 				return err
 			}
-		case <-drv.Stopped():
+		case <-stopped:
 			// Take the final state, print it, and say why it stopped.
 			select {
 			case s, ok := <-drv.Snapshots():
@@ -230,9 +249,15 @@ func statusLines(ctx context.Context, opts *Options, drv *live.Driver) error {
 			if err := print(); err != nil {
 				return err
 			}
-			return drv.Err()
+			if !serving {
+				return drv.Err()
+			}
+			stopped = nil
 		case <-ctx.Done():
 			if err := print(); err != nil {
+				return err
+			}
+			if err := drv.Err(); err != nil {
 				return err
 			}
 			return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted}

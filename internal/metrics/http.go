@@ -1,0 +1,118 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/causalctl/causalctl/internal/replay"
+)
+
+// NewRegistry returns a registry of its own holding a Collector over src
+// and the standard Go and process collectors.
+func NewRegistry(src Snapshots) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		NewCollector(src),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return reg
+}
+
+// Handler serves reg at /metrics — OpenMetrics to a scraper that asks for
+// it (Prometheus does), the Prometheus text format otherwise — and the
+// health of src at /healthz: 200 "ok" while the gate runs, 503 with the
+// reason before the first snapshot and once the gate failed closed or its
+// feed stopped.
+func Handler(reg *prometheus.Registry, src Snapshots) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		EnableOpenMetrics: true,
+		ErrorHandling:     promhttp.ContinueOnError,
+		Registry:          reg,
+	})))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		ok, why := Health(src)
+		if !ok {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		io.WriteString(w, why+"\n")
+	})
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "causalctl: /metrics (Prometheus text or OpenMetrics), /healthz\n")
+	})
+	return mux
+}
+
+// Health reports whether the gate behind src runs, and says why not: "ok",
+// or e.g. "failed closed at payments/0@6: truncated".
+func Health(src Snapshots) (ok bool, why string) {
+	s, have := src.Latest()
+	switch {
+	case !have:
+		return false, "starting: no snapshot yet"
+	case s.Failure != nil:
+		return false, fmt.Sprintf("failed closed at %s@%d: %s", s.Failure.Channel, s.Failure.Offset, s.Failure.Code)
+	case s.State == replay.StateError:
+		return false, "stopped: " + s.Err
+	case s.State != replay.StateRunning:
+		return false, s.State.String()
+	}
+	return true, "ok"
+}
+
+// Server is the metrics endpoint, listening.
+type Server struct {
+	ln   net.Listener
+	srv  *http.Server
+	done chan error
+}
+
+// Listen binds addr (HOST:PORT; port 0 picks a free one) and serves
+// Handler(NewRegistry(src), src) there until Close.
+func Listen(addr string, src Snapshots) (*Server, error) {
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, fmt.Errorf("metrics address %q: %w", addr, err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics endpoint: %w", err)
+	}
+	s := &Server{
+		ln: ln,
+		srv: &http.Server{
+			Handler:           Handler(NewRegistry(src), src),
+			ReadHeaderTimeout: 10 * time.Second,
+			IdleTimeout:       2 * time.Minute,
+		},
+		done: make(chan error, 1),
+	}
+	go func() { s.done <- s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Addr returns the address listened on, HOST:PORT.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Close stops listening and waits, up to a few seconds, for scrapes under
+// way to finish.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if serr := <-s.done; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	return err
+}

@@ -1,0 +1,242 @@
+// Package metrics exports what a live shadow node's gate sees — held
+// records, the oldest hold's age, blocked heads by cause, settled positions
+// against the log ends — as Prometheus metrics, for `watch --metrics-addr`
+// and `demo --metrics-addr`.
+//
+// A Collector reads the latest snapshot of a live driver at every scrape
+// and turns it into metrics; it keeps no state of its own beyond the
+// highest counter values seen, so a scrape costs one snapshot's worth of
+// series and never touches the gate. NewRegistry puts it beside the Go and
+// process collectors on a registry of its own (never the global one), and
+// Handler serves that registry at /metrics, in the Prometheus text format
+// or OpenMetrics as the scraper asks, with /healthz beside it.
+//
+// docs/metrics.md documents every metric.
+package metrics
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/causalctl/causalctl/internal/inspect"
+)
+
+// Snapshots gives the latest snapshot of a live gate; *live.Driver is one.
+type Snapshots interface {
+	// Latest returns the latest snapshot, false before the first. The
+	// snapshot is shared: it is read, never changed.
+	Latest() (inspect.Snapshot, bool)
+}
+
+// Causes of a blocked head, the values of the cause label of
+// causalctl_blocked_heads: every one is exported, at 0 when no head has it,
+// so that alerts and graphs over them see a series from the first scrape.
+var Causes = []string{
+	CauseHeld, CauseLagging, CauseBeyondLogEnd, CauseNotReceived, CauseUndecodable, CauseCycle, CauseUnclassified,
+}
+
+// The causes of a blocked head.
+const (
+	// CauseHeld: the head waits for a record held behind another head.
+	CauseHeld = "held"
+	// CauseLagging: it waits for a record in the log (below the last
+	// stable offset) that the node has not read yet.
+	CauseLagging = "lagging"
+	// CauseBeyondLogEnd: it waits for a position at or beyond the log end:
+	// not written (or not committed) yet, perhaps never.
+	CauseBeyondLogEnd = "beyond-log-end"
+	// CauseNotReceived: it waits for a record not received, on a channel
+	// whose log end is not known.
+	CauseNotReceived = "not-received"
+	// CauseUndecodable: the head's own header is undecodable
+	// (--undecodable=hold); it never delivers.
+	CauseUndecodable = "undecodable"
+	// CauseCycle: the head is on a wait cycle (forged stamps).
+	CauseCycle = "cycle"
+	// CauseUnclassified: a held head beyond the snapshot's detail cap
+	// (inspect.DefaultMaxHeads), counted but not looked into.
+	CauseUnclassified = "unclassified"
+)
+
+// channelLabels are the labels of every per-channel metric.
+var channelLabels = []string{"topic", "partition", "topic_id"}
+
+// Collector is a prometheus.Collector over the latest snapshot of a live
+// gate. Make one with NewCollector; it is safe for concurrent scrapes.
+type Collector struct {
+	src Snapshots
+
+	received, delivered, dropped *prometheus.Desc
+	held, oldestHold, blocked    *prometheus.Desc
+	failedClosed, lastSnapshot   *prometheus.Desc
+	scope                        *prometheus.Desc
+
+	chHeld, chHeadAge, chSettled, chReceived *prometheus.Desc
+	chLogEnd, chLastStable                   *prometheus.Desc
+
+	// The highest counters exported: a counter never goes down, even if a
+	// snapshot older than the last one were ever read.
+	mu                      sync.Mutex
+	maxRecv, maxDel, maxDro int64
+}
+
+// NewCollector returns a Collector over src.
+func NewCollector(src Snapshots) *Collector {
+	node := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc("causalctl_"+name, help, labels, nil)
+	}
+	channel := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("causalctl_channel_"+name, help, channelLabels, nil)
+	}
+	return &Collector{
+		src: src,
+
+		received:     node("records_received_total", "Records the shadow node's gate received."),
+		delivered:    node("records_delivered_total", "Records the gate delivered."),
+		dropped:      node("records_dropped_total", "Records the gate dropped: received again at or below a position already delivered (the replay guard)."),
+		held:         node("held_records", "Records held now, in every hold queue."),
+		oldestHold:   node("oldest_hold_age_seconds", "Age of the oldest held head: how long ago it was received (0 when nothing is held)."),
+		blocked:      node("blocked_heads", "Held heads (one per channel whose hold queue is not empty) by the cause of their wait.", "cause"),
+		failedClosed: node("failed_closed", "1 once the gate failed closed on an undecodable header (its reason code the label), else 0.", "reason"),
+		lastSnapshot: node("last_snapshot_timestamp_seconds", "When the snapshot this scrape reports was taken (Unix time)."),
+		scope:        node("scope_channels", "Channels the shadow node consumes."),
+
+		chHeld:       channel("held_records", "Records held in the channel's hold queue."),
+		chHeadAge:    channel("head_age_seconds", "Age of the channel's held head (0 when nothing is held)."),
+		chSettled:    channel("settled_offset", "The channel's settled position: every record at or below it is delivered (-1: none yet)."),
+		chReceived:   channel("received_offset", "The highest position received or advanced past on the channel (-1: none yet)."),
+		chLogEnd:     channel("log_end_offset", "The channel's high watermark: the offset the next record written gets (absent until known)."),
+		chLastStable: channel("last_stable_offset", "The channel's last stable offset: the end a read_committed reader reads up to (absent until known)."),
+	}
+}
+
+// Describe sends the descriptions of every metric the Collector exports.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		c.received, c.delivered, c.dropped, c.held, c.oldestHold, c.blocked, c.failedClosed, c.lastSnapshot, c.scope,
+		c.chHeld, c.chHeadAge, c.chSettled, c.chReceived, c.chLogEnd, c.chLastStable,
+	} {
+		ch <- d
+	}
+}
+
+// Collect sends the metrics of the latest snapshot; nothing before the
+// first snapshot.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	s, ok := c.src.Latest()
+	if !ok {
+		return
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	recv, del, dro := c.counters(&s)
+	ch <- prometheus.MustNewConstMetric(c.received, prometheus.CounterValue, float64(recv))
+	ch <- prometheus.MustNewConstMetric(c.delivered, prometheus.CounterValue, float64(del))
+	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(dro))
+	gauge(c.held, float64(s.Held))
+	gauge(c.oldestHold, ageSeconds(s.OldestHold))
+	gauge(c.scope, float64(s.Scope))
+	if !s.Taken.IsZero() {
+		gauge(c.lastSnapshot, float64(s.Taken.UnixNano())/1e9)
+	}
+	failed, reason := 0.0, ""
+	if s.Failure != nil {
+		failed, reason = 1, s.Failure.Code
+	}
+	gauge(c.failedClosed, failed, reason)
+
+	counts := BlockedByCause(&s)
+	for _, cause := range Causes {
+		gauge(c.blocked, float64(counts[cause]), cause)
+	}
+
+	for i := range s.Channels {
+		row := &s.Channels[i]
+		labels := []string{topicOf(row), strconv.Itoa(int(row.Partition)), row.TopicID}
+		gauge(c.chHeld, float64(row.Held), labels...)
+		gauge(c.chHeadAge, ageSeconds(row.HeadAge), labels...)
+		gauge(c.chSettled, float64(row.Settled), labels...)
+		gauge(c.chReceived, float64(row.ReceivedUpTo), labels...)
+		if row.HighWatermark >= 0 {
+			gauge(c.chLogEnd, float64(row.HighWatermark), labels...)
+		}
+		if row.LogEnd >= 0 {
+			gauge(c.chLastStable, float64(row.LogEnd), labels...)
+		}
+	}
+}
+
+// counters returns the snapshot's counters, never below what was exported
+// before.
+func (c *Collector) counters(s *inspect.Snapshot) (recv, del, dro int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.maxRecv = max(c.maxRecv, s.Received)
+	c.maxDel = max(c.maxDel, s.Delivered)
+	c.maxDro = max(c.maxDro, s.Dropped)
+	return c.maxRecv, c.maxDel, c.maxDro
+}
+
+func ageSeconds(a inspect.Age) float64 {
+	if !a.Known {
+		return 0
+	}
+	return max(a.D, 0).Seconds()
+}
+
+// topicOf is the row's topic: its name, or its UUID when unnamed.
+func topicOf(row *inspect.ChannelRow) string {
+	return strings.TrimSuffix(row.Channel, "/"+strconv.Itoa(int(row.Partition)))
+}
+
+// BlockedByCause counts the snapshot's held heads by cause (see Causes);
+// the counts add up to the held channels.
+func BlockedByCause(s *inspect.Snapshot) map[string]int {
+	counts := make(map[string]int, len(Causes))
+	for i := range s.Heads {
+		counts[headCause(&s.Heads[i])]++
+	}
+	if n := s.HeldChannels - len(s.Heads); n > 0 {
+		counts[CauseUnclassified] += n
+	}
+	return counts
+}
+
+// headCause is the one cause a held head is counted under: its own
+// undecodable header, a wait cycle, or else the most telling kind among
+// its blockers — a position not yet written outranks one not yet read,
+// which outranks waiting behind another head (that head is counted with
+// its own cause).
+func headCause(h *inspect.HeadDetail) string {
+	switch {
+	case h.Undecodable != "":
+		return CauseUndecodable
+	case h.Cyclic:
+		return CauseCycle
+	}
+	best, rank := CauseHeld, 0
+	for _, b := range h.Blockers {
+		cause, r := waitCause(b.Kind)
+		if r > rank {
+			best, rank = cause, r
+		}
+	}
+	return best
+}
+
+// waitCause names a blocker's kind as a cause, with its rank in headCause.
+func waitCause(k inspect.WaitKind) (string, int) {
+	switch k {
+	case inspect.WaitBeyondLogEnd, inspect.WaitBeyondInput:
+		return CauseBeyondLogEnd, 4
+	case inspect.WaitNotReceived:
+		return CauseNotReceived, 3
+	case inspect.WaitLagging, inspect.WaitLaterInInput:
+		return CauseLagging, 2
+	}
+	return CauseHeld, 1
+}
