@@ -209,9 +209,9 @@ func Run(ctx context.Context, opts *Options) error {
 
 // statusLines prints the latest snapshot as one plain line per interval
 // until ctx is done (exit 130) or the gate stops (its error, exit 1). While
-// metrics are served, a stopped gate does not end it: the endpoint goes on
-// reporting the failure (and the holds ageing) until ctx is done, and then
-// the failure is what it returns.
+// metrics are served, a stopped gate does not end it: the error is said on
+// stderr at once, and the endpoint goes on reporting the failure (and the
+// holds ageing) until ctx is done.
 func statusLines(ctx context.Context, opts *Options, drv *live.Driver, serving bool) error {
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
@@ -249,15 +249,13 @@ func statusLines(ctx context.Context, opts *Options, drv *live.Driver, serving b
 			if err := print(); err != nil {
 				return err
 			}
-			if !serving {
+			if !serving || drv.Err() == nil {
 				return drv.Err()
 			}
+			fmt.Fprintf(opts.IO.ErrOut, "causalctl: %s (still serving metrics until stopped)\n", drv.Err())
 			stopped = nil
 		case <-ctx.Done():
 			if err := print(); err != nil {
-				return err
-			}
-			if err := drv.Err(); err != nil {
 				return err
 			}
 			return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted}
