@@ -1,6 +1,7 @@
 // Package capture reads and writes capture files (SPEC §4): NDJSON lines,
-// each a Kafka record with its headers or a position line saying that a
-// consumer's position on a channel reached a given offset.
+// each a Kafka record with its headers, a position line saying that a
+// consumer's position on a channel reached a given offset, or a log-facts
+// line saying what the brokers knew of a channel's log (LogFacts).
 //
 // Item is also the unit every record source of causalctl yields — a capture
 // file or a broker range — so that replay and decode treat both alike.
@@ -17,20 +18,25 @@ const (
 	// KindPosition says the consumer's position on the channel reached
 	// Offset with no record below it still to come.
 	KindPosition
+	// KindLogFacts carries what the brokers said of the channel's log
+	// (Facts); it is no input of the gate.
+	KindLogFacts
 )
 
-// String returns "record", "position" or "unknown".
+// String returns "record", "position", "log-facts" or "unknown".
 func (k Kind) String() string {
 	switch k {
 	case KindRecord:
 		return "record"
 	case KindPosition:
 		return "position"
+	case KindLogFacts:
+		return "log-facts"
 	}
 	return "unknown"
 }
 
-// Item is one line of a capture: a record or a position.
+// Item is one line of a capture: a record, a position or log facts.
 type Item struct {
 	Kind Kind
 	// Line is the 1-based line number in the file it came from; 0 when the
@@ -50,4 +56,7 @@ type Item struct {
 	HasTimestamp bool
 	Headers      []clock.Header // in record order, duplicates kept; a nil Value is null
 	Key, Value   []byte         // nil is null
+
+	// Facts is set for KindLogFacts only.
+	Facts *LogFacts
 }

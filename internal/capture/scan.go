@@ -36,6 +36,7 @@ const (
 	fHeaders
 	fKey
 	fValue
+	fLogFacts
 )
 
 // recordOnly are the fields a position line must not carry.
@@ -135,20 +136,26 @@ func (r *Reader) finish(present uint16) error {
 	switch {
 	case present&fOffset != 0 && present&fPosition != 0:
 		return fieldError(`both "offset" and "position": a line is a record or a position, not both`)
-	case present&(fOffset|fPosition) == 0:
+	case present&fLogFacts != 0 && present&(fOffset|fPosition) != 0:
+		return fieldError(`"log_facts" beside "offset" or "position": a log-facts line is neither a record nor a position`)
+	case present&(fOffset|fPosition|fLogFacts) == 0:
 		return fieldError(`missing "offset" (a record) or "position" (a position line)`)
 	case present&fPartition == 0:
 		return fieldError(`missing "partition"`)
 	case present&(fTopic|fTopicID) == 0:
 		return fieldError(`missing "topic" or "topic_id": one of them is required`)
 	}
-	if present&fPosition != 0 {
+	if present&(fPosition|fLogFacts) != 0 {
+		kind, line := KindPosition, "position"
+		if present&fLogFacts != 0 {
+			kind, line = KindLogFacts, "log-facts"
+		}
 		for _, f := range recordOnly {
 			if present&f.bit != 0 {
-				return fieldError(fmt.Sprintf("field %q is not allowed on a position line", f.name))
+				return fieldError(fmt.Sprintf("field %q is not allowed on a %s line", f.name, line))
 			}
 		}
-		it.Kind = KindPosition
+		it.Kind = kind
 		return nil
 	}
 	it.Kind = KindRecord
@@ -179,6 +186,8 @@ func nameOf(bit uint16) string {
 		return "key"
 	case fValue:
 		return "value"
+	case fLogFacts:
+		return "log_facts"
 	}
 	return "?"
 }
@@ -229,6 +238,25 @@ func (r *Reader) field(bit uint16) (bool, error) {
 			return true, r.skipValue(1)
 		}
 		return true, r.headers()
+	case fLogFacts:
+		if null, err := r.null(); null || err != nil {
+			return false, err
+		}
+		// A log-facts line is rare (one per channel): its value is checked
+		// as JSON by the scanner, then decoded by encoding/json.
+		start := r.i
+		if err := r.skipValue(1); err != nil {
+			return false, err
+		}
+		if r.skip == skipAllButChannel {
+			return true, nil
+		}
+		f, err := decodeFacts(r.b[start:r.i])
+		if err != nil {
+			return false, fieldError(fmt.Sprintf("field %q: %v", "log_facts", err))
+		}
+		it.Facts = f
+		return true, nil
 	case fKey, fValue:
 		if null, err := r.null(); null || err != nil {
 			return false, err
@@ -448,6 +476,10 @@ func (r *Reader) lineField() (bit uint16, name []byte, err error) {
 		case 'h':
 			if hasName(s, `"headers"`) {
 				bit, n = fHeaders, 9
+			}
+		case 'l':
+			if hasName(s, `"log_facts"`) {
+				bit, n = fLogFacts, 11
 			}
 		case 'k':
 			if hasName(s, `"key"`) {

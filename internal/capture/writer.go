@@ -3,6 +3,7 @@ package capture
 import (
 	"bufio"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -69,6 +70,15 @@ func AppendItem(dst []byte, it *Item) ([]byte, error) {
 	}
 	b = append(b, `,"partition":`...)
 	b = strconv.AppendInt(b, int64(it.Partition), 10)
+	if it.Kind == KindLogFacts {
+		facts, err := json.Marshal(it.Facts)
+		if err != nil {
+			return dst, fmt.Errorf("capture: cannot write log facts: %w", err)
+		}
+		b = append(b, `,"log_facts":`...)
+		b = append(b, facts...)
+		return append(b, "}\n"...), nil
+	}
 	if it.Kind == KindPosition {
 		b = append(b, `,"position":`...)
 		b = strconv.AppendInt(b, it.Offset, 10)
@@ -102,8 +112,12 @@ func AppendItem(dst []byte, it *Item) ([]byte, error) {
 func checkItem(it *Item) error {
 	var problem string
 	switch {
-	case it.Kind != KindRecord && it.Kind != KindPosition:
-		problem = fmt.Sprintf("kind %d is neither a record nor a position", it.Kind)
+	case it.Kind != KindRecord && it.Kind != KindPosition && it.Kind != KindLogFacts:
+		problem = fmt.Sprintf("kind %d is neither a record, a position nor log facts", it.Kind)
+	case it.Kind == KindLogFacts && it.Facts == nil:
+		problem = "log facts without facts"
+	case it.Kind == KindLogFacts && it.Facts.check() != nil:
+		problem = it.Facts.check().Error()
 	case it.Topic == "" && it.TopicID.IsZero():
 		problem = "neither a topic name nor a topic UUID"
 	case it.Topic != "" && clock.CheckTopicName(it.Topic) != nil:
@@ -112,8 +126,8 @@ func checkItem(it *Item) error {
 		problem = fmt.Sprintf("negative partition %d", it.Partition)
 	case it.Offset < 0:
 		problem = fmt.Sprintf("negative offset %d", it.Offset)
-	case it.Kind == KindPosition && (it.HasTimestamp || len(it.Headers) > 0 || it.Key != nil || it.Value != nil):
-		problem = "a position with a timestamp, headers, key or value"
+	case it.Kind != KindRecord && (it.HasTimestamp || len(it.Headers) > 0 || it.Key != nil || it.Value != nil):
+		problem = "a " + it.Kind.String() + " line with a timestamp, headers, key or value"
 	}
 	if problem == "" {
 		for i, h := range it.Headers {

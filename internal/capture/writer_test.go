@@ -126,13 +126,13 @@ func TestWriterRefuses(t *testing.T) {
 		item Item
 		want string
 	}{
-		{"no kind", Item{Topic: "a"}, "kind 0 is neither a record nor a position"},
+		{"no kind", Item{Topic: "a"}, "kind 0 is neither a record, a position nor log facts"},
 		{"no channel", Item{Kind: KindRecord, Partition: 1}, "neither a topic name nor a topic UUID"},
 		{"bad topic name", Item{Kind: KindRecord, Topic: "a b", TopicID: a}, `"a b" is not a Kafka topic name`},
 		{"negative partition", Item{Kind: KindRecord, Topic: "a", Partition: -1}, "negative partition -1"},
 		{"negative offset", Item{Kind: KindPosition, Topic: "a", Offset: -1}, "negative offset -1"},
-		{"position with a value", Item{Kind: KindPosition, Topic: "a", Value: []byte{}}, "a position with a timestamp, headers, key or value"},
-		{"position with headers", Item{Kind: KindPosition, Topic: "a", Headers: []clock.Header{{Key: "k"}}}, "a position with"},
+		{"position with a value", Item{Kind: KindPosition, Topic: "a", Value: []byte{}}, "a position line with a timestamp, headers, key or value"},
+		{"position with headers", Item{Kind: KindPosition, Topic: "a", Headers: []clock.Header{{Key: "k"}}}, "a position line with"},
 		{"header key not UTF-8", Item{Kind: KindRecord, Topic: "a", Headers: []clock.Header{{Key: "ok"}, {Key: "\xff"}}}, `header 2: key "\xff" is not UTF-8`},
 	}
 	for _, tt := range tests {

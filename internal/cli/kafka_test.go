@@ -165,7 +165,8 @@ func TestBrokerCommands(t *testing.T) {
 		t.Errorf("topics payments: %d\n%s", code, out)
 	}
 
-	// capture: committed records only, positions at starts, gaps and ends.
+	// capture: the log facts first, then committed records only, positions
+	// at starts, gaps and ends.
 	file := filepath.Join(t.TempDir(), "capture.ndjson")
 	code, _, stderr = runEnv(t, nil, append([]string{"capture", "-t", "orders", "-t", "payments", "-f", file}, b...)...)
 	if code != 0 {
@@ -173,9 +174,9 @@ func TestBrokerCommands(t *testing.T) {
 	}
 	perChannel := captureTrace(t, file, p)
 	want := map[string]string{
-		"orders/0":   "p0 r0 p4 r4 p6",
-		"orders/1":   "p0 r0 p2", // the open transaction's record at 2 is above the last stable offset
-		"payments/0": "p0 r0 p2 r2 p4 r4 p6",
+		"orders/0":   "f0-6-6 p0 r0 p4 r4 p6",
+		"orders/1":   "f0-2-3 p0 r0 p2", // the open transaction's record at 2 is above the last stable offset
+		"payments/0": "f0-6-6 p0 r0 p2 r2 p4 r4 p6",
 	}
 	for ch, w := range want {
 		if got := perChannel[ch]; got != w {
@@ -287,6 +288,11 @@ func captureTrace(t *testing.T, path string, p *pipeline) map[string]string {
 			Partition int32
 			Offset    *int64
 			Position  *int64
+			LogFacts  *struct {
+				LogStart      int64 `json:"log_start"`
+				LastStable    int64 `json:"last_stable"`
+				HighWatermark int64 `json:"high_watermark"`
+			} `json:"log_facts"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatal(err)
@@ -298,9 +304,12 @@ func captureTrace(t *testing.T, path string, p *pipeline) map[string]string {
 		if out[ch] != "" {
 			out[ch] += " "
 		}
-		if l.Offset != nil {
+		switch {
+		case l.LogFacts != nil:
+			out[ch] += fmt.Sprintf("f%d-%d-%d", l.LogFacts.LogStart, l.LogFacts.LastStable, l.LogFacts.HighWatermark)
+		case l.Offset != nil:
 			out[ch] += fmt.Sprintf("r%d", *l.Offset)
-		} else {
+		default:
 			out[ch] += fmt.Sprintf("p%d", *l.Position)
 		}
 	}

@@ -53,6 +53,7 @@ type readConfig struct {
 	partBytes int32
 	maxWait   time.Duration // how long a fetch may wait for data
 	clock     Clock
+	facts     bool // WithLogFacts
 }
 
 func newReadConfig(maxWait time.Duration, opts []ReadOption) (readConfig, error) {
@@ -314,6 +315,9 @@ func (c *Client) open(ctx context.Context, sels []TopicSel, spec OffsetSpec, max
 		s = clamp(s, o.logStart, ch.stableEnd())
 		ch.Start, ch.Position, ch.emitted = s, s, s
 		rd.queue = append(rd.queue, ch.position(s))
+	}
+	if cfg.facts {
+		rd.queue = append(c.logFacts(ctx, rd), rd.queue...)
 	}
 	return rd, nil
 }

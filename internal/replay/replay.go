@@ -105,6 +105,9 @@ type Replayer struct {
 	// topics caches (name, UUID) pairs already checked against names.
 	topics []topicPair
 
+	// facts are the log facts the source gave, per channel.
+	facts map[clock.Channel]*capture.LogFacts
+
 	items, records, positions, skipped int64
 	lastLine                           int64
 }
@@ -138,6 +141,13 @@ func New(cfg Config) (*Replayer, error) {
 
 // Gate returns the replayer's gate, for queries.
 func (r *Replayer) Gate() *gate.Gate { return r.g }
+
+// LogFacts returns the log facts the source gave for ch (a log-facts line
+// or item), if any. The facts are shared: do not change them.
+func (r *Replayer) LogFacts(ch clock.Channel) (*capture.LogFacts, bool) {
+	f, ok := r.facts[ch]
+	return f, ok && f != nil
+}
 
 // Skipped returns the number of records seen on channels outside the scope.
 func (r *Replayer) Skipped() int64 { return r.skipped }
@@ -275,6 +285,14 @@ func (r *Replayer) Feed(it *capture.Item, emit func(*Event) error) error {
 	ch, err := r.channel(it)
 	if err != nil {
 		return inputError(it, err)
+	}
+	if it.Kind == capture.KindLogFacts {
+		// Not an input of the gate: kept for the diagnosis (inspect).
+		if r.facts == nil {
+			r.facts = map[clock.Channel]*capture.LogFacts{}
+		}
+		r.facts[ch] = it.Facts
+		return nil
 	}
 	if !r.g.InScope(ch) {
 		if it.Kind == capture.KindRecord {

@@ -115,6 +115,12 @@ func (s *Stepper) count() error {
 		if err != nil {
 			break
 		}
+		if it.Kind == capture.KindLogFacts {
+			if _, ok := s.ends[ch]; !ok {
+				s.ends[ch] = 0
+			}
+			continue
+		}
 		end := it.Offset
 		if it.Kind == capture.KindRecord {
 			end++
@@ -190,7 +196,7 @@ func (s *Stepper) feed() bool {
 		}
 		return true
 	}
-	if ch, err := ResolveChannel(s.r.Names(), it); err == nil {
+	if ch, err := ResolveChannel(s.r.Names(), it); err == nil && it.Kind != capture.KindLogFacts {
 		last := it.Offset
 		if it.Kind == capture.KindPosition {
 			last--

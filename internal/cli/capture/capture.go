@@ -67,6 +67,9 @@ on stderr.`,
 
 // Run captures the range.
 func Run(ctx context.Context, opts *Options) (err error) {
+	// Each channel starts with its log facts: `holds --input` then
+	// classifies as it would have live.
+	opts.Range.LogFacts = true
 	br, err := opts.OpenRange(ctx, &opts.Range, opts.Names, func(n *clock.Names) (map[clock.Channel]int64, error) {
 		return cmdutil.ParseStarts(opts.Start, n)
 	})

@@ -33,6 +33,9 @@ type RangeFlags struct {
 	Topics    []string
 	Offsets   string
 	FromGroup string
+	// LogFacts, set by a command (no flag), makes the range yield each
+	// channel's log facts first (kafka.WithLogFacts).
+	LogFacts bool
 }
 
 // AddRangeFlags registers the range flags on fs.
@@ -133,6 +136,9 @@ func (f *Factory) OpenRange(ctx context.Context, r *RangeFlags, names *clock.Nam
 	var opts []kafka.ReadOption
 	if len(all) > 0 {
 		opts = append(opts, kafka.WithStarts(all))
+	}
+	if r.LogFacts {
+		opts = append(opts, kafka.WithLogFacts())
 	}
 	rng, err := cl.OpenRange(ctx, sels, spec, opts...)
 	if err != nil {

@@ -249,6 +249,7 @@ func inScope(starts map[clock.Channel]int64, scope []clock.Channel, names *clock
 // a broker range knows its channels when it opens.
 func openSource(ctx context.Context, opts *Options) (src replay.Source, name string, channels []clock.Channel, closeFn func(), err error) {
 	if opts.Range.Given() {
+		opts.Range.LogFacts = true // the summary classifies holds with them
 		br, err := opts.OpenRange(ctx, &opts.Range, opts.Names, func(n *clock.Names) (map[clock.Channel]int64, error) {
 			return cmdutil.ParseStarts(opts.Start, n)
 		})

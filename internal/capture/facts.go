@@ -1,0 +1,105 @@
+package capture
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// LogFacts are what the brokers said of one channel's log when a read of
+// it opened: its offsets and its topic's retention settings, and the
+// transactions open on it. A capture keeps them on a log-facts line, so
+// that an offline diagnosis classifies holds as a live one would:
+//
+//	{"topic":"orders","topic_id":"…","partition":0,
+//	 "log_facts":{"log_start":0,"last_stable":57,"high_watermark":60,
+//	   "retention":{"ms":604800000,"bytes":-1,"cleanup_policy":"delete"},
+//	   "open_transactions":[{"producer_id":7,"producer_epoch":0,
+//	     "transactional_id":"payments-tx","first_offset":57,"started_at":1764450000123}],
+//	   "at":1764450001000}}
+//
+// Readers that do not know the line ignore it (an unknown field on a line
+// that is neither a record nor a position).
+type LogFacts struct {
+	// LogStart is the first offset still in the log.
+	LogStart int64 `json:"log_start"`
+	// LastStable is the last stable offset: a read_committed reader reads
+	// below it; everything at or above it up to HighWatermark belongs to
+	// transactions still open. −1 when the broker did not say.
+	LastStable int64 `json:"last_stable"`
+	// HighWatermark is one past the last offset written.
+	HighWatermark int64 `json:"high_watermark"`
+	// Retention holds the topic's settings; nil when unknown.
+	Retention *Retention `json:"retention,omitempty"`
+	// OpenTransactions are the producers with a transaction open on the
+	// channel (DescribeProducers, DescribeTransactions), by first offset;
+	// empty when none is open or the broker could not tell.
+	OpenTransactions []OpenTransaction `json:"open_transactions,omitempty"`
+	// At is when the brokers were asked, in milliseconds since the epoch;
+	// 0 when unknown.
+	At int64 `json:"at,omitempty"`
+}
+
+// Retention is a topic's retention settings.
+type Retention struct {
+	// Ms is retention.ms: how long a record is kept; −1 keeps it forever.
+	Ms int64 `json:"ms"`
+	// Bytes is retention.bytes per partition; −1 is no limit.
+	Bytes int64 `json:"bytes"`
+	// CleanupPolicy is cleanup.policy: "delete", "compact" or
+	// "compact,delete".
+	CleanupPolicy string `json:"cleanup_policy"`
+}
+
+// Deletes reports whether the policy deletes old records (it has delete).
+func (r Retention) Deletes() bool {
+	for _, p := range bytes.Split([]byte(r.CleanupPolicy), []byte(",")) {
+		if string(bytes.TrimSpace(p)) == "delete" {
+			return true
+		}
+	}
+	return false
+}
+
+// OpenTransaction is a producer's transaction open on a channel.
+type OpenTransaction struct {
+	ProducerID    int64 `json:"producer_id"`
+	ProducerEpoch int16 `json:"producer_epoch"`
+	// TransactionalID is "" when the brokers did not say.
+	TransactionalID string `json:"transactional_id,omitempty"`
+	// FirstOffset is the transaction's first offset on the channel.
+	FirstOffset int64 `json:"first_offset"`
+	// StartedAt is when the transaction started, in milliseconds since the
+	// epoch; 0 when unknown.
+	StartedAt int64 `json:"started_at,omitempty"`
+}
+
+// check refuses facts no broker could report.
+func (f *LogFacts) check() error {
+	switch {
+	case f.LogStart < 0:
+		return fmt.Errorf("negative log_start %d", f.LogStart)
+	case f.HighWatermark < f.LogStart:
+		return fmt.Errorf("high_watermark %d below log_start %d", f.HighWatermark, f.LogStart)
+	case f.LastStable < -1 || f.LastStable > f.HighWatermark:
+		return fmt.Errorf("last_stable %d outside -1…high_watermark %d", f.LastStable, f.HighWatermark)
+	}
+	for i, t := range f.OpenTransactions {
+		if t.FirstOffset < 0 {
+			return fmt.Errorf("open_transactions[%d]: negative first_offset %d", i, t.FirstOffset)
+		}
+	}
+	return nil
+}
+
+// decodeFacts reads the value of a log_facts field.
+func decodeFacts(raw []byte) (*LogFacts, error) {
+	f := &LogFacts{LastStable: -1}
+	if err := json.Unmarshal(raw, f); err != nil {
+		return nil, err
+	}
+	if err := f.check(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
