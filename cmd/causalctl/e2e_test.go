@@ -127,8 +127,15 @@ func TestReplayStepperInTmux(t *testing.T) {
 	tm.keys("G") // to the end
 	tm.waitFor(5*time.Second, "item 9 of 9", "held 3")
 	tm.keys("?")
-	tm.waitFor(5*time.Second, "step one receive", "quit")
+	tm.waitFor(5*time.Second, "step one receive", "jump to CH@OFFSET") // the help, not only the footer
 	tm.keys("Escape")
+	// q right behind Escape reads as Alt-q: wait for the help to close.
+	for deadline := time.Now().Add(5 * time.Second); strings.Contains(tm.screen(), "jump to CH@OFFSET"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("Escape did not close the help:\n%s", tm.screen())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	tm.keys("q")
 	// The program ends and the shell's sleep remains: the view is gone.
 	deadline := time.Now().Add(3 * time.Second)
