@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,13 +20,22 @@ import (
 
 var binary string
 
+// What the test binary is stamped with.
+const (
+	e2eVersion = "v0.0.0-e2e"
+	e2eCommit  = "0123456789abcdef0123456789abcdef01234567"
+	e2eDate    = "2026-12-01T09:30:00Z"
+)
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "causalctl-e2e-")
 	if err != nil {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "causalctl")
-	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+	// Stamped the way the release build stamps (see .goreleaser.yaml).
+	ldflags := "-X main.version=" + e2eVersion + " -X main.commit=" + e2eCommit + " -X main.date=" + e2eDate
+	if out, err := exec.Command("go", "build", "-ldflags", ldflags, "-o", binary, ".").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
 		panic(err)
 	}
@@ -235,4 +246,33 @@ func TestDemoInTmux(t *testing.T) {
 	tm.waitFor(10*time.Second, "causalctl demo", "orders/0", "shipments/1", "RUNNING")
 	// After the duration the view ends and the summary is printed.
 	tm.waitFor(15*time.Second, "Replay", "delivered")
+}
+
+// TestVersionFromLdflags: the version, commit and date stamped with
+// -ldflags are what `version`, `version -o json` and `--version` report.
+func TestVersionFromLdflags(t *testing.T) {
+	text, err := exec.Command(binary, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"causalctl version " + e2eVersion + "\n", "commit:     " + e2eCommit + "\n", "build date: " + e2eDate + "\n", "go:         " + runtime.Version()} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("version lacks %q:\n%s", want, text)
+		}
+	}
+	flag, err := exec.Command(binary, "--version").Output()
+	if err != nil || string(flag) != string(text) {
+		t.Errorf("--version %q (%v) differs from version %q", flag, err, text)
+	}
+	js, err := exec.Command(binary, "version", "-o", "json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Version, Commit, Date string
+		GoVersion             string `json:"go_version"`
+	}
+	if err := json.Unmarshal(js, &got); err != nil || got.Version != e2eVersion || got.Commit != e2eCommit || got.Date != e2eDate || got.GoVersion != runtime.Version() {
+		t.Errorf("version -o json: %s (%v)", js, err)
+	}
 }

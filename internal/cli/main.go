@@ -20,6 +20,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/root"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/spf13/cobra"
 )
 
 // InterruptGrace is how long a command may take, after Ctrl-C or
@@ -28,12 +29,25 @@ import (
 // opens, a broker that never answers) cannot keep the process alive.
 const InterruptGrace = 3 * time.Second
 
+// Build describes the binary: what the release build stamps into package
+// main with -ldflags (-X main.version=… -X main.commit=… -X main.date=…).
+// Empty fields are filled from the module's build information.
+type Build struct {
+	Version string
+	Commit  string
+	Date    string // RFC 3339
+}
+
 // Main runs causalctl with args and returns the process exit code.
-func Main(args []string, getenv func(string) string) int {
+func Main(args []string, getenv func(string) string, build Build) int {
+	info, _ := debug.ReadBuildInfo()
+	build = build.withDefaults(info)
 	f := &cmdutil.Factory{
 		IOStreams: iostreams.System(getenv),
 		Getenv:    getenv,
-		Version:   version(),
+		Version:   build.Version,
+		Commit:    build.Commit,
+		BuildDate: build.Date,
 	}
 	// The first Ctrl-C or SIGTERM cancels the context; commands stop,
 	// report what they did and exit 130. A second one, or InterruptGrace
@@ -76,6 +90,12 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 	}
 	cmd := root.NewCmdRoot(f)
 	cmd.SetArgs(args)
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		// The shell reads completions from stdout; cobra's trailer line
+		// on stderr would only clutter a terminal when a script does not
+		// discard it. A failed lookup prints nothing at all.
+		cmd.SetErr(io.Discard)
+	}
 	executed, err := cmd.ExecuteContextC(ctx)
 	if out != nil && out.err != nil && !errors.Is(err, out.err) {
 		// The command's own error may be what the failed write caused;
@@ -173,9 +193,31 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }
 
-func version() string {
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		return info.Main.Version
+// withDefaults fills what -ldflags did not set from the module's build
+// information: the module version (a tag for `go install …@vX`, a
+// pseudo-version for a build in a checkout, "(devel)" without VCS
+// information), and the VCS revision and commit time that `go build`
+// stamps in a checkout (-buildvcs).
+func (b Build) withDefaults(info *debug.BuildInfo) Build {
+	if info == nil {
+		if b.Version == "" {
+			b.Version = "(devel)"
+		}
+		return b
 	}
-	return "(devel)"
+	if b.Version == "" {
+		b.Version = info.Main.Version
+	}
+	if b.Version == "" {
+		b.Version = "(devel)"
+	}
+	for _, s := range info.Settings {
+		switch {
+		case s.Key == "vcs.revision" && b.Commit == "":
+			b.Commit = s.Value
+		case s.Key == "vcs.time" && b.Date == "":
+			b.Date = s.Value
+		}
+	}
+	return b
 }

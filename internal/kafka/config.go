@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -253,15 +254,7 @@ func (o *ConnOptions) Resolve(getenv func(string) string) (Config, error) {
 	}
 
 	// The config file and the profile name.
-	path, explicit := "", false
-	switch {
-	case o.given("config", o.ConfigFile != ""):
-		path, explicit = o.ConfigFile, true
-	case getenv(EnvConfig) != "":
-		path, explicit = getenv(EnvConfig), true
-	default:
-		path = DefaultConfigPath(getenv)
-	}
+	path, explicit := o.configPath(getenv)
 	profileName, profileWhy := "", ""
 	switch {
 	case o.given("profile", o.Profile != ""):
@@ -368,6 +361,33 @@ func (o *ConnOptions) Resolve(getenv func(string) string) (Config, error) {
 		return Config{}, errors.New("dial and request timeouts must be positive")
 	}
 	return cfg, nil
+}
+
+// configPath returns the config file to read and whether it was named
+// (--config or CAUSALCTL_CONFIG) rather than the default, which may be
+// missing.
+func (o *ConnOptions) configPath(getenv func(string) string) (path string, explicit bool) {
+	switch {
+	case o.given("config", o.ConfigFile != ""):
+		return o.ConfigFile, true
+	case getenv(EnvConfig) != "":
+		return getenv(EnvConfig), true
+	}
+	return DefaultConfigPath(getenv), false
+}
+
+// ProfileNames returns the names of the profiles in the config file that
+// Resolve would read, sorted; none when there is no config file.
+func (o *ConnOptions) ProfileNames(getenv func(string) string) ([]string, error) {
+	path, _ := o.configPath(getenv)
+	if path == "" {
+		return nil, nil
+	}
+	file, err := readConfigFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(file.Profiles)), nil
 }
 
 func (o *ConnOptions) flagLayer() (layer, error) {

@@ -22,8 +22,11 @@ type Factory struct {
 	IOStreams *iostreams.IOStreams
 	// Getenv reads the environment (os.Getenv in production).
 	Getenv func(string) string
-	// Version is the build's version string.
-	Version string
+	// Version, Commit and BuildDate describe the build (see cli.Build);
+	// "" when unknown.
+	Version   string
+	Commit    string
+	BuildDate string
 	// Conn holds the connection flags, registered on the root command.
 	Conn *kafka.ConnOptions
 	// Now reads the wall clock (time.Now); offsets like @-1h use it.

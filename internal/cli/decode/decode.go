@@ -41,6 +41,7 @@ type Options struct {
 // NewCmdDecode returns the decode command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdDecode(f *cmdutil.Factory, out *cmdutil.Output, runF func(*Options) error) *cobra.Command {
+	formats := []string{"text", "json"} // --output
 	opts := &Options{IO: f.IOStreams, OpenRange: f.OpenRange}
 	names := &cmdutil.NamesFlag{}
 	cmd := &cobra.Command{
@@ -72,7 +73,7 @@ Output (--output):
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", "text", "json"); err != nil {
+			if opts.Output, err = out.Resolve("text", formats...); err != nil {
 				return err
 			}
 			if err := opts.Range.Check(c.Flags()); err != nil {
@@ -110,6 +111,7 @@ Output (--output):
 	fs.IntVar(&opts.MaxLineSize, "max-line-size", capture.DefaultMaxLineSize, "longest capture line accepted, in bytes")
 	cmdutil.AddRangeFlags(fs, &opts.Range)
 	cmdutil.AddTopicIDFlag(fs, names)
+	cmdutil.DeclareFormats(cmd, formats...)
 	return cmd
 }
 

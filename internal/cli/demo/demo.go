@@ -60,6 +60,7 @@ type Options struct {
 // flag parsing, and is where a caller sets Options.RunTUI before calling
 // Run; nil runs Run.
 func NewCmdDemo(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
+	formats := []string{"text", "json"} // --output
 	opts := &Options{IO: f.IOStreams, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second}
 	opts.RunTUI = func(ctx context.Context, snapshots <-chan inspect.Snapshot) error {
 		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color, Getenv: f.Getenv})
@@ -112,7 +113,7 @@ is in memory and gone when the demo stops.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", "text", "json"); err != nil {
+			if opts.Output, err = out.Resolve("text", formats...); err != nil {
 				return err
 			}
 			if opts.Fault, err = demo.ParseFault(fault); err != nil {
@@ -138,6 +139,7 @@ is in memory and gone when the demo stops.`,
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the pipeline's choices")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print a status line every second instead of the live view")
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
+	cmdutil.DeclareFormats(cmd, formats...)
 	return cmd
 }
 

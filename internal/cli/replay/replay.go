@@ -52,6 +52,7 @@ type Options struct {
 // NewCmdReplay returns the replay command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdReplay(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
+	formats := []string{"text", "json", "ndjson"} // --output
 	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange, OpenTTY: OpenTTY}
 	names := &cmdutil.NamesFlag{}
 	var interleave string
@@ -107,7 +108,7 @@ after the summary of what was replayed.`,
 			if opts.IO.OutTTY {
 				def = "text"
 			}
-			if opts.Output, err = out.Resolve(def, "text", "json", "ndjson"); err != nil {
+			if opts.Output, err = out.Resolve(def, formats...); err != nil {
 				return err
 			}
 			if err := opts.Range.Check(c.Flags()); err != nil {
@@ -150,6 +151,7 @@ after the summary of what was replayed.`,
 	fs.IntVar(&opts.MaxHeaderSize, "max-header-size", clock.DefaultMaxSize, "metadata budget of a clock header in bytes")
 	fs.IntVar(&opts.MaxLineSize, "max-line-size", capture.DefaultMaxLineSize, "longest capture line accepted, in bytes")
 	cmdutil.AddTopicIDFlag(fs, names)
+	cmdutil.DeclareFormats(cmd, formats...)
 	return cmd
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/encode"
 	"github.com/causalctl/causalctl/internal/cli/replay"
 	"github.com/causalctl/causalctl/internal/cli/topics"
+	"github.com/causalctl/causalctl/internal/cli/version"
 	"github.com/causalctl/causalctl/internal/cli/watch"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/spf13/cobra"
@@ -34,11 +35,12 @@ commits no offset and produces nothing.`,
   causalctl replay -f capture.ndjson
   causalctl replay --brokers localhost:9092 -t orders -t payments --offsets -1000
   man causalctl-replay`,
-		Version:       f.Version,
+		Version:       version.FromFactory(f).Text(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	cmd.SetVersionTemplate("causalctl {{.Version}}\n")
+	// --version prints what `causalctl version` prints.
+	cmd.SetVersionTemplate("{{.Version}}")
 	cmd.SetIn(f.IOStreams.In)
 	cmd.SetOut(f.IOStreams.Out)
 	cmd.SetErr(f.IOStreams.ErrOut)
@@ -58,7 +60,9 @@ commits no offset and produces nothing.`,
 	cmd.AddCommand(capture.NewCmdCapture(f, nil))
 	cmd.AddCommand(demo.NewCmdDemo(f, out, nil))
 	cmd.AddCommand(watch.NewCmdWatch(f, nil))
+	cmd.AddCommand(version.NewCmdVersion(f, out, nil))
 	cmd.AddCommand(completion.NewCmdCompletion(f))
 	cmd.AddCommand(docs.NewCmdGenDocs(func() *cobra.Command { return NewCmdRoot(f) }))
+	completion.Register(cmd, f)
 	return cmd
 }

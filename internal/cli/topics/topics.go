@@ -24,8 +24,9 @@ type Options struct {
 
 // NewCmdTopics returns the topics command.
 func NewCmdTopics(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
+	formats := []string{"text", "json"} // --output
 	opts := &Options{IO: f.IOStreams, Dial: f.Dial}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "topics [NAME…]",
 		Short: "List topics with their UUIDs and partition offsets",
 		Long: `List topics (all that you may describe, internal ones left out, or those
@@ -37,7 +38,7 @@ Output: text (a table) or json.`,
   causalctl topics orders payments -o json`,
 		RunE: func(c *cobra.Command, args []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", "text", "json"); err != nil {
+			if opts.Output, err = out.Resolve("text", formats...); err != nil {
 				return err
 			}
 			opts.Names = args
@@ -47,6 +48,8 @@ Output: text (a table) or json.`,
 			return Run(c.Context(), opts)
 		},
 	}
+	cmdutil.DeclareFormats(cmd, formats...)
+	return cmd
 }
 
 type jsonPartition struct {

@@ -1,0 +1,208 @@
+package cli
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/cli/completion"
+	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// complete asks causalctl for the completions of args, the way the shell
+// scripts do (the last argument is the word being completed), and returns
+// the candidates (descriptions cut off) and the directive line.
+func complete(t *testing.T, env map[string]string, args ...string) (cands []string, directive string, stderr string) {
+	t.Helper()
+	code, out, errOut := runEnv(t, env, append([]string{"__complete"}, args...)...)
+	if code != 0 {
+		t.Fatalf("__complete %q: exit %d, stderr %q", args, code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	directive = lines[len(lines)-1]
+	for _, l := range lines[:len(lines)-1] {
+		v, _, _ := strings.Cut(l, "\t")
+		cands = append(cands, v)
+	}
+	return cands, directive, errOut
+}
+
+func wantAll(t *testing.T, what string, got []string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !slices.Contains(got, w) {
+			t.Errorf("%s: no %q among %q", what, w, got)
+		}
+	}
+}
+
+// TestCompletionFromCluster: topic names and NAME/PARTITION for --topic,
+// --scope and --start, and groups for --from-group, come from the cluster
+// on the command line (or in the environment), read-only.
+func TestCompletionFromCluster(t *testing.T) {
+	p := newPipeline(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off kadm.Offsets
+	off.AddOffset("orders", 0, 1, -1)
+	if err := kadm.NewClient(cl).CommitAllOffsets(t.Context(), "notifier", off); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	p.mu.Lock()
+	p.keys = map[int16]int{} // the commit above was the test's, not causalctl's
+	p.mu.Unlock()
+	b := []string{"--brokers", p.addr}
+
+	got, dir, stderr := complete(t, nil, append(b, "replay", "-t", "")...)
+	wantAll(t, "replay -t", got, "orders", "orders/0", "orders/1", "payments", "payments/0")
+	if len(got) != 5 || dir != ":4" || stderr != "" {
+		t.Errorf("replay -t: %q %s %q, want 5 candidates, no file completion, nothing on stderr", got, dir, stderr)
+	}
+	got, _, _ = complete(t, nil, append(b, "capture", "--topic", "orders,pay")...)
+	wantAll(t, "a list element", got, "orders,payments", "orders,payments/0")
+	got, _, _ = complete(t, map[string]string{"CAUSALCTL_BROKERS": p.addr}, "watch", "--scope", "")
+	wantAll(t, "watch --scope with the brokers from the environment", got, "orders", "orders/1", "payments/0")
+	got, dir, _ = complete(t, nil, append(b, "replay", "--start", "")...)
+	if !slices.Equal(got, []string{"orders/0=", "orders/1=", "payments/0="}) || dir != ":6" {
+		t.Errorf("--start: %q %s, want the channels with = and no space (:6)", got, dir)
+	}
+	got, _, _ = complete(t, nil, append(b, "replay", "--start", "orders/0=")...)
+	if len(got) != 0 {
+		t.Errorf("--start while typing the position: %q, want nothing", got)
+	}
+	got, _, _ = complete(t, nil, append(b, "watch", "--from-group", "")...)
+	if !slices.Equal(got, []string{"notifier"}) {
+		t.Errorf("--from-group: %q, want [notifier]", got)
+	}
+	p.checkReadOnly(t)
+}
+
+// TestCompletionDeadCluster: a broker that accepts and never answers, or
+// a closed port, completes nothing, prints nothing, and returns within the
+// timeout (plus slack for a loaded machine) instead of the 5 s dial and 30 s
+// request timeouts.
+func TestCompletionDeadCluster(t *testing.T) {
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+
+	for _, addr := range []string{silent.Addr().String(), closedAddr} {
+		for _, args := range [][]string{{"replay", "-t", ""}, {"watch", "--from-group", ""}, {"replay", "--start", ""}} {
+			start := time.Now()
+			code, out, errOut := runEnv(t, nil, append([]string{"__complete", "--brokers", addr}, args...)...)
+			took := time.Since(start)
+			if code != 0 || out != ":4\n" || errOut != "" {
+				t.Errorf("%s %q: exit %d, stdout %q, stderr %q; want only the directive :4", addr, args, code, out, errOut)
+			}
+			if took > completion.Timeout+3*time.Second {
+				t.Errorf("%s %q: took %v, the completion timeout is %v", addr, args, took, completion.Timeout)
+			}
+		}
+	}
+	// Without any brokers configured there is nothing to ask.
+	if code, out, errOut := runEnv(t, nil, "__complete", "replay", "-t", ""); out != ":4\n" || errOut != "" || code != 0 {
+		t.Errorf("no brokers: exit %d %q %q", code, out, errOut)
+	}
+}
+
+// TestCompletionOfProfiles: --profile offers the profiles of the config
+// file the command would read.
+func TestCompletionOfProfiles(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "causalctl", "config.yaml")
+	if err := os.MkdirAll(filepath.Dir(cfg), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	yaml := "current_profile: prod\nprofiles:\n  prod:\n    brokers: [a:9092]\n  staging:\n    brokers: [b:9092]\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, dir2, _ := complete(t, map[string]string{"XDG_CONFIG_HOME": dir}, "topics", "--profile", "")
+	if !slices.Equal(got, []string{"prod", "staging"}) || dir2 != ":4" {
+		t.Errorf("--profile from the default path: %q %s", got, dir2)
+	}
+	got, _, _ = complete(t, nil, "replay", "--config", cfg, "--profile", "")
+	if !slices.Equal(got, []string{"prod", "staging"}) {
+		t.Errorf("--profile with --config: %q", got)
+	}
+	got, _, stderr := complete(t, nil, "replay", "--config", filepath.Join(dir, "missing.yaml"), "--profile", "")
+	if len(got) != 0 || stderr != "" {
+		t.Errorf("--profile, missing config: %q %q", got, stderr)
+	}
+}
+
+// TestCompletionOfFixedValues: --output offers each command's own
+// formats, and the enumerations offer exactly what their parsers accept.
+func TestCompletionOfFixedValues(t *testing.T) {
+	for cmd, want := range map[string][]string{
+		"replay": {"text", "json", "ndjson"},
+		"decode": {"text", "json"},
+		"encode": {"hex", "base64", "raw"},
+		"topics": {"text", "json"},
+		"demo":   {"text", "json"},
+	} {
+		got, _, _ := complete(t, nil, cmd, "-o", "")
+		if !slices.Equal(got, want) {
+			t.Errorf("%s -o: %q, want %q", cmd, got, want)
+		}
+		// They are the formats the command accepts: a bad one is a usage
+		// error naming the same list ("{}" is encode's argument).
+		args := []string{cmd, "-o", "nope"}
+		if cmd == "encode" {
+			args = append(args, "{}")
+		}
+		_, _, stderr := runEnv(t, nil, args...)
+		if !strings.Contains(stderr, strings.Join(want, ", ")) {
+			t.Errorf("%s -o nope: %q does not name the formats %q", cmd, stderr, want)
+		}
+	}
+	interleaves, _, _ := complete(t, nil, "replay", "--interleave", "")
+	wantAll(t, "--interleave", interleaves, "file", "timestamp", "channel", "round-robin", "random")
+	for _, v := range interleaves {
+		if _, err := replay.ParseInterleave(v); err != nil {
+			t.Errorf("--interleave offers %q: %v", v, err)
+		}
+	}
+	faults, _, _ := complete(t, nil, "demo", "--fault", "")
+	if len(faults) != len(demo.Faults)+1 {
+		t.Errorf("--fault: %q, want none and every fault of %v", faults, demo.Faults)
+	}
+	for _, v := range faults {
+		if _, err := demo.ParseFault(v); err != nil {
+			t.Errorf("--fault offers %q: %v", v, err)
+		}
+	}
+	for _, cmd := range []string{"decode", "encode"} {
+		got, _, _ := complete(t, nil, cmd, "--header-format", "")
+		if !slices.Equal(got, []string{"causes", "clock"}) {
+			t.Errorf("%s --header-format: %q", cmd, got)
+		}
+	}
+}

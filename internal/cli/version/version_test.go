@@ -1,0 +1,54 @@
+package version
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/spf13/cobra"
+)
+
+func run(t *testing.T, f *cmdutil.Factory, args ...string) (string, error) {
+	t.Helper()
+	ios, _, out, _ := iostreams.Test()
+	f.IOStreams = ios
+	o := &cmdutil.Output{}
+	root := &cobra.Command{Use: "causalctl", SilenceErrors: true, SilenceUsage: true}
+	root.PersistentFlags().StringVarP(&o.Value, "output", "o", "", "output format")
+	root.AddCommand(NewCmdVersion(f, o, nil))
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+func TestVersion(t *testing.T) {
+	full := &cmdutil.Factory{Version: "v1.4.0", Commit: "abc123", BuildDate: "2026-12-01T10:00:00Z"}
+	got, err := run(t, full, "version")
+	want := "causalctl version v1.4.0\ncommit:     abc123\nbuild date: 2026-12-01T10:00:00Z\ngo:         " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + "\n"
+	if err != nil || got != want {
+		t.Errorf("text: %q (%v)\nwant %q", got, err, want)
+	}
+	got, err = run(t, full, "version", "-o", "json")
+	want = `{"version":"v1.4.0","commit":"abc123","date":"2026-12-01T10:00:00Z","go_version":"` + runtime.Version() + `","os":"` + runtime.GOOS + `","arch":"` + runtime.GOARCH + `"}` + "\n"
+	if err != nil || got != want {
+		t.Errorf("json: %q (%v)\nwant %q", got, err, want)
+	}
+	// Unknown commit and date: "unknown" in text, null in JSON.
+	bare := &cmdutil.Factory{}
+	got, _ = run(t, bare, "version")
+	if !strings.HasPrefix(got, "causalctl version (devel)\ncommit:     unknown\nbuild date: unknown\n") {
+		t.Errorf("unknown build: %q", got)
+	}
+	got, _ = run(t, bare, "version", "-o", "json")
+	if !strings.Contains(got, `"commit":null,"date":null`) {
+		t.Errorf("unknown build json: %q", got)
+	}
+	if _, err := run(t, full, "version", "-o", "ndjson"); cmdutil.ExitCode(err) != cmdutil.ExitUsage {
+		t.Errorf("-o ndjson: %v, want a usage error", err)
+	}
+	if _, err := run(t, full, "version", "extra"); err == nil {
+		t.Errorf("an argument was accepted")
+	}
+}
