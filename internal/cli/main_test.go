@@ -78,7 +78,8 @@ func TestDecodeEncodeCommands(t *testing.T) {
 			args: []string{"decode", "-f", "-", "--topic-id", ordersID}, stdout: "orders/1@7\t-\t{}\n"},
 		{name: "records, bad line", stdin: "{}\n", args: []string{"decode", "-f", "-"}, code: 1, stderr: "stdin: line 1: "},
 		{name: "input and hex", args: []string{"decode", "-f", "x", "--hex", "00"}, code: 2, stderr: "one of"},
-		{name: "version", args: []string{"--version"}, stdout: "causalctl v1.2.3-test\n"},
+		{name: "version", args: []string{"--version"}, stdout: "causalctl version v1.2.3-test\ncommit:     unknown\n", substr: true},
+		{name: "version command", args: []string{"version"}, stdout: "causalctl version v1.2.3-test\n", substr: true},
 
 		{name: "encode hex", args: []string{"encode", "orders/5=7,orders/2=41,f1020304-0506-0708-090a-0b0c0d0e0f10/0=9", "--topic-id", ordersID},
 			stdout: golden + "\n"},
