@@ -476,20 +476,11 @@ func TestSlowFaultLive(t *testing.T) {
 	d := start(t, demo.Config{Seed: 6, Fault: demo.FaultSlow, Tick: 20 * time.Millisecond, FaultStep: 25, Stall: stall,
 		Lags: map[string]time.Duration{demo.TopicOrders: 100 * time.Millisecond}})
 	ctx := testCtx(t)
-	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: []string{d.Addr()}})
+	cl, fol, err := d.Follow(ctx, kafka.FetchWait(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	if _, err := cl.Topics(ctx); err != nil {
-		t.Fatal(err)
-	}
-	sels, _ := kafka.ParseTopicSels([]string{"orders,payments,shipments"})
-	spec, _ := kafka.ParseOffsets("end", time.Now())
-	fol, err := cl.Follow(ctx, sels, spec, kafka.WithStarts(d.Starts()), kafka.FetchWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
 	feed := d.Watch(fol)
 	defer feed.Close()
 	drv, err := live.New(feed, live.Config{Replay: replay.Config{Scope: d.Channels(), Names: cl.Names()}, Interval: 20 * time.Millisecond})

@@ -2,13 +2,43 @@ package demo
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
 )
+
+// Follow is the watched node's read of the demo's broker: it connects,
+// learns the topics' names (the client's Names then resolve every channel)
+// and follows the demo's topics from Starts — the log ends, or where an
+// earlier run's node stopped. opts are passed on to kafka's Follow. The
+// caller closes the client, which ends the follower.
+func (d *Demo) Follow(ctx context.Context, opts ...kafka.ReadOption) (*kafka.Client, *kafka.Follower, error) {
+	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: []string{d.Addr()}, DialTimeout: 5 * time.Second, RequestTimeout: 10 * time.Second})
+	if err != nil {
+		return nil, nil, fmt.Errorf("connecting to the embedded broker: %w", err)
+	}
+	if _, err := cl.Topics(ctx); err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	sels := make([]kafka.TopicSel, len(Topics))
+	for i, t := range Topics {
+		sels[i] = kafka.TopicSel{Topic: t.Name, Partition: kafka.AllPartitions}
+	}
+	end := kafka.Bound{Kind: kafka.BoundLogEnd}
+	opts = append([]kafka.ReadOption{kafka.WithStarts(d.Starts())}, opts...)
+	fol, err := cl.Follow(ctx, sels, kafka.OffsetSpec{Start: end, End: end}, opts...)
+	if err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	return cl, fol, nil
+}
 
 // Feed is the watched node's view of the broker: the items of a live
 // Source over the demo's topics (a kafka.Follower), each channel delayed by

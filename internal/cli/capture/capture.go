@@ -13,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/spf13/cobra"
 )
 
@@ -24,7 +25,7 @@ type Options struct {
 	File      string
 	Names     *clock.Names
 	Now       func() time.Time
-	OpenRange func(context.Context, *cmdutil.RangeFlags, *clock.Names, func(*clock.Names) (map[clock.Channel]int64, error)) (*cmdutil.BrokerRange, error)
+	OpenRange func(context.Context, cmdutil.BrokerRead) (*cmdutil.Range, error)
 }
 
 // NewCmdCapture returns the capture command.
@@ -69,10 +70,8 @@ on stderr.`,
 func Run(ctx context.Context, opts *Options) (err error) {
 	// Each channel starts with its log facts: `holds --input` then
 	// classifies as it would have live.
-	opts.Range.LogFacts = true
-	br, err := opts.OpenRange(ctx, &opts.Range, opts.Names, func(n *clock.Names) (map[clock.Channel]int64, error) {
-		return cmdutil.ParseStarts(opts.Start, n)
-	})
+	br, err := opts.OpenRange(ctx, cmdutil.BrokerRead{Flags: opts.Range, Start: opts.Start, Names: opts.Names,
+		Options: []kafka.ReadOption{kafka.WithLogFacts()}})
 	if err != nil {
 		return err
 	}
@@ -127,7 +126,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		return err
 	}
 	if opts.IO.ErrTTY {
-		fmt.Fprintf(opts.IO.ErrOut, "\r\x1b[Kcaptured %d records from %d partitions\n", records, len(br.Channels()))
+		fmt.Fprintf(opts.IO.ErrOut, "\r\x1b[Kcaptured %d records from %d partitions\n", records, len(br.Channels))
 	}
 	return nil
 }

@@ -14,6 +14,14 @@ import (
 	"github.com/spf13/pflag"
 )
 
+// This file is how a command reads from the brokers, the one way: Dial,
+// learn every topic's name (clocks name topics by UUID, topics outside the
+// read included) and add them to the command's names, take start positions
+// from --from-group and then --start, and open a kafka.Range (OpenRange)
+// or a kafka.Follower (OpenFollow). A new command that reads a broker range
+// registers RangeFlags, fills a BrokerRead from them and calls
+// Factory.OpenRange; it never dials or resolves names itself.
+
 // Dial resolves the connection settings (flags > environment > profile)
 // and connects, read-only.
 func (f *Factory) Dial(ctx context.Context) (*kafka.Client, error) {
@@ -33,9 +41,6 @@ type RangeFlags struct {
 	Topics    []string
 	Offsets   string
 	FromGroup string
-	// LogFacts, set by a command (no flag), makes the range yield each
-	// channel's log facts first (kafka.WithLogFacts).
-	LogFacts bool
 }
 
 // AddRangeFlags registers the range flags on fs.
@@ -62,90 +67,148 @@ func (r *RangeFlags) Check(fs *pflag.FlagSet) error {
 	return nil
 }
 
-// BrokerRange is an open broker range as a source of capture items.
-type BrokerRange struct {
+// BrokerRead is what a command asks to read from the brokers.
+type BrokerRead struct {
+	// Flags are --topic, --offsets and --from-group.
+	Flags RangeFlags
+	// Start holds --start CH=OFFSET values. They are parsed once the
+	// broker's names are known, and override --from-group and --offsets
+	// for their channels.
+	Start []string
+	// Names are the command's names (--topic-id); the broker's are added
+	// to them, and a disagreement is an error. Nil: names of its own.
+	Names *clock.Names
+	// Options are passed on to OpenRange or Follow (FetchWait, …).
+	Options []kafka.ReadOption
+}
+
+// Range is an open broker range, a replay.Source of its items.
+type Range struct {
 	Client *kafka.Client
 	Range  *kafka.Range
-	ctx    context.Context
+	// Channels are the range's channels in selection order, Ends each
+	// one's end (the range reads offsets below it).
+	Channels []clock.Channel
+	Ends     map[clock.Channel]int64
+	ctx      context.Context
 }
 
 // Next yields the range's next item.
-func (b *BrokerRange) Next() (*capture.Item, error) { return b.Range.Next(b.ctx) }
+func (r *Range) Next() (*capture.Item, error) { return r.Range.Next(r.ctx) }
 
-// Channels returns the channels of the range, sorted.
-func (b *BrokerRange) Channels() []clock.Channel {
-	var out []clock.Channel
-	for _, rc := range b.Range.Channels() {
-		out = append(out, rc.Channel())
-	}
-	return out
+// Close closes the client.
+func (r *Range) Close() { r.Client.Close() }
+
+// Follow is an open broker follower (a live.Source).
+type Follow struct {
+	Client   *kafka.Client
+	Follower *kafka.Follower
+	// Channels are the followed channels in selection order.
+	Channels []clock.Channel
 }
 
 // Close closes the client.
-func (b *BrokerRange) Close() { b.Client.Close() }
+func (f *Follow) Close() { f.Client.Close() }
 
-// OpenRange dials, learns every topic's name (clocks name topics by UUID,
-// topics outside the range included), and opens the range. starts, when
-// given, override the range's start for their channels; the names of
-// --start values are resolved by the caller through names after Dial, so
-// it is a function of the client's names.
-func (f *Factory) OpenRange(ctx context.Context, r *RangeFlags, names *clock.Names, starts func(*clock.Names) (map[clock.Channel]int64, error)) (*BrokerRange, error) {
-	sels, err := kafka.ParseTopicSels(r.Topics)
+// OpenRange opens the broker range read asks for through f.Dial. Bad
+// --topic, --offsets or --start values are usage errors (exit 2).
+func (f *Factory) OpenRange(ctx context.Context, read BrokerRead) (*Range, error) {
+	cl, sels, spec, opts, err := f.prepare(ctx, read, false)
 	if err != nil {
-		return nil, &UsageError{Err: fmt.Errorf("--topic: %w", err)}
+		return nil, err
+	}
+	rng, err := cl.OpenRange(ctx, sels, spec, opts...)
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	r := &Range{Client: cl, Range: rng, Ends: map[clock.Channel]int64{}, ctx: ctx}
+	for _, rc := range rng.Channels() {
+		r.Channels = append(r.Channels, rc.Channel())
+		r.Ends[rc.Channel()] = rc.End
+	}
+	return r, nil
+}
+
+// OpenFollow opens a follower of what read asks for through f.Dial: its
+// --offsets may give a start only.
+func (f *Factory) OpenFollow(ctx context.Context, read BrokerRead) (*Follow, error) {
+	cl, sels, spec, opts, err := f.prepare(ctx, read, true)
+	if err != nil {
+		return nil, err
+	}
+	fol, err := cl.Follow(ctx, sels, spec, opts...)
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	out := &Follow{Client: cl, Follower: fol}
+	for _, pc := range fol.Channels() {
+		out.Channels = append(out.Channels, pc.Channel())
+	}
+	return out, nil
+}
+
+// prepare parses read's flags, dials, learns the names and resolves the
+// start positions: everything OpenRange and OpenFollow share. A follower's
+// offsets may give a start only.
+func (f *Factory) prepare(ctx context.Context, read BrokerRead, follow bool) (cl *kafka.Client, sels []kafka.TopicSel, spec kafka.OffsetSpec, opts []kafka.ReadOption, err error) {
+	sels, err = kafka.ParseTopicSels(read.Flags.Topics)
+	if err != nil {
+		return nil, nil, spec, nil, &UsageError{Err: fmt.Errorf("--topic: %w", err)}
 	}
 	now := time.Now
 	if f.Now != nil {
 		now = f.Now
 	}
-	spec, err := kafka.ParseOffsets(r.Offsets, now())
-	if err != nil {
-		return nil, &UsageError{Err: fmt.Errorf("--offsets: %w", err)}
+	if spec, err = kafka.ParseOffsets(read.Flags.Offsets, now()); err != nil {
+		return nil, nil, spec, nil, &UsageError{Err: fmt.Errorf("--offsets: %w", err)}
 	}
-	cl, err := f.Dial(ctx)
-	if err != nil {
-		return nil, err
+	if follow && spec.End.Kind != kafka.BoundLogEnd {
+		return nil, nil, spec, nil, Usagef("--offsets %s: a live read follows without end: give a start only", read.Flags.Offsets)
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			cl.Close()
-		}
-	}()
+	names := read.Names
+	if names == nil {
+		names = &clock.Names{}
+	}
+	if cl, err = f.Dial(ctx); err != nil {
+		return nil, nil, spec, nil, err
+	}
+	starts, err := brokerStarts(ctx, cl, read, names)
+	if err != nil {
+		cl.Close()
+		return nil, nil, spec, nil, err
+	}
+	opts = read.Options
+	if len(starts) > 0 {
+		opts = append([]kafka.ReadOption{kafka.WithStarts(starts)}, opts...)
+	}
+	return cl, sels, spec, opts, nil
+}
+
+// brokerStarts learns every topic's name into names, then reads the start
+// positions: the group's committed offsets, overridden by --start.
+func brokerStarts(ctx context.Context, cl *kafka.Client, read BrokerRead, names *clock.Names) (map[clock.Channel]int64, error) {
 	if _, err := cl.Topics(ctx); err != nil {
 		return nil, err
 	}
 	if err := mergeNames(names, cl.Names()); err != nil {
 		return nil, err
 	}
-	all := map[clock.Channel]int64{}
-	if r.FromGroup != "" {
-		group, err := cl.GroupOffsets(ctx, r.FromGroup)
+	starts := map[clock.Channel]int64{}
+	if read.Flags.FromGroup != "" {
+		group, err := cl.GroupOffsets(ctx, read.Flags.FromGroup)
 		if err != nil {
 			return nil, err
 		}
-		maps.Copy(all, group)
+		maps.Copy(starts, group)
 	}
-	if starts != nil {
-		given, err := starts(names)
-		if err != nil {
-			return nil, err
-		}
-		maps.Copy(all, given)
-	}
-	var opts []kafka.ReadOption
-	if len(all) > 0 {
-		opts = append(opts, kafka.WithStarts(all))
-	}
-	if r.LogFacts {
-		opts = append(opts, kafka.WithLogFacts())
-	}
-	rng, err := cl.OpenRange(ctx, sels, spec, opts...)
+	given, err := ParseStarts(read.Start, names)
 	if err != nil {
 		return nil, err
 	}
-	ok = true
-	return &BrokerRange{Client: cl, Range: rng, ctx: ctx}, nil
+	maps.Copy(starts, given)
+	return starts, nil
 }
 
 // mergeNames adds the broker's names to the command's (--topic-id ones);

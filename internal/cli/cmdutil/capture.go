@@ -7,17 +7,21 @@ import (
 	"os"
 
 	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/replay"
 )
 
-// Capture is a capture file that can be read more than once — commands
-// read it once to learn its channels and names, then again to work — from
-// a regular file, or from stdin, a FIFO or a pipe given by name
-// (/dev/stdin, process substitution), spooled to a temporary file as the
-// first reading goes. Nothing is held in memory.
+// Capture is a capture file that can be read more than once — OpenCapture
+// reads it once to learn its channels and names, then commands read it
+// again with Open to work — from a regular file, or from stdin, a FIFO or
+// a pipe given by name (/dev/stdin, process substitution), spooled to a
+// temporary file as the first reading goes. Nothing is held in memory.
 type Capture struct {
 	// Name is the file name, or "stdin".
 	Name string
+	// Channels are the channels the capture's lines name, sorted.
+	Channels []clock.Channel
 
 	path    string
 	first   *os.File  // a regular file, opened by OpenCapture for the first reading
@@ -28,31 +32,43 @@ type Capture struct {
 	read    bool
 }
 
-// OpenCapture prepares the capture at path ("-" for stdin) for reading.
-// Opening and reading stop when ctx is done, even while a FIFO waits for
-// its writer or a pipe stays open.
-func OpenCapture(ctx context.Context, ios *iostreams.IOStreams, path string, maxLine int) (*Capture, error) {
+// OpenCapture opens the capture at path ("-" for stdin) and reads it once,
+// channels only (capture.ChannelsOnly), for Channels and for the topic
+// names its lines carry, which it adds to names. Read it then with Open;
+// Close it when done. Lines longer than maxLine are errors. Opening and
+// reading stop when ctx is done, even while a FIFO waits for its writer or
+// a pipe stays open (the error is then ctx's, wrapped). Errors of the
+// first reading name the capture.
+func OpenCapture(ctx context.Context, ios *iostreams.IOStreams, path string, maxLine int, names *clock.Names) (*Capture, error) {
 	c := &Capture{Name: path, path: path, maxLine: maxLine}
 	if path == "-" {
 		c.Name, c.once = "stdin", &contextReader{ctx: ctx, r: ios.In}
-		return c, nil
-	}
-	f, rereadable, err := capture.OpenPath(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	c.opened = append(c.opened, f)
-	if rereadable {
-		c.first = f
 	} else {
-		c.once = &contextReader{ctx: ctx, r: f}
+		f, rereadable, err := capture.OpenPath(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		c.opened = append(c.opened, f)
+		if rereadable {
+			c.first = f
+		} else {
+			c.once = &contextReader{ctx: ctx, r: f}
+		}
+	}
+	first, err := c.Open(capture.ChannelsOnly())
+	if err == nil {
+		c.Channels, err = replay.Discover(replay.WithContext(ctx, first), names)
+	}
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("%s: %w", c.Name, err)
 	}
 	return c, nil
 }
 
 // Open returns a reader over the capture from its first line, with opts
-// (the line limit is set already). Each call starts again from the
-// beginning.
+// (the line limit is set already), e.g. capture.SkipPayloads() to replay.
+// Each call starts again from the beginning.
 func (c *Capture) Open(opts ...capture.ReaderOption) (*capture.Reader, error) {
 	opt := append([]capture.ReaderOption{capture.MaxLineSize(c.maxLine)}, opts...)
 	if c.once != nil {

@@ -1,15 +1,45 @@
 package cmdutil
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/clock"
 )
 
-// ResolveScope turns --scope specs into channels. A bare topic (name or
+// Scope is what --scope and --start resolve to over an input: the channels
+// a command's gate consumes and where it starts them.
+type Scope struct {
+	Channels []clock.Channel
+	Starts   map[clock.Channel]int64
+}
+
+// ResolveScope is the one resolver of --scope and --start, for every
+// command that runs the gate: scope specs (channels, or bare topics meaning
+// all their partitions in the input; default every input channel) and
+// start specs (CH=OFFSET) over the channels of the input. A start naming a
+// channel outside the scope is a usage error.
+func ResolveScope(scope, start []string, inputChannels []clock.Channel, names *clock.Names) (Scope, error) {
+	chans, err := scopeChannels(scope, inputChannels, names)
+	if err != nil {
+		return Scope{}, err
+	}
+	starts, err := ParseStarts(start, names)
+	if err != nil {
+		return Scope{}, err
+	}
+	for ch := range starts {
+		if !slices.Contains(chans, ch) {
+			return Scope{}, Usagef("--start: channel %s is not in the scope", names.Channel(ch))
+		}
+	}
+	return Scope{Channels: chans, Starts: starts}, nil
+}
+
+// scopeChannels turns --scope specs into channels. A bare topic (name or
 // UUID) means every partition of it in the input; a channel may name a
 // partition the input lacks — its entries then gate heads that wait for it.
-func ResolveScope(specs []string, inputChannels []clock.Channel, names *clock.Names) ([]clock.Channel, error) {
+func scopeChannels(specs []string, inputChannels []clock.Channel, names *clock.Names) ([]clock.Channel, error) {
 	if len(specs) == 0 {
 		return inputChannels, nil
 	}

@@ -34,7 +34,7 @@ type Options struct {
 	MaxLineSize int
 	// Range is a broker range to decode record by record.
 	Range     cmdutil.RangeFlags
-	OpenRange func(context.Context, *cmdutil.RangeFlags, *clock.Names, func(*clock.Names) (map[clock.Channel]int64, error)) (*cmdutil.BrokerRange, error)
+	OpenRange func(context.Context, cmdutil.BrokerRead) (*cmdutil.Range, error)
 	ctx       context.Context
 }
 

@@ -26,25 +26,15 @@ func runRecords(opts *Options) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	in, err := cmdutil.OpenCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize)
+	in, err := cmdutil.OpenCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize, opts.Names)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	err = func() error {
-		first, err := in.Open(capture.ChannelsOnly())
-		if err != nil {
-			return err
-		}
-		if _, err := replay.Discover(first, opts.Names); err != nil {
-			return err
-		}
-		src, err := in.Open(capture.SkipPayloads())
-		if err != nil {
-			return err
-		}
-		return DecodeRecords(src, opts)
-	}()
+	src, err := in.Open(capture.SkipPayloads())
+	if err == nil {
+		err = DecodeRecords(src, opts)
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
@@ -57,7 +47,7 @@ func runRange(opts *Options) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	br, err := opts.OpenRange(ctx, &opts.Range, opts.Names, nil)
+	br, err := opts.OpenRange(ctx, cmdutil.BrokerRead{Flags: opts.Range, Names: opts.Names})
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
-	replaycmd "github.com/causalctl/causalctl/internal/cli/replay"
+	"github.com/causalctl/causalctl/internal/cli/render"
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -165,23 +165,11 @@ func Run(ctx context.Context, opts *Options) error {
 	// context that Ctrl-C does not cancel.
 	bg := context.WithoutCancel(ctx)
 
-	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: []string{d.Addr()}, DialTimeout: 5 * time.Second, RequestTimeout: 10 * time.Second})
+	cl, fol, err := d.Follow(ctx, kafka.FetchWait(100*time.Millisecond))
 	if err != nil {
-		return fmt.Errorf("connecting to the embedded broker: %w", err)
+		return err
 	}
 	defer cl.Close()
-	if _, err := cl.Topics(ctx); err != nil {
-		return err
-	}
-	var sels []kafka.TopicSel
-	for _, t := range demo.Topics {
-		sels = append(sels, kafka.TopicSel{Topic: t.Name, Partition: kafka.AllPartitions})
-	}
-	end := kafka.Bound{Kind: kafka.BoundLogEnd}
-	fol, err := cl.Follow(ctx, sels, kafka.OffsetSpec{Start: end, End: end}, kafka.WithStarts(d.Starts()), kafka.FetchWait(100*time.Millisecond))
-	if err != nil {
-		return err
-	}
 	feed := d.Watch(fol)
 	defer feed.Close()
 	drv, err := live.New(feed, live.Config{
@@ -383,7 +371,7 @@ func writeSummary(opts *Options, info io.Writer, sum *inspect.Summary, took time
 		return errors.New("the watched node left no summary")
 	}
 	if opts.Output == "json" {
-		return replaycmd.WriteSummary(opts.IO.Out, "json", sum)
+		return render.Summary(opts.IO.Out, "json", sum)
 	}
 	how := "after " + took.Round(100*time.Millisecond).String()
 	if interrupted {
@@ -394,7 +382,7 @@ func writeSummary(opts *Options, info io.Writer, sum *inspect.Summary, took time
 		how += ", once it caught up with the log ends after the pipeline stopped"
 	}
 	fmt.Fprintf(info, "\nThe notifier %s (the summary `causalctl replay` prints):\n\n", how)
-	return replaycmd.WriteSummary(opts.IO.Out, "text", sum)
+	return render.Summary(opts.IO.Out, "text", sum)
 }
 
 // writeIntro says, for someone who never heard of Parsley, what runs and

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/capture"
@@ -16,6 +15,7 @@ import (
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/spf13/cobra"
 )
@@ -46,7 +46,7 @@ type Options struct {
 	// OpenTTY opens the terminal for keys when stdin carries the capture.
 	OpenTTY func() (io.ReadCloser, error)
 	// OpenRange opens a broker range (Factory.OpenRange).
-	OpenRange func(context.Context, *cmdutil.RangeFlags, *clock.Names, func(*clock.Names) (map[clock.Channel]int64, error)) (*cmdutil.BrokerRange, error)
+	OpenRange func(context.Context, cmdutil.BrokerRead) (*cmdutil.Range, error)
 }
 
 // NewCmdReplay returns the replay command. runF replaces the work in tests
@@ -162,28 +162,11 @@ func Run(ctx context.Context, opts *Options) error {
 		return interruptedBefore(err)
 	}
 	defer closeSrc()
-	scope, err := cmdutil.ResolveScope(opts.Scope, channels, opts.Names)
+	cfg, err := gateConfig(opts, name, channels)
 	if err != nil {
 		return err
 	}
-	if len(scope) == 0 {
-		return fmt.Errorf("%s holds no records or positions: nothing to replay", name)
-	}
-	starts, err := cmdutil.ParseStarts(opts.Start, opts.Names)
-	if err != nil {
-		return err
-	}
-	if err := inScope(starts, scope, opts.Names); err != nil {
-		return err
-	}
-	r, err := replay.New(replay.Config{
-		Scope:         scope,
-		Starts:        starts,
-		Undecodable:   opts.Undecodable,
-		ReceiptOnly:   opts.ReceiptOnly,
-		MaxHeaderSize: opts.MaxHeaderSize,
-		Names:         opts.Names,
-	})
+	r, err := replay.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -236,14 +219,30 @@ func interruptedBefore(err error) error {
 	return err
 }
 
-// inScope checks that every start names a channel of the scope.
-func inScope(starts map[clock.Channel]int64, scope []clock.Channel, names *clock.Names) error {
-	for ch := range starts {
-		if !slices.Contains(scope, ch) {
-			return cmdutil.Usagef("--start: channel %s is not in the scope", names.Channel(ch))
-		}
+// gateConfig resolves --scope and --start over the channels of the input
+// called name, and returns the gate's configuration: for Run and for the
+// stepper alike.
+func gateConfig(opts *Options, name string, channels []clock.Channel) (replay.Config, error) {
+	scope, err := cmdutil.ResolveScope(opts.Scope, opts.Start, channels, opts.Names)
+	if err != nil {
+		return replay.Config{}, err
 	}
-	return nil
+	if len(scope.Channels) == 0 {
+		return replay.Config{}, fmt.Errorf("%s holds no records or positions: nothing to replay", name)
+	}
+	return replay.Config{
+		Scope:         scope.Channels,
+		Starts:        scope.Starts,
+		Undecodable:   opts.Undecodable,
+		ReceiptOnly:   opts.ReceiptOnly,
+		MaxHeaderSize: opts.MaxHeaderSize,
+		Names:         opts.Names,
+	}, nil
+}
+
+// brokerRead is the broker range opts name.
+func brokerRead(opts *Options) cmdutil.BrokerRead {
+	return cmdutil.BrokerRead{Flags: opts.Range, Start: opts.Start, Names: opts.Names}
 }
 
 // openSource opens the replay's input and returns it with its name and
@@ -251,49 +250,34 @@ func inScope(starts map[clock.Channel]int64, scope []clock.Channel, names *clock
 // a broker range knows its channels when it opens.
 func openSource(ctx context.Context, opts *Options) (src replay.Source, name string, channels []clock.Channel, closeFn func(), err error) {
 	if opts.Range.Given() {
-		opts.Range.LogFacts = true // the summary classifies holds with them
-		br, err := opts.OpenRange(ctx, &opts.Range, opts.Names, func(n *clock.Names) (map[clock.Channel]int64, error) {
-			return cmdutil.ParseStarts(opts.Start, n)
-		})
+		read := brokerRead(opts)
+		read.Options = []kafka.ReadOption{kafka.WithLogFacts()} // the summary classifies holds with them
+		br, err := opts.OpenRange(ctx, read)
 		if err != nil {
 			return nil, "", nil, nil, err
 		}
 		var src replay.Source = replay.WithContext(ctx, br)
 		if opts.Interleave.Mode == replay.Timestamp {
 			// Stream the merge: a range's channels and ends are known.
-			ends := map[clock.Channel]int64{}
-			for _, rc := range br.Range.Channels() {
-				ends[rc.Channel()] = rc.End
-			}
 			last := func(ch clock.Channel, it *capture.Item) bool {
-				return it.Kind == capture.KindPosition && it.Offset >= ends[ch]
+				return it.Kind == capture.KindPosition && it.Offset >= br.Ends[ch]
 			}
-			src = replay.MergeByTimestamp(src, br.Channels(), last, opts.Names)
+			src = replay.MergeByTimestamp(src, br.Channels, last, opts.Names)
 		}
-		return src, "broker range", br.Channels(), br.Close, nil
+		return src, "broker range", br.Channels, br.Close, nil
 	}
-	in, err := cmdutil.OpenCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize)
+	in, err := cmdutil.OpenCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize, opts.Names)
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
-	fail := func(err error) (replay.Source, string, []clock.Channel, func(), error) {
+	second, err := in.Open(capture.SkipPayloads())
+	if err != nil {
 		in.Close()
 		return nil, "", nil, nil, fmt.Errorf("%s: %w", in.Name, err)
 	}
-	first, err := in.Open(capture.ChannelsOnly())
-	if err != nil {
-		return fail(err)
-	}
-	if channels, err = replay.Discover(replay.WithContext(ctx, first), opts.Names); err != nil {
-		return fail(err)
-	}
-	second, err := in.Open(capture.SkipPayloads())
-	if err != nil {
-		return fail(err)
-	}
 	// Parse on one core, run the gate on the other.
 	pf := replay.Prefetch(replay.WithContext(ctx, second))
-	return pf, in.Name, channels, func() { pf.Close(); in.Close() }, nil
+	return pf, in.Name, in.Channels, func() { pf.Close(); in.Close() }, nil
 }
 
 // progressLine returns a progress reporter that rewrites one stderr line.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
-	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
@@ -32,31 +31,17 @@ func runStepper(ctx context.Context, opts *Options) error {
 		defer os.Remove(spool)
 		input = spool
 	}
-	in, err := cmdutil.OpenCapture(ctx, opts.IO, input, opts.MaxLineSize)
+	in, err := cmdutil.OpenCapture(ctx, opts.IO, input, opts.MaxLineSize, opts.Names)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	first, err := in.Open(capture.ChannelsOnly())
+	name := in.Name
+	if opts.Range.Given() {
+		name = "broker range"
+	}
+	cfg, err := gateConfig(opts, name, in.Channels)
 	if err != nil {
-		return err
-	}
-	channels, err := replay.Discover(replay.WithContext(ctx, first), opts.Names)
-	if err != nil {
-		return fmt.Errorf("%s: %w", in.Name, err)
-	}
-	scope, err := cmdutil.ResolveScope(opts.Scope, channels, opts.Names)
-	if err != nil {
-		return err
-	}
-	if len(scope) == 0 {
-		return fmt.Errorf("%s holds no records or positions: nothing to replay", in.Name)
-	}
-	starts, err := cmdutil.ParseStarts(opts.Start, opts.Names)
-	if err != nil {
-		return err
-	}
-	if err := inScope(starts, scope, opts.Names); err != nil {
 		return err
 	}
 	open := func() (replay.Source, error) {
@@ -66,18 +51,7 @@ func runStepper(ctx context.Context, opts *Options) error {
 		}
 		return replay.Reorder(rd, opts.Interleave, opts.Names)
 	}
-	name := in.Name
-	if opts.Range.Given() {
-		name = "broker range"
-	}
-	st, err := inspect.NewStepper(open, replay.Config{
-		Scope:         scope,
-		Starts:        starts,
-		Undecodable:   opts.Undecodable,
-		ReceiptOnly:   opts.ReceiptOnly,
-		MaxHeaderSize: opts.MaxHeaderSize,
-		Names:         opts.Names,
-	}, inspect.StepperOptions{Title: "causalctl replay", Source: name})
+	st, err := inspect.NewStepper(open, cfg, inspect.StepperOptions{Title: "causalctl replay", Source: name})
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -101,9 +75,7 @@ func runStepper(ctx context.Context, opts *Options) error {
 // spoolRange writes the broker range of opts to a temporary capture file
 // and returns its path.
 func spoolRange(ctx context.Context, opts *Options) (string, error) {
-	br, err := opts.OpenRange(ctx, &opts.Range, opts.Names, func(n *clock.Names) (map[clock.Channel]int64, error) {
-		return cmdutil.ParseStarts(opts.Start, n)
-	})
+	br, err := opts.OpenRange(ctx, brokerRead(opts))
 	if err != nil {
 		return "", err
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
-	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
 	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/replay"
@@ -41,15 +39,16 @@ type Options struct {
 	Names       *clock.Names
 	Getenv      func(string) string
 
-	Dial func(context.Context) (*kafka.Client, error)
-	Now  func() time.Time
+	// OpenFollow opens the follower (Factory.OpenFollow).
+	OpenFollow func(context.Context, cmdutil.BrokerRead) (*cmdutil.Follow, error)
+	Now        func() time.Time
 	// RunTUI shows the live view; tui.Run by default.
 	RunTUI func(ctx context.Context, in io.Reader, out io.Writer, opts tui.Options) error
 }
 
 // NewCmdWatch returns the watch command.
 func NewCmdWatch(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Dial: f.Dial, Now: time.Now, RunTUI: tui.Run, Getenv: f.Getenv}
+	opts := &Options{IO: f.IOStreams, OpenFollow: f.OpenFollow, Now: time.Now, RunTUI: tui.Run, Getenv: f.Getenv}
 	names := &cmdutil.NamesFlag{}
 	var undecodable cmdutil.UndecodableFlag
 	var positionAdvance bool
@@ -109,74 +108,20 @@ written from now on).`,
 
 // Run watches until ctx is cancelled or the user quits the view.
 func Run(ctx context.Context, opts *Options) error {
-	sels, err := kafka.ParseTopicSels(opts.Range.Topics)
-	if err != nil {
-		return cmdutil.Usagef("--topic: %v", err)
-	}
-	spec, err := kafka.ParseOffsets(opts.Range.Offsets, opts.Now())
-	if err != nil {
-		return cmdutil.Usagef("--offsets: %v", err)
-	}
-	if spec.End.Kind != kafka.BoundLogEnd {
-		return cmdutil.Usagef("--offsets %s: watch follows without end: give a start only", opts.Range.Offsets)
-	}
-	cl, err := opts.Dial(ctx)
+	fol, err := opts.OpenFollow(ctx, cmdutil.BrokerRead{Flags: opts.Range, Start: opts.Start, Names: opts.Names})
 	if err != nil {
 		return err
 	}
-	defer cl.Close()
-	if _, err := cl.Topics(ctx); err != nil {
-		return err
-	}
-	for _, name := range cl.Names().All() {
-		id, _ := cl.Names().ID(name)
-		if err := opts.Names.Add(name, id); err != nil {
-			return fmt.Errorf("--topic-id disagrees with the broker: %w", err)
-		}
-	}
-	starts, err := cmdutil.ParseStarts(opts.Start, opts.Names)
+	defer fol.Close()
+	// The follower itself starts each channel at its start position: the
+	// gate needs the scope only.
+	scope, err := cmdutil.ResolveScope(opts.Scope, opts.Start, fol.Channels, opts.Names)
 	if err != nil {
 		return err
 	}
-	all := map[clock.Channel]int64{}
-	if opts.Range.FromGroup != "" {
-		group, err := cl.GroupOffsets(ctx, opts.Range.FromGroup)
-		if err != nil {
-			return err
-		}
-		for ch, off := range group {
-			all[ch] = off
-		}
-	}
-	for ch, off := range starts {
-		all[ch] = off
-	}
-	var ropts []kafka.ReadOption
-	if len(all) > 0 {
-		ropts = append(ropts, kafka.WithStarts(all))
-	}
-	fol, err := cl.Follow(ctx, sels, spec, ropts...)
-	if err != nil {
-		return err
-	}
-	var channels []clock.Channel
-	for _, rc := range fol.Channels() {
-		channels = append(channels, rc.Channel())
-	}
-	scope, err := cmdutil.ResolveScope(opts.Scope, channels, opts.Names)
-	if err != nil {
-		return err
-	}
-	for ch := range starts {
-		if !slices.Contains(scope, ch) {
-			return cmdutil.Usagef("--start: channel %s is not in the scope", opts.Names.Channel(ch))
-		}
-	}
-	brokers := strings.Join(cl.Config().Brokers, ",")
-	drv, err := live.New(fol, live.Config{
-		// The follower itself starts each channel at its start position:
-		// the gate needs no starts of its own.
-		Replay: replay.Config{Scope: scope, Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, Names: opts.Names},
+	brokers := strings.Join(fol.Client.Config().Brokers, ",")
+	drv, err := live.New(fol.Follower, live.Config{
+		Replay: replay.Config{Scope: scope.Channels, Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, Names: opts.Names},
 		Title:  "causalctl watch",
 		Source: brokers,
 		Now:    opts.Now,
