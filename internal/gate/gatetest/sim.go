@@ -43,6 +43,13 @@ type Config struct {
 	// StampSettledOnly is a sabotage: nodes stamp only their delivered
 	// prefix, skipping the carried clocks folded at receipt.
 	StampSettledOnly bool
+	// SeededGrowthOnly makes scope growth always seed from the node's
+	// carried knowledge (AddChannel), never at an explicit start. A node
+	// that starts a channel at an explicit offset claims the prefix below
+	// it without ever having folded those records' clocks: its stamps are
+	// per SPEC §3, but the causes they state transitively are more than
+	// they claim directly, which the stamp audit reports as holes.
+	SeededGrowthOnly bool
 }
 
 // Record is one business record in a log.
@@ -271,7 +278,7 @@ func (s *sim) grow(n *node) {
 	ch := n.later[0]
 	n.later = n.later[1:]
 	var err error
-	if s.rng.IntN(3) == 0 {
+	if s.rng.IntN(3) == 0 && !s.cfg.SeededGrowthOnly {
 		start := s.rng.Int64N(s.w.Logs[ch].End + 1)
 		err = n.g.AddChannelAt(ch, start)
 		n.cursor[ch] = start

@@ -1,0 +1,486 @@
+package inspect
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/replay"
+)
+
+// FindingKind names what is wrong with a topic's stamps.
+type FindingKind uint8
+
+// The kinds of finding, in the order a report lists them.
+const (
+	// FindingHole: a record m on a consumed channel whose causes, as the
+	// clocks state them transitively, include a record a on a consumed
+	// channel that the node's gate will not make m wait for. a hides behind
+	// an unconsumed coordinate: a producer on the way stamped without
+	// folding the clocks it received.
+	FindingHole FindingKind = iota + 1
+	// FindingNotARecord: a claim naming an offset the input proves carried
+	// no record (a transaction marker or an aborted record).
+	FindingNotARecord
+	// FindingBeyondLogEnd: a claim at or past the claimed channel's high
+	// watermark: never written.
+	FindingBeyondLogEnd
+	// FindingSelfCycle: an entry for the record's own channel at or above
+	// its own offset.
+	FindingSelfCycle
+	// FindingUnknownTopic: an entry naming a topic UUID the cluster (or the
+	// capture) does not know.
+	FindingUnknownTopic
+	// FindingWaitCycle: heads whose claims wait on one another in a cycle.
+	FindingWaitCycle
+	// FindingUndecodable: a parsley.causes header that cannot be decoded.
+	FindingUndecodable
+)
+
+// FindingKinds lists every kind in report order.
+var FindingKinds = []FindingKind{
+	FindingHole, FindingNotARecord, FindingBeyondLogEnd, FindingSelfCycle,
+	FindingUnknownTopic, FindingWaitCycle, FindingUndecodable,
+}
+
+var findingNames = [...]string{
+	FindingHole: "hole", FindingNotARecord: "not-a-record", FindingBeyondLogEnd: "beyond-log-end",
+	FindingSelfCycle: "self-cycle", FindingUnknownTopic: "unknown-topic",
+	FindingWaitCycle: "wait-cycle", FindingUndecodable: "undecodable",
+}
+
+// String returns the kind's stable name, e.g. "not-a-record".
+func (k FindingKind) String() string {
+	if int(k) < len(findingNames) && findingNames[k] != "" {
+		return findingNames[k]
+	}
+	return fmt.Sprintf("FindingKind(%d)", uint8(k))
+}
+
+// RecordRef names a record of the input.
+type RecordRef struct {
+	Channel clock.Channel
+	Offset  int64
+	Line    int64 // capture line; 0 when the input was no file
+}
+
+// HopKind says how one record of a hole's path reaches the next.
+type HopKind uint8
+
+const (
+	// HopClaims: the previous record's clock names this record's channel
+	// at or above this record's offset.
+	HopClaims HopKind = iota + 1
+	// HopFollows: this record is earlier on the previous record's own
+	// channel (same-channel order is causal order).
+	HopFollows
+)
+
+// String returns "claims" or "follows".
+func (k HopKind) String() string {
+	switch k {
+	case HopClaims:
+		return "claims"
+	case HopFollows:
+		return "follows"
+	}
+	return "start"
+}
+
+// Hop is one record on the path from a hole's record to its missed
+// ancestor.
+type Hop struct {
+	Record RecordRef
+	// Via is how the previous hop reaches this one; zero for the first.
+	Via HopKind
+	// Claim is, for HopClaims, the position the previous record claims on
+	// this record's channel.
+	Claim int64
+}
+
+// HoleEvidence is what proves a hole.
+type HoleEvidence struct {
+	// Ancestor is the missed ancestor a: the latest record on its channel
+	// that m's causes include.
+	Ancestor RecordRef
+	// FirstMissed is the earliest record on a's channel among m's causes
+	// that the gate does not make m wait for; Missed counts them.
+	FirstMissed RecordRef
+	Missed      int
+	// Claims is m's own claim on a's channel, −1 when its clock names none.
+	Claims int64
+	// WaitsFor is the latest offset on a's channel the gate makes m wait
+	// for, through its own clock and those of the consumed records it
+	// waits for; −1 when none.
+	WaitsFor int64
+	// Path runs from m (first) to a (last). Each record claims or follows
+	// the next; the last but one is the first that claims a directly, so
+	// the one before it is the stamp that dropped the claim.
+	Path []Hop
+}
+
+// CycleStep is one head of a wait cycle and its claim on the next head's
+// channel, which that head's offset does not yet settle.
+type CycleStep struct {
+	Record RecordRef
+	Waits  clock.Entry
+}
+
+// Finding is one problem of the audited stamps.
+type Finding struct {
+	Kind FindingKind
+	// Record is the record whose clock is at fault: m for a hole, the
+	// claiming record otherwise, the first head of a wait cycle.
+	Record RecordRef
+	// Producer is the channel whose producer wrote the faulty stamp: for
+	// a hole, the channel of the record that claims (or follows) a record
+	// claiming the ancestor without claiming it itself; otherwise
+	// Record's channel. Reports group findings by it.
+	Producer clock.Channel
+	// Scope names the scope of a hole ("" when there is one scope).
+	Scope string
+	// Claim is the faulty entry (not-a-record, beyond-log-end, self-cycle,
+	// unknown-topic).
+	Claim clock.Entry
+	// HighWatermark is the claimed channel's log end (beyond-log-end).
+	HighWatermark int64
+	// Code and Reason say why a header is undecodable.
+	Code   clock.Code
+	Reason string
+	Hole   *HoleEvidence // FindingHole
+	Cycle  []CycleStep   // FindingWaitCycle
+}
+
+// AuditScope is the scope of one node: the channels it consumes.
+type AuditScope struct {
+	Name     string
+	Channels []clock.Channel
+}
+
+// AuditReport is the outcome of an audit.
+type AuditReport struct {
+	Records  int64
+	Channels []clock.Channel // of the input, sorted
+	Scopes   []AuditScope
+	// NotInInput lists the channels the clocks claim that the input does
+	// not hold: holes hiding behind them cannot be seen.
+	NotInInput []clock.Channel
+	// Findings, by kind, then producer channel, then record.
+	Findings []Finding
+	Counts   map[FindingKind]int
+	// Truncated says the audit stopped at MaxFindings: counts are then
+	// lower bounds.
+	Truncated bool
+	// Unaudited counts the records not audited for holes: those in or
+	// behind a wait cycle, whose causes have no order.
+	Unaudited int64
+}
+
+// AuditConfig configures an Auditor.
+type AuditConfig struct {
+	// Names binds topic names to UUIDs; it learns the input's names. A
+	// topic is known when the input holds it or Names binds it.
+	Names *clock.Names
+	// MaxHeaderSize is the metadata budget of a clock header (default
+	// clock.DefaultMaxSize).
+	MaxHeaderSize int
+	// MaxFindings stops the audit once that many findings are found; 0 is
+	// no limit.
+	MaxFindings int
+}
+
+// ErrChanged is returned when the second reading of the input differs from
+// the first.
+var ErrChanged = errors.New("the input changed between its two readings")
+
+// Auditor audits the stamps of an input. It reads the input twice: Index
+// every item once (channels, offsets, what position lines prove), then Load
+// every item again (the clocks), then Run the audit for some scopes.
+//
+// The audit is exact. Every record is kept, in rank form — a clock entry
+// (ch, n) becomes the number of ch's records at or below n — so that the
+// transitive causes of a record can be joined from those of the records it
+// claims, in a causal order found by a depth-first walk of the claims.
+// Closures along a channel are monotone, so a record's closure is its own
+// clock (and its predecessor's count) plus an excess that honest stamps
+// almost never have; only the excess is stored.
+type Auditor struct {
+	cfg    AuditConfig
+	names  *clock.Names
+	idx    map[clock.Channel]uint32
+	chans  []*achan
+	topics map[clock.TopicID]bool // topics the input holds
+
+	loading  bool
+	records  int64
+	buf      []clock.Entry
+	findings []Finding
+	external map[clock.Channel]bool // claimed channels the input lacks
+	hwm      map[clock.Channel]int64
+	nfound   int
+	full     bool // MaxFindings reached
+
+	// The walk (audit_walk.go).
+	scopes []*scopeState
+	holes  []holeRef
+	stack  []frame
+	cc, d  *joiner // the closure of the record visited, and its own clock
+	wc     *joiner // its wait closure in one scope
+	exbuf  []claim
+}
+
+// achan is everything the audit keeps of one channel of the input.
+type achan struct {
+	ch    clock.Channel
+	offs  []int64  // record offsets by rank
+	lines []uint32 // capture lines by rank (0 unknown)
+	gaps  []span   // offsets proven to carry no record, sorted
+	next  int64    // Index: the next offset to read; −1 before the first item
+	last  int64    // Index: the last record's offset; −1 before the first
+	hwm   int64    // high watermark, −1 unknown
+
+	ent    []uint32 // Load: rank k's claims are claims[ent[k]:ent[k+1]]
+	claims chunked[claim]
+	raw    []rawPos // claims whose position is not the offset of the last record they cover
+
+	// The walk.
+	done    uint32 // records whose closures are computed
+	stuck   bool   // in or behind a wait cycle
+	onStack bool
+	excess  sparse // closure entries above the record's own clock
+}
+
+type span struct{ lo, hi int64 } // [lo, hi)
+
+type rawPos struct {
+	at  uint32 // index in claims
+	pos int64
+}
+
+// NewAuditor returns an auditor with nothing read.
+func NewAuditor(cfg AuditConfig) *Auditor {
+	if cfg.Names == nil {
+		cfg.Names = &clock.Names{}
+	}
+	if cfg.MaxHeaderSize <= 0 {
+		cfg.MaxHeaderSize = clock.DefaultMaxSize
+	}
+	return &Auditor{
+		cfg:      cfg,
+		names:    cfg.Names,
+		idx:      map[clock.Channel]uint32{},
+		topics:   map[clock.TopicID]bool{},
+		external: map[clock.Channel]bool{},
+		hwm:      map[clock.Channel]int64{},
+	}
+}
+
+// SetHighWatermark records the log end of ch as a broker reported it, for
+// beyond-log-end; ch need not be in the input. Call it before Load.
+func (a *Auditor) SetHighWatermark(ch clock.Channel, hwm int64) {
+	a.hwm[ch] = hwm
+}
+
+func inputError(it *capture.Item, offset int64, err error) error {
+	return &replay.InputError{Line: it.Line, Channel: fmt.Sprintf("%s/%d", it.Topic, it.Partition), Offset: offset, Err: err}
+}
+
+func (a *Auditor) channelOf(it *capture.Item) (clock.Channel, error) {
+	if !it.TopicID.IsZero() && a.loading {
+		return clock.Channel{Topic: it.TopicID, Partition: it.Partition}, nil // names learnt in Index
+	}
+	return replay.ResolveChannel(a.names, it)
+}
+
+// Index reads one item of the first reading: the channel, a record's
+// offset and line, and what a position line proves. A record whose offset
+// is not above the channel's last record or position is an error.
+func (a *Auditor) Index(it *capture.Item) error {
+	if a.loading {
+		return errors.New("inspect: Index after Load")
+	}
+	if it.Kind != capture.KindRecord && it.Kind != capture.KindPosition {
+		return nil // lines of other kinds say nothing of the audit
+	}
+	ch, err := a.channelOf(it)
+	if err != nil {
+		return inputError(it, -1, err)
+	}
+	i, ok := a.idx[ch]
+	if !ok {
+		i = uint32(len(a.chans))
+		a.idx[ch] = i
+		a.chans = append(a.chans, &achan{ch: ch, next: -1, last: -1, hwm: -1})
+		a.topics[ch.Topic] = true
+	}
+	c := a.chans[i]
+	if it.Kind == capture.KindPosition {
+		// The position moved to it.Offset with nothing below it still to
+		// come: after a record or another position, the offsets between
+		// carried no record. The first position (a range start) proves
+		// nothing about the offsets below it.
+		if c.next >= 0 && it.Offset > c.next {
+			c.gaps = append(c.gaps, span{c.next, it.Offset})
+		}
+		c.next = max(c.next, it.Offset)
+		return nil
+	}
+	switch {
+	case it.Offset <= c.last:
+		return inputError(it, it.Offset, fmt.Errorf("offsets of a channel must increase: %d follows %d", it.Offset, c.last))
+	case it.Offset < c.next:
+		return inputError(it, it.Offset, fmt.Errorf("offset %d is below position %d, read before it", it.Offset, c.next))
+	case len(c.offs) == math.MaxUint32-1:
+		return inputError(it, it.Offset, errors.New("too many records on one channel"))
+	}
+	c.last, c.next = it.Offset, it.Offset+1
+	c.offs = append(c.offs, it.Offset)
+	line := uint32(0)
+	if it.Line > 0 && it.Line <= math.MaxUint32 {
+		line = uint32(it.Line)
+	}
+	c.lines = append(c.lines, line)
+	a.records++
+	return nil
+}
+
+// Channels returns the channels of the input read so far, sorted.
+func (a *Auditor) Channels() []clock.Channel {
+	out := make([]clock.Channel, len(a.chans))
+	for i, c := range a.chans {
+		out[i] = c.ch
+	}
+	slices.SortFunc(out, clock.Channel.Compare)
+	return out
+}
+
+func (a *Auditor) startLoading() {
+	a.loading = true
+	for _, c := range a.chans {
+		c.ent = make([]uint32, 1, len(c.offs)+1)
+		if h, ok := a.hwm[c.ch]; ok {
+			c.hwm = h
+		}
+	}
+}
+
+// Load reads one item of the second reading, which must be the first one
+// again: a record's clock is decoded and kept, and its claims checked. An
+// undecodable header is a finding (its clock counts as empty), not an
+// error.
+func (a *Auditor) Load(it *capture.Item) error {
+	if !a.loading {
+		a.startLoading()
+	}
+	if it.Kind != capture.KindRecord || a.full {
+		return nil
+	}
+	ch, err := a.channelOf(it)
+	if err != nil {
+		return inputError(it, -1, err)
+	}
+	i, ok := a.idx[ch]
+	var c *achan
+	if ok {
+		c = a.chans[i]
+	}
+	if c == nil || len(c.ent) > len(c.offs) || c.offs[len(c.ent)-1] != it.Offset {
+		return inputError(it, it.Offset, ErrChanged)
+	}
+	rank := uint32(len(c.ent) - 1)
+	ref := RecordRef{Channel: ch, Offset: it.Offset, Line: it.Line}
+	clk, buf, _, err := clock.FromHeadersInto(a.buf, it.Headers, clock.MaxSize(a.cfg.MaxHeaderSize))
+	a.buf = buf
+	if err != nil {
+		code, _ := clock.CodeOf(err)
+		a.report(Finding{Kind: FindingUndecodable, Record: ref, Producer: ch, Code: code, Reason: err.Error()})
+		clk = clock.Clock{}
+	}
+	for _, e := range clk.Entries() {
+		a.loadEntry(c, i, rank, ref, e)
+	}
+	c.ent = append(c.ent, uint32(c.claims.len()))
+	return nil
+}
+
+func (a *Auditor) loadEntry(c *achan, ci, rank uint32, ref RecordRef, e clock.Entry) {
+	if e.Channel == c.ch {
+		// Same-channel order is structural: the gate drops the entry. At
+		// or above the record's own offset it claims the record's future.
+		if e.Position >= ref.Offset {
+			a.report(Finding{Kind: FindingSelfCycle, Record: ref, Producer: c.ch, Claim: e})
+		}
+		return
+	}
+	hwm, hasHWM := a.hwm[e.Channel]
+	ti, in := a.idx[e.Channel]
+	if in {
+		t := a.chans[ti]
+		hwm, hasHWM = t.hwm, t.hwm >= 0
+		count, _ := slices.BinarySearch(t.offs, e.Position+1) // records at or below the position
+		if count == 0 || t.offs[count-1] != e.Position {
+			c.raw = append(c.raw, rawPos{uint32(c.claims.len()), e.Position})
+			if t.inGap(e.Position) {
+				a.report(Finding{Kind: FindingNotARecord, Record: ref, Producer: c.ch, Claim: e})
+			}
+		}
+		c.claims.append(packClaim(ti, uint32(count)))
+	} else {
+		a.external[e.Channel] = true
+		if _, named := a.names.Name(e.Channel.Topic); !named && !a.topics[e.Channel.Topic] {
+			a.report(Finding{Kind: FindingUnknownTopic, Record: ref, Producer: c.ch, Claim: e})
+		}
+	}
+	if hasHWM && e.Position >= hwm {
+		a.report(Finding{Kind: FindingBeyondLogEnd, Record: ref, Producer: c.ch, Claim: e, HighWatermark: hwm})
+	}
+}
+
+// inGap reports whether a position line proved that pos carried no record.
+func (c *achan) inGap(pos int64) bool {
+	k, _ := slices.BinarySearchFunc(c.gaps, pos, func(s span, p int64) int {
+		if s.hi <= p {
+			return -1
+		}
+		if s.lo > p {
+			return 1
+		}
+		return 0
+	})
+	return k < len(c.gaps) && c.gaps[k].lo <= pos && pos < c.gaps[k].hi
+}
+
+func (a *Auditor) report(f Finding) {
+	if a.full {
+		return
+	}
+	a.findings = append(a.findings, f)
+	a.found()
+}
+
+// found counts one finding and stops the audit at MaxFindings.
+func (a *Auditor) found() {
+	a.nfound++
+	if a.cfg.MaxFindings > 0 && a.nfound >= a.cfg.MaxFindings {
+		a.full = true
+	}
+}
+
+// rawClaim returns the position of claim i of c.
+func (a *Auditor) rawClaim(c *achan, i int) int64 {
+	k, ok := slices.BinarySearchFunc(c.raw, uint32(i), func(r rawPos, at uint32) int { return cmp.Compare(r.at, at) })
+	if ok {
+		return c.raw[k].pos
+	}
+	cl := c.claims.at(i)
+	return a.chans[cl.channel()].offs[cl.count()-1]
+}
+
+func (a *Auditor) ref(ci, rank uint32) RecordRef {
+	c := a.chans[ci]
+	return RecordRef{Channel: c.ch, Offset: c.offs[rank], Line: int64(c.lines[rank])}
+}
