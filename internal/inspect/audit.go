@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
@@ -215,14 +216,15 @@ type Auditor struct {
 	chans  []*achan
 	topics map[clock.TopicID]bool // topics the input holds
 
-	loading  bool
-	records  int64
-	buf      []clock.Entry
-	findings []Finding
-	external map[clock.Channel]bool // claimed channels the input lacks
-	hwm      map[clock.Channel]int64
-	nfound   int
-	full     bool // MaxFindings reached
+	loading   bool
+	records   int64
+	buf       []clock.Entry
+	findings  []Finding
+	external  map[clock.Channel]bool // claimed channels the input lacks
+	hwm       map[clock.Channel]int64
+	compacted map[clock.Channel]bool // topics whose gaps prove nothing
+	nfound    int
+	full      bool // MaxFindings reached
 
 	// The walk (audit_walk.go).
 	scopes []*scopeState
@@ -270,23 +272,28 @@ func NewAuditor(cfg AuditConfig) *Auditor {
 		cfg.MaxHeaderSize = clock.DefaultMaxSize
 	}
 	return &Auditor{
-		cfg:      cfg,
-		names:    cfg.Names,
-		idx:      map[clock.Channel]uint32{},
-		topics:   map[clock.TopicID]bool{},
-		external: map[clock.Channel]bool{},
-		hwm:      map[clock.Channel]int64{},
+		cfg:       cfg,
+		names:     cfg.Names,
+		idx:       map[clock.Channel]uint32{},
+		topics:    map[clock.TopicID]bool{},
+		external:  map[clock.Channel]bool{},
+		hwm:       map[clock.Channel]int64{},
+		compacted: map[clock.Channel]bool{},
 	}
 }
 
 // SetHighWatermark records the log end of ch as a broker reported it, for
-// beyond-log-end; ch need not be in the input. Call it before Load.
+// beyond-log-end; ch need not be in the input. A log-facts line of the
+// input does the same. Call it before Load.
 func (a *Auditor) SetHighWatermark(ch clock.Channel, hwm int64) {
 	a.hwm[ch] = hwm
 }
 
+// inputError places err at item it and, when offset ≥ 0, at that record.
 func inputError(it *capture.Item, offset int64, err error) error {
-	return &replay.InputError{Line: it.Line, Channel: fmt.Sprintf("%s/%d", it.Topic, it.Partition), Offset: offset, Err: err}
+	e := replay.NewInputError(it, err)
+	e.Offset = offset
+	return e
 }
 
 func (a *Auditor) channelOf(it *capture.Item) (clock.Channel, error) {
@@ -302,6 +309,19 @@ func (a *Auditor) channelOf(it *capture.Item) (clock.Channel, error) {
 func (a *Auditor) Index(it *capture.Item) error {
 	if a.loading {
 		return errors.New("inspect: Index after Load")
+	}
+	if it.Kind == capture.KindLogFacts && it.Facts != nil {
+		ch, err := a.channelOf(it)
+		if err != nil {
+			return inputError(it, -1, err)
+		}
+		a.hwm[ch] = it.Facts.HighWatermark
+		if r := it.Facts.Retention; r != nil && strings.Contains(r.CleanupPolicy, "compact") {
+			// A gap in a compacted log may be a record compaction removed:
+			// it proves no marker.
+			a.compacted[ch] = true
+		}
+		return nil
 	}
 	if it.Kind != capture.KindRecord && it.Kind != capture.KindPosition {
 		return nil // lines of other kinds say nothing of the audit
@@ -424,7 +444,7 @@ func (a *Auditor) loadEntry(c *achan, ci, rank uint32, ref RecordRef, e clock.En
 		count, _ := slices.BinarySearch(t.offs, e.Position+1) // records at or below the position
 		if count == 0 || t.offs[count-1] != e.Position {
 			c.raw = append(c.raw, rawPos{uint32(c.claims.len()), e.Position})
-			if t.inGap(e.Position) {
+			if !a.compacted[e.Channel] && t.inGap(e.Position) {
 				a.report(Finding{Kind: FindingNotARecord, Record: ref, Producer: c.ch, Claim: e})
 			}
 		}

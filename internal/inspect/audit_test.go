@@ -230,6 +230,24 @@ func TestAuditBeyondLogEnd(t *testing.T) {
 	}
 }
 
+// A capture's log-facts lines give the high watermarks, and say which
+// topics are compacted: there a gap may be a compacted record, not a marker.
+func TestAuditLogFacts(t *testing.T) {
+	f := newFixture(t, "a", "k", "c")
+	f.item(capture.KindLogFacts, "a/0", 0).Facts = &capture.LogFacts{HighWatermark: 4, LastStable: 4}
+	f.item(capture.KindLogFacts, "k/0", 0).Facts = &capture.LogFacts{HighWatermark: 9, LastStable: 9,
+		Retention: &capture.Retention{Ms: -1, Bytes: -1, CleanupPolicy: "compact"}}
+	for _, ch := range []string{"a/0", "k/0"} {
+		f.pos(ch, 0)
+		f.rec(ch, 0, "")
+		f.pos(ch, 3)
+		f.rec(ch, 3, "")
+	}
+	f.rec("c/0", 0, "a/0=1,k/0=1")
+	f.rec("c/0", 1, "a/0=4,k/0=8")
+	f.want(f.audit(), "not-a-record c/0@0 claims a/0=1", "beyond-log-end c/0@1 claims a/0=4")
+}
+
 func TestAuditSelfCycle(t *testing.T) {
 	f := newFixture(t, "c")
 	f.rec("c/0", 4, "c/0=3") // below: FIFO already enforces it

@@ -108,7 +108,7 @@ func Reorder(src Source, il Interleave, names *clock.Names) (Source, error) {
 		}
 		k, err := ResolveChannel(names, it)
 		if err != nil {
-			return nil, inputError(it, err)
+			return nil, NewInputError(it, err)
 		}
 		i, ok := idx[k]
 		if !ok {
@@ -306,7 +306,7 @@ func (m *merger) Next() (*capture.Item, error) {
 		}
 		ch, err := ResolveChannel(m.names, it)
 		if err != nil {
-			return nil, inputError(it, err)
+			return nil, NewInputError(it, err)
 		}
 		q := m.queues[ch]
 		if q == nil { // a channel not announced: merged all the same

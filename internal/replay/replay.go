@@ -167,10 +167,10 @@ type InputError struct {
 	Err  error
 }
 
-// inputError is the one constructor of InputError: err placed at item it,
+// NewInputError is the one constructor of InputError: err placed at item it,
 // at its line and the channel as the item names it. Feed refines it for
 // errors of the gate (failure).
-func inputError(it *capture.Item, err error) *InputError {
+func NewInputError(it *capture.Item, err error) *InputError {
 	return &InputError{Line: it.Line, Channel: fmt.Sprintf("%s/%d", it.Topic, it.Partition), Offset: -1, Err: err}
 }
 
@@ -178,7 +178,7 @@ func inputError(it *capture.Item, err error) *InputError {
 // the record the gate failed closed on, with its reason code, or else at
 // the item's offset.
 func (r *Replayer) failure(it *capture.Item, ch clock.Channel, err error) *InputError {
-	e := inputError(it, err)
+	e := NewInputError(it, err)
 	var fc *gate.FailClosedError
 	if !errors.As(err, &fc) {
 		e.Channel, e.Offset = r.names.Channel(ch), it.Offset
@@ -284,7 +284,7 @@ func (r *Replayer) Feed(it *capture.Item, emit func(*Event) error) error {
 	r.lastLine = it.Line
 	ch, err := r.channel(it)
 	if err != nil {
-		return inputError(it, err)
+		return NewInputError(it, err)
 	}
 	if it.Kind == capture.KindLogFacts {
 		// Not an input of the gate: kept for the diagnosis (inspect).
@@ -311,7 +311,7 @@ func (r *Replayer) Feed(it *capture.Item, emit func(*Event) error) error {
 		c, r.clockBuf, _, derr = clock.FromHeadersInto(r.clockBuf, it.Headers, r.decode...)
 		err = r.g.Receive(ch, it.Offset, c, derr)
 	default:
-		return inputError(it, fmt.Errorf("unknown item kind %v", it.Kind))
+		return NewInputError(it, fmt.Errorf("unknown item kind %v", it.Kind))
 	}
 	if err != nil {
 		return r.failure(it, ch, err)
@@ -444,7 +444,7 @@ func Discover(src Source, names *clock.Names) ([]clock.Channel, error) {
 		}
 		ch, err := r.channel(it)
 		if err != nil {
-			return nil, inputError(it, err)
+			return nil, NewInputError(it, err)
 		}
 		if !seen[ch] {
 			seen[ch] = true
