@@ -219,8 +219,8 @@ func headCause(h *inspect.HeadDetail) string {
 		return CauseCycle
 	}
 	best, rank := CauseHeld, 0
-	for _, b := range h.Blockers {
-		cause, r := waitCause(b.Kind)
+	for i := range h.Blockers {
+		cause, r := waitCause(&h.Blockers[i])
 		if r > rank {
 			best, rank = cause, r
 		}
@@ -229,8 +229,14 @@ func headCause(h *inspect.HeadDetail) string {
 }
 
 // waitCause names a blocker's kind as a cause, with its rank in headCause.
-func waitCause(k inspect.WaitKind) (string, int) {
-	switch k {
+// A requirement at or beyond its channel's log end is beyond-log-end even
+// while that channel holds records of its own: draining them cannot
+// deliver a record that is not written.
+func waitCause(b *inspect.BlockerDetail) (string, int) {
+	if b.LogEnd >= 0 && b.Required >= b.LogEnd {
+		return CauseBeyondLogEnd, 4
+	}
+	switch b.Kind {
 	case inspect.WaitBeyondLogEnd, inspect.WaitBeyondInput:
 		return CauseBeyondLogEnd, 4
 	case inspect.WaitNotReceived:

@@ -60,8 +60,8 @@ func twoChannels() inspect.Snapshot {
 				HeadOffset: -1, Head: -1},
 		},
 		Heads: []inspect.HeadDetail{{Channel: "orders/1", Offset: 41, Blockers: []inspect.BlockerDetail{
-			{Channel: "orders/0", Kind: inspect.WaitHeld},
-			{Channel: "payments/0", Kind: inspect.WaitBeyondLogEnd},
+			{Channel: "orders/0", Kind: inspect.WaitHeld, Required: 3, LogEnd: 9},
+			{Channel: "payments/0", Kind: inspect.WaitBeyondLogEnd, Required: 7, LogEnd: 7},
 		}}},
 	}
 }
@@ -194,7 +194,7 @@ func TestBlockedByCause(t *testing.T) {
 	blockers := func(kinds ...inspect.WaitKind) []inspect.BlockerDetail {
 		var bs []inspect.BlockerDetail
 		for _, k := range kinds {
-			bs = append(bs, inspect.BlockerDetail{Kind: k})
+			bs = append(bs, inspect.BlockerDetail{Kind: k, LogEnd: -1})
 		}
 		return bs
 	}
@@ -213,6 +213,10 @@ func TestBlockedByCause(t *testing.T) {
 		// Its own header, then a cycle, before any blocker.
 		{inspect.HeadDetail{Undecodable: "truncated", Blockers: blockers(inspect.WaitBeyondLogEnd)}, CauseUndecodable},
 		{inspect.HeadDetail{Cyclic: true, Blockers: blockers(inspect.WaitHeld)}, CauseCycle},
+		// Behind a held head, but for a position its channel never wrote.
+		{inspect.HeadDetail{Blockers: []inspect.BlockerDetail{{Kind: inspect.WaitHeld, Required: 1_000_027, LogEnd: 120}}}, CauseBeyondLogEnd},
+		{inspect.HeadDetail{Blockers: []inspect.BlockerDetail{{Kind: inspect.WaitHeld, Required: 119, LogEnd: 120}}}, CauseHeld},
+		{inspect.HeadDetail{Blockers: []inspect.BlockerDetail{{Kind: inspect.WaitHeld, Required: 1_000_027, LogEnd: -1}}}, CauseHeld},
 	} {
 		s := inspect.Snapshot{HeldChannels: 1, Heads: []inspect.HeadDetail{tc.head}}
 		got := BlockedByCause(&s)
