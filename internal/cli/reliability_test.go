@@ -235,3 +235,52 @@ func TestInterruptAgainstSilentBroker(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchBrokerKilled: the broker dies under watch in a pipe. The status
+// lines say disconnected and for how long it has been retrying, not
+// running; after the request timeout watch exits 1 naming the channel and
+// its position in words (no sentinel offsets).
+func TestWatchBrokerKilled(t *testing.T) {
+	p := newPipeline(t)
+	ios, _, _, errOut := iostreams.Test()
+	out := &testutil.SyncBuffer{}
+	ios.Out = out
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
+	done := make(chan int, 1)
+	go func() {
+		done <- Run(context.Background(), f, []string{"watch", "--brokers", p.addr, "-t", "orders,payments",
+			"--offsets", "start", "--interval", "200ms", "--request-timeout", "3s", "--dial-timeout", "500ms"})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "received=6") {
+		if time.Now().After(deadline) {
+			t.Fatalf("watch never caught up:\n%s", out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.c.Close()
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("watch did not end after its broker died:\n%s", out.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	var disconnected, runningAfter int
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, `state="disconnected (retrying, `):
+			disconnected++
+		case disconnected > 0 && strings.HasPrefix(l, "state=running"):
+			runningAfter++
+		}
+	}
+	if disconnected < 3 || runningAfter > 0 {
+		t.Errorf("%d disconnected lines, %d running after them; want several, none:\n%s", disconnected, runningAfter, out.String())
+	}
+	stderr := errOut.String()
+	if code != cmdutil.ExitFailure || !strings.Contains(stderr, "reading ") || !strings.Contains(stderr, " at position ") ||
+		strings.Contains(stderr, "9223372036854775807") || strings.Contains(stderr, "[") {
+		t.Errorf("exit %d, stderr %q; want 1 naming the channel and its position in words", code, stderr)
+	}
+}

@@ -30,6 +30,9 @@ type Snapshot struct {
 	Failure *Failure
 	// Err is the error that stopped the feed (replay.StateError).
 	Err string
+	// RetryingFor is how long a live feed has been unable to reach its
+	// brokers, while State is replay.StateDisconnected.
+	RetryingFor time.Duration
 
 	Scope                                       int // channels in scope
 	Received, Delivered, Dropped, Held, Skipped int64

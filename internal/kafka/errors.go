@@ -204,8 +204,11 @@ func (e *RangeError) Error() string {
 	fmt.Fprintf(&b, "reading %s failed at position %d (%s): %v", e.Channel, e.Position, read, e.Err)
 	if len(e.Progress) > 1 {
 		b.WriteString("; progress:")
-		for _, p := range e.Progress {
-			fmt.Fprintf(&b, " %s/%d at %d (from %d)", p.Topic, p.Partition, p.Position, p.Start)
+		for i, p := range e.Progress {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, " %s/%d at position %d (started at %d)", p.Topic, p.Partition, p.Position, p.Start)
 		}
 	}
 	return b.String()

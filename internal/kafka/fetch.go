@@ -26,7 +26,7 @@ import (
 
 // Defaults of the read options.
 const (
-	DefaultRetryFor            = 30 * time.Second
+	DefaultRetryFor            = DefaultRequestTimeout
 	DefaultFetchPartitionBytes = 1 << 20
 	// DefaultFollowWait is a Follower's long-poll wait: it bounds how
 	// late a record on one leader is seen while another leader's fetch
@@ -80,8 +80,9 @@ func WithStarts(starts map[clock.Channel]int64) ReadOption {
 }
 
 // RetryFor sets how long a channel may keep failing (broker gone, leader
-// moving) before Next gives up with a *RangeError, overriding the default
-// DefaultRetryFor. Any progress on the channel resets the clock.
+// moving) before Next gives up with a *RangeError, overriding the default:
+// the client's request timeout (Config.RequestTimeout). Any progress on
+// the channel resets the clock.
 func RetryFor(d time.Duration) ReadOption {
 	return readOpt(func(c *readConfig) { c.retryFor = d })
 }
@@ -236,6 +237,10 @@ type reader struct {
 	queue    []*capture.Item
 	err      error // latched: returned once the queue is drained
 	needMeta bool
+
+	// observe, when set, is told after every round which channels are
+	// failing (a Follower publishes it as its retrying state).
+	observe func(active []*rchan)
 }
 
 // open checks the options and the spec, resolves the selected channels,
@@ -243,6 +248,9 @@ type reader struct {
 // WithStarts entry), clamped to [log start, stable end], queueing a start
 // position item for each. maxWait is the default FetchWait.
 func (c *Client) open(ctx context.Context, sels []TopicSel, spec OffsetSpec, maxWait time.Duration, opts []ReadOption) (*reader, error) {
+	// Without RetryFor, a read retries a silent cluster for the
+	// client's request timeout (--request-timeout), which the user set.
+	opts = append([]ReadOption{RetryFor(c.cfg.requestTimeout())}, opts...)
 	cfg, err := newReadConfig(maxWait, opts)
 	if err != nil {
 		return nil, err
@@ -513,6 +521,9 @@ func (rd *reader) budget(ctx context.Context, now time.Time, active []*rchan) (c
 // checkBounds fails the read when a channel has been failing for too long,
 // and otherwise waits until the earliest retry when nothing is due now.
 func (rd *reader) checkBounds(ctx context.Context, now time.Time, active []*rchan) error {
+	if rd.observe != nil {
+		rd.observe(active)
+	}
 	var next time.Time
 	healthy := false
 	for _, ch := range active {

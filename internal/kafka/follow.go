@@ -23,9 +23,10 @@ type Follower struct {
 	// mu guards the latest ends of the channels' logs — the stable end
 	// (ends) and the high watermark (hws) — which LogEnds and
 	// HighWatermarks read from other goroutines.
-	mu   sync.Mutex
-	ends map[clock.Channel]int64
-	hws  map[clock.Channel]int64
+	mu       sync.Mutex
+	ends     map[clock.Channel]int64
+	hws      map[clock.Channel]int64
+	retrying time.Time // see Retrying
 }
 
 // Follow resolves the selected channels and their start positions now and
@@ -48,7 +49,33 @@ func (c *Client) Follow(ctx context.Context, sels []TopicSel, spec OffsetSpec, o
 	for _, ch := range rd.chans {
 		f.setEnd(ch.Channel(), ch.stableEnd(), ch.HighWatermark)
 	}
+	rd.observe = f.noteFailing
 	return f, nil
+}
+
+// noteFailing keeps, for Retrying, since when the longest-failing channel
+// has been failing; zero when none is.
+func (f *Follower) noteFailing(active []*rchan) {
+	var since time.Time
+	for _, ch := range active {
+		if !ch.failingSince.IsZero() && (since.IsZero() || ch.failingSince.Before(since)) {
+			since = ch.failingSince
+		}
+	}
+	f.mu.Lock()
+	f.retrying = since
+	f.mu.Unlock()
+}
+
+// Retrying returns since when the follower has been unable to read — the
+// broker gone or silent, a leader moving — and retrying: the time its
+// longest-failing channel first failed, or zero while every channel reads.
+// A read that fails for the RetryFor time ends with a *RangeError. It may
+// be called from any goroutine, while Next waits.
+func (f *Follower) Retrying() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.retrying
 }
 
 // setEnd notes ch's stable end and high watermark; a negative one is

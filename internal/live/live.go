@@ -37,6 +37,13 @@ type Source interface {
 	LogEnds() map[clock.Channel]int64
 }
 
+// A Source that also says since when it has been failing to read and
+// retrying (zero while it reads) makes snapshots say so:
+// replay.StateDisconnected. *kafka.Follower is one.
+type retryingSource interface {
+	Retrying() time.Time
+}
+
 // A Source that also reports how many items it holds ready lets the
 // reader hand them on in batches, one per fetch.
 type bufferedSource interface {
@@ -298,7 +305,7 @@ func (d *Driver) snapshot(state replay.RunState) inspect.Snapshot {
 		hws = hs.HighWatermarks()
 	}
 	now := d.cfg.Now()
-	return inspect.SnapshotOf(d.r, inspect.SnapshotOptions{
+	s := inspect.SnapshotOf(d.r, inspect.SnapshotOptions{
 		Title:           d.cfg.Title,
 		Source:          d.cfg.Source,
 		State:           state,
@@ -313,6 +320,12 @@ func (d *Driver) snapshot(state replay.RunState) inspect.Snapshot {
 		MaxClockEntries: d.cfg.MaxClockEntries,
 		MaxStampEntries: d.cfg.MaxStampEntries,
 	})
+	if rs, ok := d.src.(retryingSource); ok && s.State == replay.StateRunning {
+		if since := rs.Retrying(); !since.IsZero() {
+			s.State, s.RetryingFor = replay.StateDisconnected, max(now.Sub(since), 0)
+		}
+	}
+	return s
 }
 
 func (d *Driver) publish(state replay.RunState) {
@@ -359,6 +372,9 @@ type Status struct {
 	// the feed otherwise.
 	Failure *inspect.Failure
 	Err     string
+	// RetryingFor is how long the feed has been unable to reach its
+	// brokers, while State is replay.StateDisconnected.
+	RetryingFor time.Duration
 }
 
 // StatusOf sums up a snapshot. Lag counts the rows the snapshot has.
@@ -375,6 +391,7 @@ func StatusOf(s *inspect.Snapshot) Status {
 		DeliverRate:  s.DeliverRate,
 		Failure:      s.Failure,
 		Err:          s.Err,
+		RetryingFor:  s.RetryingFor,
 	}
 	for _, row := range s.Channels {
 		if row.LogEnd < 0 {
@@ -409,6 +426,8 @@ func (s Status) String() string {
 		fmt.Fprintf(&b, " · FAILED CLOSED at %s@%d: %s", s.Failure.Channel, s.Failure.Offset, s.Failure.Code)
 	case s.State == replay.StateError:
 		fmt.Fprintf(&b, " · stopped: %s", strings.ReplaceAll(s.Err, "\n", " "))
+	case s.State == replay.StateDisconnected:
+		b.WriteString(" · " + replay.Retrying(s.RetryingFor))
 	}
 	return b.String()
 }

@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // RunState is what the feed of a gate is doing.
@@ -21,6 +23,10 @@ const (
 	// StateError: the feed stopped on an error that is not the gate's:
 	// a malformed capture line, a broker or I/O error (Snapshot.Err).
 	StateError
+	// StateDisconnected: a live feed cannot reach its brokers and is
+	// retrying (Snapshot.RetryingFor says for how long); the gate keeps
+	// what it holds.
+	StateDisconnected
 )
 
 // String returns the state as the TUI's header shows it.
@@ -36,6 +42,8 @@ func (s RunState) String() string {
 		return "failed closed"
 	case StateError:
 		return "error"
+	case StateDisconnected:
+		return "disconnected"
 	}
 	return "RunState(" + strconv.Itoa(int(s)) + ")"
 }
@@ -74,4 +82,10 @@ func (p Position) String() string {
 	b.WriteString(strconv.FormatFloat(p.Speed, 'f', -1, 64))
 	b.WriteString(" items/s")
 	return b.String()
+}
+
+// Retrying is how a live feed that lost its brokers says so, in the status
+// line and the view alike: "disconnected (retrying, 7s)".
+func Retrying(d time.Duration) string {
+	return fmt.Sprintf("disconnected (retrying, %ds)", int(d.Round(time.Second)/time.Second))
 }

@@ -45,6 +45,8 @@ func (h *header) stateBadge() string {
 		return st.StateFailed.Render(st.Glyphs.Undecodable + " FAILED CLOSED" + code)
 	case replay.StateError:
 		return st.StateFailed.Render(st.Glyphs.Undecodable + " ERROR")
+	case replay.StateDisconnected:
+		return st.StateFailed.Render("◌ " + replay.Retrying(s.RetryingFor))
 	}
 	return s.State.String()
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -593,5 +594,22 @@ func TestPlainStatus(t *testing.T) {
 	want = "state=failed-closed code=unknown-version at=c/0@1 scope=4 received=3 delivered=1 dropped=0 held=2 held_channels=2 oldest_hold=0ms item=4"
 	if got := PlainStatus(m.snap); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestDisconnected: a live feed that lost its brokers says so, with how
+// long it has been retrying, in the view's header and the status line.
+func TestDisconnected(t *testing.T) {
+	s := liveSnapshot(30, 5000)
+	s.State, s.RetryingFor = replay.StateDisconnected, 7300*time.Millisecond
+	want := `state="disconnected (retrying, 7s)" scope=30 received=5000`
+	if got := PlainStatus(s); !strings.HasPrefix(got, want) {
+		t.Fatalf("got  %s\nwant %s…", got, want)
+	}
+	m := NewModel(plainStyles(), Options{})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.Update(SnapshotMsg{Snapshot: s})
+	if view := m.View(); !strings.Contains(view, "◌ disconnected (retrying, 7s)") || strings.Contains(view, "RUNNING") {
+		t.Fatalf("the header does not say disconnected:\n%s", view)
 	}
 }

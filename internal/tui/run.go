@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/replay"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 )
@@ -105,7 +106,11 @@ func PlainStatus(s inspect.Snapshot) string {
 		b.WriteByte('=')
 		b.WriteString(v)
 	}
-	field("state", strings.ReplaceAll(s.State.String(), " ", "-"))
+	if s.State == replay.StateDisconnected {
+		field("state", strconv.Quote(replay.Retrying(s.RetryingFor))) // logfmt's quoting
+	} else {
+		field("state", strings.ReplaceAll(s.State.String(), " ", "-"))
+	}
 	if s.Failure != nil {
 		field("code", s.Failure.Code)
 		field("at", s.Failure.Channel+"@"+strconv.FormatInt(s.Failure.Offset, 10))
