@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/iostreams"
-	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/spf13/pflag"
 )
 
@@ -28,7 +28,7 @@ type Factory struct {
 	Commit    string
 	BuildDate string
 	// Conn holds the connection flags, registered on the root command.
-	Conn *kafka.ConnOptions
+	Conn *conn.Options
 	// Now reads the wall clock (time.Now); offsets like @-1h use it.
 	Now func() time.Time
 }

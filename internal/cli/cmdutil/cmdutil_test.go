@@ -17,6 +17,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/replay"
@@ -215,9 +216,9 @@ func cluster(t *testing.T) (*Factory, *kfake.Cluster) {
 	if _, err := kadm.NewClient(w).CommitOffsets(ctx, "g", offs); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{kafka.EnvBrokers: c.ListenAddrs()[0]}
+	env := map[string]string{conn.EnvBrokers: c.ListenAddrs()[0]}
 	ios, _, _, _ := iostreams.Test()
-	return &Factory{IOStreams: ios, Conn: &kafka.ConnOptions{}, Getenv: func(k string) string { return env[k] }, Now: time.Now}, c
+	return &Factory{IOStreams: ios, Conn: &conn.Options{}, Getenv: func(k string) string { return env[k] }, Now: time.Now}, c
 }
 
 // TestOpenRange opens broker ranges the way commands do: the broker's

@@ -13,7 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/topics"
 	"github.com/causalctl/causalctl/internal/cli/version"
 	"github.com/causalctl/causalctl/internal/cli/watch"
-	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/spf13/cobra"
 )
 
@@ -49,7 +49,7 @@ commits no offset and produces nothing.`,
 	})
 	cmd.PersistentFlags().StringVarP(&out.Value, "output", "o", "", "output format; the formats and default depend on the command")
 	if f.Conn == nil {
-		f.Conn = &kafka.ConnOptions{}
+		f.Conn = &conn.Options{}
 	}
 	f.Conn.AddFlags(cmd.PersistentFlags())
 
