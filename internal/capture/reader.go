@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bytes"
 	"bufio"
 	"errors"
 	"fmt"
@@ -204,6 +205,11 @@ func (r *Reader) Next() (*Item, error) {
 			r.err = err
 			return nil, err
 		}
+		if r.line == 1 {
+			// A byte order mark, which editors on Windows write before
+			// UTF-8 text, is not part of the first line.
+			line = bytes.TrimPrefix(line, utf8BOM)
+		}
 		blank, err := r.parse(line, eof)
 		if err != nil {
 			r.err = &LineError{Line: r.line, Err: err}
@@ -214,6 +220,8 @@ func (r *Reader) Next() (*Item, error) {
 		}
 	}
 }
+
+var utf8BOM = []byte("\ufeff")
 
 // readLine returns the next line without its newline, and whether it was
 // the last line of a file that does not end in a newline. It returns io.EOF

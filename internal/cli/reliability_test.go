@@ -284,3 +284,124 @@ func TestWatchBrokerKilled(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 1 naming the channel and its position in words", code, stderr)
 	}
 }
+
+// TestSmallFlagCases: the small ways a hostile or careless command line
+// used to get a silent guess; each is now a usage error (exit 2), a clear
+// failure (1) or documented behaviour (0).
+func TestSmallFlagCases(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	const id = "01020304-0506-0708-090a-0b0c0d0e0f10"
+	bound := `{"topic":"orders","topic_id":"` + id + `","partition":0,"offset":1,"headers":[]}` + "\n"
+	nameOnly := `{"topic":"orders","partition":0,"offset":0,"headers":[]}` + "\n"
+	empty := write("empty.ndjson", "")
+	bom := write("bom.ndjson", "\ufeff"+bound)
+	boundLater := write("later.ndjson", nameOnly+bound)
+	unbound := write("unbound.ndjson", nameOnly)
+	esc := "x\x1b]0;pwned\x07\x1b[31m"
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // substring
+		stderr string // substring
+	}{
+		{"escape bytes in a hint", []string{"encode", esc + "/0=1"}, 2, "", `not a Kafka topic name`},
+		{"escape bytes in an unknown flag", []string{"replay", "--" + esc}, 2, "", `unknown flag: --x\x1b]0;pwned\a\x1b[31m`},
+		{"escape bytes in a path", []string{"replay", "-f", filepath.Join(dir, esc)}, 1, "", `\x1b]0;pwned`},
+		{"zero --max-header-size", []string{"decode", "--hex", "0100", "--max-header-size", "0"}, 2, "", "--max-header-size 0: must be a positive"},
+		{"negative --max-header-size", []string{"replay", "-f", basicCapture, "--max-header-size", "-1"}, 2, "", "--max-header-size -1: must be a positive"},
+		{"zero --max-line-size", []string{"replay", "-f", basicCapture, "--max-line-size", "0"}, 2, "", "--max-line-size 0"},
+		{"negative --max-line-size", []string{"decode", "-f", basicCapture, "--max-line-size", "-5"}, 2, "", "--max-line-size -5"},
+		{"a channel twice in --start", []string{"replay", "-f", basicCapture, "--start", "orders/0=1,orders/0=2"}, 2, "", "channel orders/0 given twice (1 and 2)"},
+		{"a channel twice across --start flags", []string{"replay", "-f", basicCapture, "--start", "orders/0=1", "--start", "orders/0=1"}, 2, "", "given twice"},
+		{"--topic-id with a slash", []string{"decode", "--hex", "0100", "--topic-id", "a/b=" + id}, 2, "", `"a/b" is not a Kafka topic name`},
+		{"--topic-id with a comma", []string{"decode", "--hex", "0100", "--topic-id", "a,b=" + id}, 2, "", "not a Kafka topic name"},
+		{"--topic-id dot", []string{"decode", "--hex", "0100", "--topic-id", ".=" + id}, 2, "", "not a Kafka topic name"},
+		{"--topic-id too long", []string{"decode", "--hex", "0100", "--topic-id", strings.Repeat("a", 250) + "=" + id}, 2, "", "not a Kafka topic name"},
+		{"--topic-id legal", []string{"decode", "--hex", "0100", "--topic-id", "a.b_c-D9=" + id}, 0, "{}", ""},
+		{"decode of an empty capture", []string{"decode", "-f", empty}, 1, "", "holds no records or positions: nothing to decode"},
+		{"replay of an empty capture", []string{"replay", "-f", empty}, 1, "", "nothing to replay"},
+		{"a BOM before the first line", []string{"decode", "-f", bom}, 0, "orders/0@1\t-\t{}", ""},
+		{"a BOM, replayed", []string{"replay", "-f", bom, "-o", "json"}, 0, `"received":1`, ""},
+		{"topic bound by a later line", []string{"decode", "-f", boundLater}, 0, "orders/0@0\t-\t{}\norders/0@1", ""},
+		{"topic bound by a later line, replayed", []string{"replay", "-f", boundLater, "-o", "json"}, 0, `"received":2`, ""},
+		{"topic bound by --topic-id", []string{"replay", "-f", unbound, "--topic-id", "orders=" + id, "-o", "json"}, 0, `"received":1`, ""},
+		{"topic bound by nothing", []string{"replay", "-f", unbound}, 1, "", `line 1: orders/0: topic "orders" has no topic_id, and neither another line of the input nor --topic-id orders=UUID binds it`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := run(t, false, "", tc.args...)
+			if code != tc.code || !strings.Contains(stdout, tc.stdout) || !strings.Contains(stderr, tc.stderr) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want %d, %q, %q", code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+			}
+			if strings.ContainsAny(stderr, "\x1b\a") {
+				t.Errorf("control bytes reach stderr: %q", stderr)
+			}
+		})
+	}
+}
+
+// TestHelpColumns: every command's --help lists each flag's default once
+// and starts every flag's description in the same column.
+func TestHelpColumns(t *testing.T) {
+	cmds := []string{""}
+	code, out, _ := run(t, false, "", "--help")
+	if code != 0 {
+		t.Fatal("--help failed")
+	}
+	inCommands := false
+	for _, l := range strings.Split(out, "\n") {
+		switch {
+		case strings.HasPrefix(l, "Available Commands:"):
+			inCommands = true
+		case inCommands && strings.HasPrefix(l, "  "):
+			cmds = append(cmds, strings.Fields(l)[0])
+		default:
+			inCommands = false
+		}
+	}
+	if len(cmds) < 8 {
+		t.Fatalf("found only commands %v", cmds)
+	}
+	for _, c := range cmds {
+		_, out, _ := run(t, false, "", strings.Fields(c+" --help")...)
+		col := -1
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasSuffix(l, ":") {
+				col = -1 // a new block: Flags, Global Flags
+				continue
+			}
+			if !strings.HasPrefix(strings.TrimLeft(l, " "), "-") || !strings.HasPrefix(l, "  ") {
+				continue
+			}
+			if strings.Count(l, "(default") > 1 {
+				t.Errorf("%s --help: a default said twice: %s", c, l)
+			}
+			// The description starts after the first run of two or more
+			// spaces that follows the flag's name.
+			r := []rune(l)
+			start := 0
+			for start < len(r) && r[start] == ' ' {
+				start++
+			}
+			i := start
+			for i+1 < len(r) && !(r[i] == ' ' && r[i+1] == ' ') {
+				i++
+			}
+			for i < len(r) && r[i] == ' ' {
+				i++
+			}
+			if col < 0 {
+				col = i
+			} else if i != col {
+				t.Errorf("%s --help: description at column %d, not %d: %s", c, i, col, l)
+			}
+		}
+	}
+}

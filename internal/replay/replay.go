@@ -244,7 +244,7 @@ func ResolveChannel(names *clock.Names, it *capture.Item) (clock.Channel, error)
 	}
 	id, ok := names.ID(it.Topic)
 	if !ok {
-		return clock.Channel{}, fmt.Errorf("topic %q has no topic_id and no --topic-id %s=UUID names it", it.Topic, it.Topic)
+		return clock.Channel{}, fmt.Errorf("topic %q has no topic_id, and neither another line of the input nor --topic-id %s=UUID binds it", it.Topic, it.Topic)
 	}
 	return clock.Channel{Topic: id, Partition: it.Partition}, nil
 }
@@ -434,6 +434,9 @@ func Discover(src Source, names *clock.Names) ([]clock.Channel, error) {
 	seen := map[clock.Channel]bool{}
 	var out []clock.Channel
 	r := &Replayer{names: names}
+	// A line naming its topic by name only (SPEC §4 allows it) is resolved
+	// at the end, when a later line may have bound the name to its UUID.
+	var unbound []capture.Item
 	for {
 		it, err := src.Next()
 		if err == io.EOF {
@@ -442,6 +445,25 @@ func Discover(src Source, names *clock.Names) ([]clock.Channel, error) {
 		if err != nil {
 			return nil, err
 		}
+		if it.TopicID.IsZero() && it.Topic != "" {
+			if _, ok := names.ID(it.Topic); !ok {
+				if len(unbound) == 0 || unbound[len(unbound)-1].Topic != it.Topic || unbound[len(unbound)-1].Partition != it.Partition {
+					unbound = append(unbound, capture.Item{Kind: it.Kind, Topic: it.Topic, Partition: it.Partition, Offset: it.Offset, Line: it.Line})
+				}
+				continue
+			}
+		}
+		ch, err := r.channel(it)
+		if err != nil {
+			return nil, NewInputError(it, err)
+		}
+		if !seen[ch] {
+			seen[ch] = true
+			out = append(out, ch)
+		}
+	}
+	for i := range unbound {
+		it := &unbound[i]
 		ch, err := r.channel(it)
 		if err != nil {
 			return nil, NewInputError(it, err)

@@ -61,7 +61,7 @@ on stderr.`,
 	}
 	fs := cmd.Flags()
 	cmdutil.AddRangeFlags(fs, &opts.Range)
-	fs.StringSliceVar(&opts.Start, "start", nil, "start positions overriding --offsets, `CH=OFFSET[,…]`")
+	fs.StringSliceVar(&opts.Start, "start", nil, "start positions overriding --offsets, `CH=OFFSET[,...]`")
 	fs.StringVarP(&opts.File, "file", "f", "", "write the capture to `FILE` instead of stdout")
 	return cmd
 }

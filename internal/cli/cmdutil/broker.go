@@ -239,6 +239,9 @@ func ParseStarts(specs []string, names *clock.Names) (map[clock.Channel]int64, e
 		if err != nil || off < 0 {
 			return nil, Usagef("--start %q: offset must be a non-negative integer", spec)
 		}
+		if prev, dup := starts[ch]; dup {
+			return nil, Usagef("--start: channel %s given twice (%d and %d): give each channel once", names.Channel(ch), prev, off)
+		}
 		starts[ch] = off
 	}
 	return starts, nil

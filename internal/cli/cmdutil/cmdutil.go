@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -160,6 +161,22 @@ func (u *UndecodableFlag) Set(s string) error {
 		u.Mode = gate.HoldUndecodable
 	default:
 		return fmt.Errorf("want fail or hold, not %q", s)
+	}
+	return nil
+}
+
+// CheckPositive refuses a zero or negative value of the named int flags
+// (sizes and limits such as --max-header-size): zero would refuse every
+// value and a negative one means nothing, so neither is guessed at.
+func CheckPositive(fs *pflag.FlagSet, names ...string) error {
+	for _, name := range names {
+		f := fs.Lookup(name)
+		if f == nil {
+			continue
+		}
+		if n, err := strconv.ParseInt(f.Value.String(), 10, 64); err == nil && n <= 0 {
+			return Usagef("--%s %d: must be a positive number of bytes", name, n)
+		}
 	}
 	return nil
 }

@@ -31,6 +31,11 @@ func runRecords(opts *Options) error {
 		return err
 	}
 	defer in.Close()
+	if len(in.Channels) == 0 {
+		// As replay says: an empty capture was almost certainly captured
+		// or named wrongly.
+		return fmt.Errorf("%s holds no records or positions: nothing to decode", in.Name)
+	}
 	src, err := in.Open(capture.SkipPayloads())
 	if err == nil {
 		err = DecodeRecords(src, opts)

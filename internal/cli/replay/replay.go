@@ -103,6 +103,9 @@ after the summary of what was replayed.`,
   causalctl replay -f capture.ndjson --tui`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if err := cmdutil.CheckPositive(c.Flags(), "max-header-size", "max-line-size"); err != nil {
+				return err
+			}
 			var err error
 			def := "ndjson"
 			if opts.IO.OutTTY {
@@ -141,9 +144,10 @@ after the summary of what was replayed.`,
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.Input, "input", "f", "", "capture file to replay (- for stdin)")
 	cmdutil.AddRangeFlags(fs, &opts.Range)
-	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the simulated node consumes, `CH[,CH…]` (default: every channel in the input)")
-	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,…]`")
-	fs.StringVar(&interleave, "interleave", "file", "receive order across channels: file, timestamp, channel, round-robin or random[:SEED] (default timestamp for a broker range)")
+	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the simulated node consumes, `CH[,CH...]` (default: every channel in the input)")
+	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,...]`")
+	fs.StringVar(&interleave, "interleave", "file", "receive order across channels: file, timestamp, channel, round-robin or random[:SEED] (default: file for a capture, timestamp for a broker range)")
+	fs.Lookup("interleave").DefValue = "" // the usage says both defaults
 	cmdutil.AddUndecodableFlag(fs, &undecodable)
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.BoolVar(&opts.FailOnHeld, "fail-on-held", false, "exit 3 when records are still held at the end")

@@ -95,8 +95,8 @@ written from now on).`,
 	opts.Range.Offsets = "end"
 	fs.Lookup("offsets").DefValue = "end"
 	fs.Lookup("offsets").Usage = "where to start, rpk's -o grammar without an end: start, end, N, +N, -N, @TIME"
-	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the shadow node consumes, `CH[,CH…]` (default: every watched channel)")
-	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,…]`")
+	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the shadow node consumes, `CH[,CH...]` (default: every watched channel)")
+	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,...]`")
 	cmdutil.AddUndecodableFlag(fs, &undecodable)
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.DurationVar(&opts.Interval, "interval", time.Second, "how often a status line is printed when stdout is not a terminal")
