@@ -14,7 +14,6 @@ package live
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -355,6 +354,11 @@ func (d *Driver) offer(s inspect.Snapshot) {
 // Status is the one-line summary of a live gate: what a status line shows.
 type Status struct {
 	State replay.RunState
+	// RetryingFor is how long the feed has been unable to reach its
+	// brokers, in the StateDisconnected state.
+	RetryingFor time.Duration
+	// Scope is the number of channels in scope.
+	Scope int
 	// Counters of the gate (inspect.Snapshot's).
 	Received, Delivered, Dropped, Held int64
 	// HeldChannels counts channels with a non-empty hold queue.
@@ -372,15 +376,14 @@ type Status struct {
 	// the feed otherwise.
 	Failure *inspect.Failure
 	Err     string
-	// RetryingFor is how long the feed has been unable to reach its
-	// brokers, while State is replay.StateDisconnected.
-	RetryingFor time.Duration
 }
 
 // StatusOf sums up a snapshot. Lag counts the rows the snapshot has.
 func StatusOf(s *inspect.Snapshot) Status {
 	st := Status{
 		State:        s.State,
+		RetryingFor:  s.RetryingFor,
+		Scope:        s.Scope,
 		Received:     s.Received,
 		Delivered:    s.Delivered,
 		Dropped:      s.Dropped,
@@ -391,7 +394,6 @@ func StatusOf(s *inspect.Snapshot) Status {
 		DeliverRate:  s.DeliverRate,
 		Failure:      s.Failure,
 		Err:          s.Err,
-		RetryingFor:  s.RetryingFor,
 	}
 	for _, row := range s.Channels {
 		if row.LogEnd < 0 {
@@ -403,31 +405,46 @@ func StatusOf(s *inspect.Snapshot) Status {
 	return st
 }
 
-// String is the status as one plain line, e.g. "received 1204 · delivered
-// 1180 · held 24 (oldest 1.2s) · 96 rec/s · lag 0".
+// String is the one status line of causalctl — `watch` in a pipe, `demo`
+// without its view — as logfmt key=value fields, no escape sequence, e.g.
+//
+//	state=running scope=40 received=1200 delivered=1180 dropped=0 held=20 held_channels=3 oldest_hold=1.2s in=950/s out=940/s lag=12
+//
+// A failed gate adds code= and at= after the state; a stopped feed adds
+// error= at the end; lag= is left out while no log end is known.
 func (s Status) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "received %d · delivered %d", s.Received, s.Delivered)
-	if s.Dropped > 0 {
-		fmt.Fprintf(&b, " · dropped %d", s.Dropped)
+	field := func(k, v string) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(v)
 	}
-	fmt.Fprintf(&b, " · held %d", s.Held)
-	if s.Held > 0 {
-		fmt.Fprintf(&b, " (oldest %s)", s.OldestHold)
+	if s.State == replay.StateDisconnected {
+		field("state", strconv.Quote(replay.Retrying(s.RetryingFor))) // logfmt's quoting
+	} else {
+		field("state", strings.ReplaceAll(s.State.String(), " ", "-"))
 	}
-	b.WriteString(" · ")
-	b.WriteString(strconv.FormatFloat(s.RecvRate, 'f', 0, 64))
-	b.WriteString(" rec/s")
+	if s.Failure != nil {
+		field("code", s.Failure.Code)
+		field("at", s.Failure.Channel+"@"+strconv.FormatInt(s.Failure.Offset, 10))
+	}
+	field("scope", strconv.Itoa(s.Scope))
+	field("received", strconv.FormatInt(s.Received, 10))
+	field("delivered", strconv.FormatInt(s.Delivered, 10))
+	field("dropped", strconv.FormatInt(s.Dropped, 10))
+	field("held", strconv.FormatInt(s.Held, 10))
+	field("held_channels", strconv.Itoa(s.HeldChannels))
+	field("oldest_hold", s.OldestHold.String())
+	field("in", strconv.FormatFloat(s.RecvRate, 'f', 0, 64)+"/s")
+	field("out", strconv.FormatFloat(s.DeliverRate, 'f', 0, 64)+"/s")
 	if s.LagKnown {
-		fmt.Fprintf(&b, " · lag %d", s.Lag)
+		field("lag", strconv.FormatInt(s.Lag, 10))
 	}
-	switch {
-	case s.Failure != nil:
-		fmt.Fprintf(&b, " · FAILED CLOSED at %s@%d: %s", s.Failure.Channel, s.Failure.Offset, s.Failure.Code)
-	case s.State == replay.StateError:
-		fmt.Fprintf(&b, " · stopped: %s", strings.ReplaceAll(s.Err, "\n", " "))
-	case s.State == replay.StateDisconnected:
-		b.WriteString(" · " + replay.Retrying(s.RetryingFor))
+	if s.State == replay.StateError && s.Err != "" {
+		field("error", strconv.Quote(strings.ReplaceAll(s.Err, "\n", " ")))
 	}
 	return b.String()
 }

@@ -200,7 +200,7 @@ func TestHoldsAgeAndDrain(t *testing.T) {
 	if st.HeldChannels != 1 || !st.LagKnown || st.Lag != 5 {
 		t.Errorf("status %+v: want 1 held channel, lag 5", st)
 	}
-	if line := st.String(); !strings.Contains(line, "held 1 (oldest ") || !strings.Contains(line, "lag 5") {
+	if line := st.String(); !strings.Contains(line, " held=1 held_channels=1 oldest_hold=") || !strings.HasSuffix(line, " lag=5") {
 		t.Errorf("status line %q", line)
 	}
 	s := <-d.Snapshots()
@@ -240,7 +240,7 @@ func TestFailClosed(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	st := waitFor(t, d, "failed closed", func(s Status) bool { return s.State == replay.StateFailedClosed })
-	if st.Failure == nil || st.Failure.Code != "truncated" || !strings.Contains(st.String(), "FAILED CLOSED at b/0@7: truncated") {
+	if st.Failure == nil || st.Failure.Code != "truncated" || !strings.HasPrefix(st.String(), "state=failed-closed code=truncated at=b/0@7 scope=2 ") {
 		t.Errorf("status %+v %q", st, st)
 	}
 	// Still publishing, still failed.
@@ -270,7 +270,7 @@ func TestSourceError(t *testing.T) {
 	src.errs <- errors.New("broker gone")
 	<-d.Stopped()
 	st := waitFor(t, d, "the error", func(s Status) bool { return s.State == replay.StateError })
-	if !strings.Contains(st.String(), "stopped: broker gone") {
+	if !strings.HasSuffix(st.String(), ` error="broker gone"`) {
 		t.Errorf("status line %q", st)
 	}
 	if err := stop(); err == nil || err.Error() != "broker gone" {
@@ -371,4 +371,28 @@ func TestFollower(t *testing.T) {
 	w.Close()
 	plain.Close()
 	testutil.WaitGoroutines(t, before)
+}
+
+// TestStatusString: the one status line, field by field, for a running
+// gate with and without known log ends, a disconnected feed and a stopped
+// one.
+func TestStatusString(t *testing.T) {
+	snap := inspect.Snapshot{State: replay.StateRunning, Scope: 30, Received: 5000, Delivered: 4991, Held: 9, HeldChannels: 3,
+		OldestHold: inspect.Age{D: 83 * time.Second, Known: true}, RecvRate: 123456.7, DeliverRate: 120001}
+	want := "state=running scope=30 received=5000 delivered=4991 dropped=0 held=9 held_channels=3 oldest_hold=1m23s in=123457/s out=120001/s"
+	if got := StatusOf(&snap).String(); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	snap.Channels = []inspect.ChannelRow{{LogEnd: 10, ReceivedUpTo: 6}, {LogEnd: -1, ReceivedUpTo: 3}, {LogEnd: 4, ReceivedUpTo: 3}}
+	if got := StatusOf(&snap).String(); got != want+" lag=3" {
+		t.Errorf("with log ends: %s", got)
+	}
+	snap.State, snap.RetryingFor = replay.StateDisconnected, 7300*time.Millisecond
+	if got := StatusOf(&snap).String(); !strings.HasPrefix(got, `state="disconnected (retrying, 7s)" scope=30 received=5000`) {
+		t.Errorf("disconnected: %s", got)
+	}
+	snap.State, snap.Err = replay.StateError, "reading a/0 failed\nat 3"
+	if got := StatusOf(&snap).String(); !strings.HasSuffix(got, ` lag=3 error="reading a/0 failed at 3"`) {
+		t.Errorf("stopped: %s", got)
+	}
 }

@@ -16,11 +16,8 @@ import (
 	"errors"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/replay"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 )
@@ -47,8 +44,8 @@ type Options struct {
 
 // Run runs the view on the alternate screen of out, reading keys from in,
 // until q or ctrl+c, or until ctx is cancelled (then it returns ctx's
-// error). Callers check that out is a terminal first; in a pipe print
-// PlainStatus lines instead.
+// error). Callers check that out is a terminal first; in a pipe they print
+// live.Status lines instead.
 func Run(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
 	styles := NewStyles(lipgloss.NewRenderer(out), colorEnabled(opts))
 	m := NewModel(styles, opts)
@@ -90,44 +87,4 @@ func Feed(ctx context.Context, p *tea.Program, ch <-chan inspect.Snapshot) {
 			p.Send(SnapshotMsg{Snapshot: s})
 		}
 	}
-}
-
-// PlainStatus is one line of plain text describing s, for `watch` when
-// stdout is not a terminal: no escape sequence, key=value fields, e.g.
-//
-//	state=running scope=40 received=1200 delivered=1180 dropped=0 held=20 held_channels=3 oldest_hold=1.2s in=950/s out=940/s
-func PlainStatus(s inspect.Snapshot) string {
-	var b strings.Builder
-	field := func(k, v string) {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(v)
-	}
-	if s.State == replay.StateDisconnected {
-		field("state", strconv.Quote(replay.Retrying(s.RetryingFor))) // logfmt's quoting
-	} else {
-		field("state", strings.ReplaceAll(s.State.String(), " ", "-"))
-	}
-	if s.Failure != nil {
-		field("code", s.Failure.Code)
-		field("at", s.Failure.Channel+"@"+strconv.FormatInt(s.Failure.Offset, 10))
-	}
-	field("scope", strconv.Itoa(s.Scope))
-	field("received", strconv.FormatInt(s.Received, 10))
-	field("delivered", strconv.FormatInt(s.Delivered, 10))
-	field("dropped", strconv.FormatInt(s.Dropped, 10))
-	field("held", strconv.FormatInt(s.Held, 10))
-	field("held_channels", strconv.Itoa(s.HeldChannels))
-	field("oldest_hold", s.OldestHold.String())
-	if !s.Offline {
-		field("in", strconv.FormatFloat(s.RecvRate, 'f', 0, 64)+"/s")
-		field("out", strconv.FormatFloat(s.DeliverRate, 'f', 0, 64)+"/s")
-	}
-	if s.Position != nil {
-		field("item", strconv.FormatInt(s.Position.Item, 10))
-	}
-	return b.String()
 }

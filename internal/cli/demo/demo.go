@@ -306,7 +306,7 @@ func elapsed(d time.Duration) string {
 }
 
 func statusLine(d *demo.Demo, st live.Status) string {
-	return fmt.Sprintf("produced %d · %s", d.Produced(), st)
+	return fmt.Sprintf("produced=%d %s", d.Produced(), st)
 }
 
 func stopText(err error) string {

@@ -167,7 +167,7 @@ func statusLines(ctx context.Context, opts *Options, drv *live.Driver, serving b
 		if !have {
 			return nil
 		}
-		if _, err := fmt.Fprintln(opts.IO.Out, tui.PlainStatus(last)); err != nil {
+		if _, err := fmt.Fprintln(opts.IO.Out, live.StatusOf(&last)); err != nil {
 			return fmt.Errorf("writing output: %w", err)
 		}
 		return nil
