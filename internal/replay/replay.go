@@ -437,6 +437,17 @@ func Discover(src Source, names *clock.Names) ([]clock.Channel, error) {
 	// A line naming its topic by name only (SPEC §4 allows it) is resolved
 	// at the end, when a later line may have bound the name to its UUID.
 	var unbound []capture.Item
+	add := func(it *capture.Item) error {
+		ch, err := r.channel(it)
+		if err != nil {
+			return NewInputError(it, err)
+		}
+		if !seen[ch] {
+			seen[ch] = true
+			out = append(out, ch)
+		}
+		return nil
+	}
 	for {
 		it, err := src.Next()
 		if err == io.EOF {
@@ -453,24 +464,13 @@ func Discover(src Source, names *clock.Names) ([]clock.Channel, error) {
 				continue
 			}
 		}
-		ch, err := r.channel(it)
-		if err != nil {
-			return nil, NewInputError(it, err)
-		}
-		if !seen[ch] {
-			seen[ch] = true
-			out = append(out, ch)
+		if err := add(it); err != nil {
+			return nil, err
 		}
 	}
 	for i := range unbound {
-		it := &unbound[i]
-		ch, err := r.channel(it)
-		if err != nil {
-			return nil, NewInputError(it, err)
-		}
-		if !seen[ch] {
-			seen[ch] = true
-			out = append(out, ch)
+		if err := add(&unbound[i]); err != nil {
+			return nil, err
 		}
 	}
 	slices.SortFunc(out, clock.Channel.Compare)
