@@ -7,7 +7,11 @@
 // file or a broker range — so that replay and decode treat both alike.
 package capture
 
-import "github.com/causalctl/causalctl/internal/clock"
+import (
+	"bytes"
+
+	"github.com/causalctl/causalctl/internal/clock"
+)
 
 // Kind tells a record from a position.
 type Kind uint8
@@ -59,4 +63,18 @@ type Item struct {
 
 	// Facts is set for KindLogFacts only.
 	Facts *LogFacts
+}
+
+// Clone returns a copy of it that shares no storage with it, for keeping
+// an item that its source reuses on the next call.
+func (it *Item) Clone() *Item {
+	c := *it
+	c.Key, c.Value = bytes.Clone(it.Key), bytes.Clone(it.Value) // nil stays nil
+	if it.Headers != nil {
+		c.Headers = make([]clock.Header, len(it.Headers))
+		for i, h := range it.Headers {
+			c.Headers[i] = clock.Header{Key: h.Key, Value: bytes.Clone(h.Value)}
+		}
+	}
+	return &c
 }

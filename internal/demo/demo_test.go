@@ -79,7 +79,7 @@ func readAll(t *testing.T, addr string) []*capture.Item {
 		if err != nil {
 			t.Fatal(err)
 		}
-		items = append(items, it)
+		items = append(items, it.Clone()) // valid until the next call only
 	}
 }
 

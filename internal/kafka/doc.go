@@ -14,11 +14,16 @@
 //     fixes each channel's bounds once (never past the last stable offset)
 //     and Range.Next yields capture.Items — a start position, the committed
 //     records (read_committed), position advances over offsets that carried
-//     no record, and an end position — so every range ends;
+//     no record, and an end position — so every range ends; Range.NextOf
+//     yields one channel's items, for callers that merge channels;
 //   - followers: Client.Follow reads the same item stream without end,
 //     waiting at the log end, and reports the latest log ends. Range and
 //     Follower are two types over one fetch loop (fetch.go); time is
-//     injected with WithClock;
+//     injected with WithClock. The loop keeps the next fetch in flight
+//     while the caller takes what the last one read, decodes record
+//     batches in place (batch.go) and bounds what it buffers (buffer.go);
+//     a Range reuses item storage, so its items are valid until the next
+//     call, while a Follower's stay valid;
 //   - Client.GroupOffsets, which reads a group's committed offsets for use
 //     as start positions.
 package kafka

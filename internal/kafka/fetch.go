@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"slices"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 )
 
@@ -175,15 +173,15 @@ type rchan struct {
 	failures     int
 	retryAt      time.Time
 	lastErr      error
+
+	buf      []*chunk // items read and not yet taken, oldest first
+	head     int      // the next item of buf[0]
+	bufBytes int      // record bytes in buf
 }
 
 func (ch *rchan) key() chanKey { return chanKey{ch.Topic, ch.Partition} }
 
 func (ch *rchan) label() string { return fmt.Sprintf("%s/%d", ch.Topic, ch.Partition) }
-
-func (ch *rchan) position(p int64) *capture.Item {
-	return &capture.Item{Kind: capture.KindPosition, Topic: ch.Topic, TopicID: ch.TopicID, Partition: ch.Partition, Offset: p}
-}
 
 func (ch *rchan) fail(now time.Time, err error) {
 	if ch.failingSince.IsZero() {
@@ -207,16 +205,15 @@ func (ch *rchan) failNoProgress(now time.Time, err error) {
 }
 
 // fetched is one channel's part of a fetch response, once its errors are
-// handled: the records at or after the position, the position after them
-// (not beyond the position when the fetch made no progress), the stable
-// end and the high watermark the broker reported (-1 when it reported
-// none), and why processing the partition stopped, if it did.
+// handled: the partition's records, still encoded (nil when there are
+// none to read and next says where the position moves instead), and the
+// stable end and the high watermark the broker reported (-1 when it
+// reported none).
 type fetched struct {
-	records []*kgo.Record
-	next    int64
-	end     int64
-	hwm     int64
-	err     error
+	rp   *kmsg.FetchResponseTopicPartition
+	next int64
+	end  int64
+	hwm  int64
 }
 
 // partSink is what a Range and a Follower do differently.
@@ -234,8 +231,10 @@ type reader struct {
 	cfg   readConfig
 	chans []*rchan
 
-	queue    []*capture.Item
-	err      error // latched: returned once the queue is drained
+	buffers  // the items read, per channel (buffer.go)
+	dec      batchDecoder
+	flight   *flight // the fetch round in flight, if any
+	err      error   // latched: returned once the buffers are drained
 	needMeta bool
 
 	// observe, when set, is told after every round which channels are
@@ -278,7 +277,7 @@ func (c *Client) open(ctx context.Context, sels []TopicSel, spec OffsetSpec, max
 		return nil, err
 	}
 
-	rd := &reader{c: c, cfg: cfg}
+	rd := &reader{c: c, cfg: cfg, dec: batchDecoder{decompressor: c.decompressor}}
 	seen := make(map[chanKey]bool)
 	for _, s := range sels {
 		tm, err := findTopic(meta, s)
@@ -322,10 +321,18 @@ func (c *Client) open(ctx context.Context, sels []TopicSel, spec OffsetSpec, max
 		}
 		s = clamp(s, o.logStart, ch.stableEnd())
 		ch.Start, ch.Position, ch.emitted = s, s, s
-		rd.queue = append(rd.queue, ch.position(s))
 	}
-	if cfg.facts {
-		rd.queue = append(c.logFacts(ctx, rd), rd.queue...)
+	if cfg.facts { // first, a log-facts item for each channel
+		for i, it := range c.logFacts(ctx, rd) {
+			rd.begin()
+			rd.cur.items = append(rd.cur.items, *it)
+			rd.commit(rd.chans[i])
+		}
+	}
+	for _, ch := range rd.chans {
+		rd.begin()
+		rd.addPosition(ch, ch.Start)
+		rd.commit(ch)
 	}
 	return rd, nil
 }
@@ -359,81 +366,28 @@ func (rd *reader) progress() []ChannelProgress {
 	return out
 }
 
-// next returns the next queued item, fetching rounds for sink's active
-// channels until there is one; io.EOF when none is active.
-func (rd *reader) next(ctx context.Context, sink partSink) (*capture.Item, error) {
-	for {
-		if len(rd.queue) > 0 {
-			it := rd.queue[0]
-			rd.queue[0] = nil
-			rd.queue = rd.queue[1:]
-			return it, nil
-		}
-		if rd.err != nil {
-			return nil, rd.err
-		}
-		active := sink.active()
-		if len(active) == 0 {
-			return nil, io.EOF
-		}
-		if err := rd.round(ctx, active, sink); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			rd.err = err
-		}
-	}
-}
-
-// emit queues a record, preceded by a position item when offsets between
-// the last item and the record carried no record.
-func (rd *reader) emit(ch *rchan, rec *kgo.Record) {
-	if rec.Offset > ch.emitted {
-		rd.queue = append(rd.queue, ch.position(rec.Offset))
-	}
-	var hs []clock.Header
-	if len(rec.Headers) > 0 {
-		hs = make([]clock.Header, len(rec.Headers))
-		for i, h := range rec.Headers {
-			hs[i] = clock.Header{Key: h.Key, Value: h.Value} // kgo keeps a null value nil
-		}
-	}
-	ts := rec.Timestamp.UnixMilli()
-	rd.queue = append(rd.queue, &capture.Item{
-		Kind:         capture.KindRecord,
-		Topic:        ch.Topic,
-		TopicID:      ch.TopicID,
-		Partition:    ch.Partition,
-		Offset:       rec.Offset,
-		Timestamp:    ts,
-		HasTimestamp: ts >= 0,
-		Headers:      hs,
-		Key:          rec.Key,
-		Value:        rec.Value,
-	})
-	ch.emitted = rec.Offset + 1
-	ch.LastOffset = rec.Offset
-	ch.Records++
-}
-
 // advance moves ch's position forward to pos after a successful read.
 func (ch *rchan) advance(pos int64) {
 	ch.ok()
 	ch.Position = pos
 }
 
-// settle queues a position item at ch's position when it moved past
-// offsets not yet told to the caller.
-func (rd *reader) settle(ch *rchan) {
-	if ch.Position > ch.emitted {
-		rd.queue = append(rd.queue, ch.position(ch.Position))
-		ch.emitted = ch.Position
-	}
+// flight is a fetch round in flight: one request to each leader with due
+// channels, answered on their own goroutines. Requests are built before it
+// starts, so nothing of the reader is touched while it flies.
+type flight struct {
+	now     time.Time
+	leaders []int32
+	due     map[int32][]*rchan
+	results []fetchResult
+	done    chan struct{}
 }
 
-// round fetches once from every leader that has active channels due,
-// handing each channel's part to sink.
-func (rd *reader) round(ctx context.Context, active []*rchan, sink partSink) error {
+// launch starts a round for the eligible channels of active, first looking
+// up leaders again when a failure asked for it. It returns nil when no
+// channel is due, after waiting for the earliest retry when none is
+// healthy; an error ends the read.
+func (rd *reader) launch(ctx context.Context, active []*rchan) (*flight, error) {
 	now := rd.cfg.clock.Now()
 	if rd.needMeta {
 		bctx, cancel := rd.budget(ctx, now, active)
@@ -441,10 +395,10 @@ func (rd *reader) round(ctx context.Context, active []*rchan, sink partSink) err
 		cancel()
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return nil, ctx.Err()
 			}
 			if isFatal(err) {
-				return rd.rangeError(active[0], err)
+				return nil, rd.rangeError(active[0], err)
 			}
 			for _, ch := range active {
 				if isCtxErr(err) && ch.lastErr != nil {
@@ -453,12 +407,12 @@ func (rd *reader) round(ctx context.Context, active []*rchan, sink partSink) err
 					ch.fail(now, err)
 				}
 			}
-			return rd.checkBounds(ctx, rd.cfg.clock.Now(), active)
+			return nil, rd.checkBounds(ctx, rd.cfg.clock.Now(), active, active)
 		}
 	}
-
+	eligible := rd.eligible(active)
 	due := make(map[int32][]*rchan)
-	for _, ch := range active {
+	for _, ch := range eligible {
 		switch {
 		case now.Before(ch.retryAt):
 		case ch.leader < 0:
@@ -468,16 +422,62 @@ func (rd *reader) round(ctx context.Context, active []*rchan, sink partSink) err
 			due[ch.leader] = append(due[ch.leader], ch)
 		}
 	}
-	leaders := slices.Sorted(maps.Keys(due))
-	results := make([]fetchResult, len(leaders))
-	var wg sync.WaitGroup
-	for i, leader := range leaders {
-		wg.Go(func() { results[i] = rd.fetch(ctx, leader, due[leader]) })
+	if len(due) == 0 {
+		return nil, rd.checkBounds(ctx, now, active, eligible)
 	}
-	wg.Wait()
+	return rd.start(ctx, now, due), nil
+}
 
-	for i, res := range results {
-		chans := due[leaders[i]]
+// prefetch starts the next round at once, while what the last one read is
+// taken, when every active channel is healthy: the pipelining that keeps
+// the fetch and the processing of its records apart in time.
+func (rd *reader) prefetch(ctx context.Context, active []*rchan) {
+	if rd.err != nil || rd.needMeta || rd.flight != nil || len(active) == 0 {
+		return
+	}
+	due := make(map[int32][]*rchan)
+	for _, ch := range active {
+		if !ch.failingSince.IsZero() || ch.leader < 0 {
+			return // a failing read goes round by round, with its backoff
+		}
+	}
+	for _, ch := range rd.eligible(active) {
+		due[ch.leader] = append(due[ch.leader], ch)
+	}
+	if len(due) > 0 {
+		rd.flight = rd.start(ctx, rd.cfg.clock.Now(), due)
+	}
+}
+
+// start sends one fetch to each leader of due.
+func (rd *reader) start(ctx context.Context, now time.Time, due map[int32][]*rchan) *flight {
+	f := &flight{now: now, leaders: slices.Sorted(maps.Keys(due)), due: due, done: make(chan struct{})}
+	f.results = make([]fetchResult, len(f.leaders))
+	reqs := make([]*kmsg.FetchRequest, len(f.leaders))
+	for i, leader := range f.leaders {
+		reqs[i] = rd.request(due[leader])
+	}
+	go func() {
+		defer close(f.done)
+		var wg sync.WaitGroup
+		for i, leader := range f.leaders {
+			wg.Go(func() { f.results[i] = rd.send(ctx, leader, reqs[i]) })
+		}
+		wg.Wait()
+	}()
+	return f
+}
+
+// land waits for f and hands each channel's part to sink.
+func (rd *reader) land(ctx context.Context, f *flight, sink partSink) error {
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	now := f.now
+	for i, res := range f.results {
+		chans := f.due[f.leaders[i]]
 		if res.err != nil {
 			err := rd.c.classify(res.err)
 			if isFatal(err) {
@@ -499,7 +499,8 @@ func (rd *reader) round(ctx context.Context, active []*rchan, sink partSink) err
 			}
 		}
 	}
-	return rd.checkBounds(ctx, now, active)
+	active := sink.active()
+	return rd.checkBounds(ctx, now, active, active)
 }
 
 // budget bounds ctx by the time left before the longest-failing channel
@@ -518,21 +519,24 @@ func (rd *reader) budget(ctx context.Context, now time.Time, active []*rchan) (c
 	return context.WithTimeout(ctx, max(first.Add(rd.cfg.retryFor).Sub(now), minBackoff))
 }
 
-// checkBounds fails the read when a channel has been failing for too long,
-// and otherwise waits until the earliest retry when nothing is due now.
-func (rd *reader) checkBounds(ctx context.Context, now time.Time, active []*rchan) error {
+// checkBounds fails the read when an active channel has been failing for
+// too long, and otherwise waits until the earliest retry of the eligible
+// ones (those with room to buffer more) when none of them is due now.
+func (rd *reader) checkBounds(ctx context.Context, now time.Time, active, eligible []*rchan) error {
 	if rd.observe != nil {
 		rd.observe(active)
 	}
+	for _, ch := range active {
+		if !ch.failingSince.IsZero() && now.Sub(ch.failingSince) >= rd.cfg.retryFor {
+			return rd.rangeError(ch, fmt.Errorf("no progress for %s: %w", now.Sub(ch.failingSince).Round(time.Millisecond), ch.lastErr))
+		}
+	}
 	var next time.Time
 	healthy := false
-	for _, ch := range active {
+	for _, ch := range eligible {
 		if ch.failingSince.IsZero() {
 			healthy = true
 			continue
-		}
-		if now.Sub(ch.failingSince) >= rd.cfg.retryFor {
-			return rd.rangeError(ch, fmt.Errorf("no progress for %s: %w", now.Sub(ch.failingSince).Round(time.Millisecond), ch.lastErr))
 		}
 		if next.IsZero() || ch.retryAt.Before(next) {
 			next = ch.retryAt
@@ -594,9 +598,9 @@ type fetchResult struct {
 	err  error
 }
 
-// fetch issues one read_committed fetch, outside any fetch session, to
-// leader for chans.
-func (rd *reader) fetch(ctx context.Context, leader int32, chans []*rchan) fetchResult {
+// request builds one read_committed fetch, outside any fetch session, for
+// chans at their positions.
+func (rd *reader) request(chans []*rchan) *kmsg.FetchRequest {
 	req := kmsg.NewPtrFetchRequest()
 	req.MaxWaitMillis = int32(rd.cfg.maxWait.Milliseconds())
 	req.MinBytes = 1
@@ -619,6 +623,11 @@ func (rd *reader) fetch(ctx context.Context, leader int32, chans []*rchan) fetch
 		rp.PartitionMaxBytes = rd.cfg.partBytes
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
+	return req
+}
+
+// send issues req to leader.
+func (rd *reader) send(ctx context.Context, leader int32, req *kmsg.FetchRequest) fetchResult {
 	fctx, cancel := context.WithTimeout(ctx, rd.c.cfg.requestTimeout()+rd.cfg.maxWait)
 	defer cancel()
 	kresp, err := rd.c.cl.Broker(int(leader)).Request(fctx, req)
@@ -666,13 +675,7 @@ func (rd *reader) part(ctx context.Context, now time.Time, ch *rchan, resp *kmsg
 		return fetched{}, false, err
 	}
 
-	fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
-		Offset:         ch.Position,
-		IsolationLevel: kgo.ReadCommitted(),
-		Topic:          ch.Topic,
-		Partition:      ch.Partition,
-	}, rp, rd.c.decompressor, nil)
-	return fetched{records: fp.Records, next: next, end: StableEnd(rp.LastStableOffset, rp.HighWatermark), hwm: rp.HighWatermark, err: fp.Err}, true, nil
+	return fetched{rp: rp, end: StableEnd(rp.LastStableOffset, rp.HighWatermark), hwm: rp.HighWatermark}, true, nil
 }
 
 // outOfRange handles OFFSET_OUT_OF_RANGE: when retention removed the offsets

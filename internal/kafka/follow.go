@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"math"
 	"sync"
 	"time"
 
@@ -45,6 +46,7 @@ func (c *Client) Follow(ctx context.Context, sels []TopicSel, spec OffsetSpec, o
 	if err != nil {
 		return nil, err
 	}
+	rd.keep = true // items go on to other goroutines: each stays valid
 	f := &Follower{rd: rd, ends: make(map[clock.Channel]int64, len(rd.chans)), hws: make(map[clock.Channel]int64, len(rd.chans))}
 	for _, ch := range rd.chans {
 		f.setEnd(ch.Channel(), ch.stableEnd(), ch.HighWatermark)
@@ -121,25 +123,26 @@ func (f *Follower) active() []*rchan { return f.rd.chans }
 // for more records.
 func (f *Follower) take(now time.Time, ch *rchan, p fetched) {
 	f.setEnd(ch.Channel(), p.end, p.hwm)
-	for _, rec := range p.records {
-		f.rd.emit(ch, rec)
-	}
-	if p.next <= ch.Position {
-		if p.err == nil && p.end >= 0 && ch.Position >= p.end {
+	rd := f.rd
+	rd.begin()
+	defer rd.commit(ch)
+	next, err := rd.decode(ch, p, math.MaxInt64) // a followed channel has no end
+	if next <= ch.Position {
+		if err == nil && p.end >= 0 && ch.Position >= p.end {
 			ch.ok() // at the end of the log: nothing new yet
 			return
 		}
-		ch.failNoProgress(now, p.err)
+		ch.failNoProgress(now, err)
 		return
 	}
-	ch.advance(p.next)
-	f.rd.settle(ch)
+	ch.advance(next)
+	rd.settle(ch)
 }
 
 // Buffered returns the number of items Next can return without waiting
 // for the broker. A reader that batches items hands its batch on when it
 // reaches zero.
-func (f *Follower) Buffered() int { return len(f.rd.queue) }
+func (f *Follower) Buffered() int { return f.rd.ready }
 
 // Channels returns every channel followed, in selection order, with how
 // far it has been read; the offsets from LogStart to LastStable are those

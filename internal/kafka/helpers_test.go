@@ -105,9 +105,31 @@ func drain(t *testing.T, r *Range) []*capture.Item {
 		if err != nil {
 			t.Fatalf("next after %d items: %v", len(items), err)
 		}
-		items = append(items, it)
+		items = append(items, it.Clone()) // valid until the next call only
 		if len(items) > 100000 {
 			t.Fatal("range does not end")
+		}
+	}
+}
+
+// countRecords calls next until io.EOF and returns how many of the items
+// were records, calling each (when not nil) after every item.
+func countRecords(tb testing.TB, next func() (*capture.Item, error), each func()) int {
+	tb.Helper()
+	n := 0
+	for {
+		it, err := next()
+		if errors.Is(err, io.EOF) {
+			return n
+		}
+		if err != nil {
+			tb.Fatalf("next after %d records: %v", n, err)
+		}
+		if it.Kind == capture.KindRecord {
+			n++
+		}
+		if each != nil {
+			each()
 		}
 	}
 }

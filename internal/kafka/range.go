@@ -139,8 +139,26 @@ func (r *Range) Channels() []RangeChannel {
 // the items read so far are returned and after them a *RangeError naming
 // the channel and how far it got. Authorization failures, unknown topics and
 // topic identity changes fail at once.
+//
+// The item, and the slices it holds, are valid until the next call of Next
+// or NextOf: a range reuses their storage, so that reading it allocates
+// nothing per record. While the caller works on what one fetch read, the
+// next fetch is already in flight.
 func (r *Range) Next(ctx context.Context) (*capture.Item, error) {
 	return r.rd.next(ctx, r)
+}
+
+// NextOf returns the next item of channel i (an index into Channels), or
+// io.EOF after the channel's end position item: the items Next yields for
+// that channel, in the same order, for a caller that merges the channels
+// itself (by timestamp, say) and so needs to read the one it is short of.
+// Other channels are fetched on the way only while what they buffer stays
+// within bounds (a few fetches' worth each).
+//
+// The item is valid until the next NextOf call for the same channel. A
+// range is read with Next or with NextOf, not both.
+func (r *Range) NextOf(ctx context.Context, i int) (*capture.Item, error) {
+	return r.rd.nextOf(ctx, r, i, func(i int) bool { return r.done[i] })
 }
 
 // active returns the channels not yet at their end.
@@ -154,23 +172,21 @@ func (r *Range) active() []*rchan {
 	return out
 }
 
-// take queues the records of a fetch below the channel's end and ends the
+// take adds the records of a fetch below the channel's end and ends the
 // channel when its position reaches the end.
 func (r *Range) take(now time.Time, ch *rchan, p fetched) {
+	rd := r.rd
 	end := r.ends[ch.index]
-	for _, rec := range p.records {
-		if rec.Offset >= end {
-			break
-		}
-		r.rd.emit(ch, rec)
-	}
-	if p.next <= ch.Position {
-		ch.failNoProgress(now, p.err)
+	rd.begin()
+	defer rd.commit(ch)
+	next, err := rd.decode(ch, p, end)
+	if next <= ch.Position {
+		ch.failNoProgress(now, err)
 		return
 	}
-	ch.advance(min(p.next, end))
+	ch.advance(min(next, end))
 	if ch.Position == end {
-		r.rd.queue = append(r.rd.queue, ch.position(end)) // always: it says the channel ended
+		rd.addPosition(ch, end) // always: it says the channel ended
 		ch.emitted = end
 		r.done[ch.index] = true
 	}
