@@ -79,10 +79,18 @@ const (
 	// FaultCycle: a payment and a shipment are forged to claim each
 	// other. The watched node holds both and reports a wait cycle.
 	FaultCycle Fault = "cycle"
+	// FaultUnfolded: from the fault step on, the shipping service stamps
+	// each shipment it writes for a payment with that payment's position
+	// only, without folding the clocks it received (a hand-rolled
+	// producer). A node consuming orders and shipments but not payments
+	// can then deliver a shipment before the order its payment claims;
+	// nothing fails and nothing is held. `causalctl check --scope
+	// orders,shipments` finds the holes.
+	FaultUnfolded Fault = "unfolded"
 )
 
 // Faults lists the faults, in the order help text shows them.
-var Faults = []Fault{FaultUndecodable, FaultDangling, FaultSlow, FaultCycle}
+var Faults = []Fault{FaultUndecodable, FaultDangling, FaultSlow, FaultCycle, FaultUnfolded}
 
 // ParseFault reads a --fault value ("" or "none" for no fault).
 func ParseFault(s string) (Fault, error) {
@@ -91,7 +99,7 @@ func ParseFault(s string) (Fault, error) {
 	}
 	f := Fault(s)
 	if !slices.Contains(Faults, f) {
-		return NoFault, fmt.Errorf("fault %q: want undecodable, dangling, slow or cycle", s)
+		return NoFault, fmt.Errorf("fault %q: want undecodable, dangling, slow, cycle or unfolded", s)
 	}
 	return f, nil
 }

@@ -40,11 +40,15 @@ type service struct {
 	lag     map[string]int // topic → steps before a committed record is read
 	inbox   map[clock.Channel][]*simRec
 	pending map[clock.Channel][]*simRec // received, not yet delivered
-	past    idSet                       // everything delivered, and their pasts
-	own     map[clock.Channel]idSet     // own records per output channel
-	evs     []gate.Event
-	out     []*simRec // this step's writes
-	react   func(p *pipeline, s *service, r *simRec)
+	// delivered is the offset of the last record delivered per channel;
+	// seed the claim of a channel where the run began, before any.
+	delivered map[clock.Channel]int64
+	seed      map[clock.Channel]int64
+	past      idSet                   // everything delivered, and their pasts
+	own       map[clock.Channel]idSet // own records per output channel
+	evs       []gate.Event
+	out       []*simRec // this step's writes
+	react     func(p *pipeline, s *service, r *simRec)
 }
 
 // pipeline is the step simulation. One goroutine runs it (Demo.Run).
@@ -81,12 +85,14 @@ func newPipeline(d *Demo) *pipeline {
 // run begins: a restarted service claims what the log held before it.
 func (p *pipeline) consumer(name string, cl *kgo.Client, lag map[string]int, react func(*pipeline, *service, *simRec)) *service {
 	s := &service{name: name, cl: cl, lag: lag, react: react,
-		inbox: map[clock.Channel][]*simRec{}, pending: map[clock.Channel][]*simRec{}, own: map[clock.Channel]idSet{}}
+		inbox: map[clock.Channel][]*simRec{}, pending: map[clock.Channel][]*simRec{}, own: map[clock.Channel]idSet{},
+		delivered: map[clock.Channel]int64{}, seed: map[clock.Channel]int64{}}
 	var opts []gate.Option
 	for _, ch := range p.d.chans {
 		if _, ok := lag[p.topic(ch)]; ok {
 			s.scope = append(s.scope, ch)
 			opts = append(opts, gate.WithStart(ch, p.d.starts[ch]))
+			s.seed[ch] = p.d.starts[ch] - 1
 		}
 	}
 	for topic := range lag {
@@ -178,6 +184,7 @@ func (p *pipeline) poll(s *service, t int) error {
 				return fmt.Errorf("unexpected %v", ev)
 			}
 			delivered = append(delivered, q[0])
+			s.delivered[ev.Channel] = ev.Offset
 			q[0] = nil
 			s.pending[ev.Channel] = q[1:]
 		}
@@ -203,7 +210,7 @@ func (p *pipeline) emit(s *service, topic string, part int32, order string) *sim
 		r.order = "o-" + strconv.Itoa(r.id)
 	}
 	if s.g != nil {
-		r.clk = s.g.Stamp()
+		r.clk = s.stamp()
 	}
 	r.header = clock.Encode(r.clk)
 	if p.d.cfg.RecordTruth {
@@ -215,6 +222,24 @@ func (p *pipeline) emit(s *service, topic string, part int32, order string) *sim
 	}
 	s.out = append(s.out, r)
 	return r
+}
+
+// stamp is what s claims on a record it writes now, as Parsley stamps: the
+// clocks it received, folded, and the last record it delivered on each
+// channel it consumes (before any, where its run began). Unlike the gate's
+// Stamp it never claims the settled position below a held head, which may
+// be a transaction marker: Parsley's wire contract forbids naming one.
+func (s *service) stamp() clock.Clock {
+	var es []clock.Entry
+	for _, ch := range s.scope {
+		es = append(es, s.g.Carried(ch).Entries()...)
+		if off, ok := s.delivered[ch]; ok {
+			es = append(es, clock.Entry{Channel: ch, Position: off})
+		} else if seed := s.seed[ch]; seed >= 0 {
+			es = append(es, clock.Entry{Channel: ch, Position: seed})
+		}
+	}
+	return clock.MustNew(es...)
 }
 
 func reactPayment(p *pipeline, s *service, order *simRec) {
@@ -236,6 +261,18 @@ func reactShipping(p *pipeline, s *service, in *simRec) {
 	}
 	r := p.emit(s, TopicShipments, part, in.order)
 	r.value = fmt.Appendf(nil, `{"id":%d,"type":"shipment","order":%q,"event":%q}`, r.id, r.order, event)
+	if p.d.cfg.Fault == FaultUnfolded && p.now >= p.d.cfg.FaultStep && in.topic == TopicPayments {
+		// A hand-rolled producer: it claims the payment it reacts to and
+		// folds nothing it received, so the order that payment claims
+		// hides behind payments.
+		r.clk = clock.MustNew(clock.Entry{Channel: in.ch, Position: in.off})
+		r.header = clock.Encode(r.clk)
+		r.forged = true
+		if !p.faulted {
+			r.fault, p.faulted = true, true
+		}
+		return
+	}
 	if p.faulted || p.now < p.d.cfg.FaultStep {
 		return
 	}

@@ -164,8 +164,10 @@ type AuditScope struct {
 
 // AuditReport is the outcome of an audit.
 type AuditReport struct {
+	// Channels, NotInInput and each scope's channels are in display
+	// order: by topic name (UUID when unnamed), then partition.
 	Records  int64
-	Channels []clock.Channel // of the input, sorted
+	Channels []clock.Channel // of the input
 	Scopes   []AuditScope
 	// NotInInput lists the channels the clocks claim that the input does
 	// not hold: holes hiding behind them cannot be seen.
@@ -310,19 +312,6 @@ func (a *Auditor) Index(it *capture.Item) error {
 	if a.loading {
 		return errors.New("inspect: Index after Load")
 	}
-	if it.Kind == capture.KindLogFacts && it.Facts != nil {
-		ch, err := a.channelOf(it)
-		if err != nil {
-			return inputError(it, -1, err)
-		}
-		a.hwm[ch] = it.Facts.HighWatermark
-		if r := it.Facts.Retention; r != nil && strings.Contains(r.CleanupPolicy, "compact") {
-			// A gap in a compacted log may be a record compaction removed:
-			// it proves no marker.
-			a.compacted[ch] = true
-		}
-		return nil
-	}
 	if it.Kind != capture.KindRecord && it.Kind != capture.KindPosition {
 		return nil // lines of other kinds say nothing of the audit
 	}
@@ -396,6 +385,9 @@ func (a *Auditor) Load(it *capture.Item) error {
 	if !a.loading {
 		a.startLoading()
 	}
+	if it.Kind == capture.KindLogFacts && it.Facts != nil {
+		return a.loadFacts(it)
+	}
 	if it.Kind != capture.KindRecord || a.full {
 		return nil
 	}
@@ -427,6 +419,25 @@ func (a *Auditor) Load(it *capture.Item) error {
 	return nil
 }
 
+// loadFacts takes a log-facts line: the channel's high watermark, and
+// whether its topic is compacted.
+func (a *Auditor) loadFacts(it *capture.Item) error {
+	ch, err := a.channelOf(it)
+	if err != nil {
+		return inputError(it, -1, err)
+	}
+	a.hwm[ch] = it.Facts.HighWatermark
+	if i, ok := a.idx[ch]; ok {
+		a.chans[i].hwm = it.Facts.HighWatermark
+	}
+	if r := it.Facts.Retention; r != nil && strings.Contains(r.CleanupPolicy, "compact") {
+		// A gap in a compacted log may be a record compaction removed: it
+		// proves no marker.
+		a.compacted[ch] = true
+	}
+	return nil
+}
+
 func (a *Auditor) loadEntry(c *achan, ci, rank uint32, ref RecordRef, e clock.Entry) {
 	if e.Channel == c.ch {
 		// Same-channel order is structural: the gate drops the entry. At
@@ -436,27 +447,53 @@ func (a *Auditor) loadEntry(c *achan, ci, rank uint32, ref RecordRef, e clock.En
 		}
 		return
 	}
-	hwm, hasHWM := a.hwm[e.Channel]
-	ti, in := a.idx[e.Channel]
-	if in {
+	if ti, in := a.idx[e.Channel]; in {
+		// A claim on a record's offset needs no check: the record is
+		// there. Others are kept as they are, and checked once every
+		// log-facts line is read (checkRawClaims).
 		t := a.chans[ti]
-		hwm, hasHWM = t.hwm, t.hwm >= 0
 		count, _ := slices.BinarySearch(t.offs, e.Position+1) // records at or below the position
 		if count == 0 || t.offs[count-1] != e.Position {
 			c.raw = append(c.raw, rawPos{uint32(c.claims.len()), e.Position})
-			if !a.compacted[e.Channel] && t.inGap(e.Position) {
-				a.report(Finding{Kind: FindingNotARecord, Record: ref, Producer: c.ch, Claim: e})
-			}
 		}
 		c.claims.append(packClaim(ti, uint32(count)))
-	} else {
-		a.external[e.Channel] = true
-		if _, named := a.names.Name(e.Channel.Topic); !named && !a.topics[e.Channel.Topic] {
-			a.report(Finding{Kind: FindingUnknownTopic, Record: ref, Producer: c.ch, Claim: e})
-		}
+		return
 	}
-	if hasHWM && e.Position >= hwm {
+	a.external[e.Channel] = true
+	if _, named := a.names.Name(e.Channel.Topic); !named && !a.topics[e.Channel.Topic] {
+		a.report(Finding{Kind: FindingUnknownTopic, Record: ref, Producer: c.ch, Claim: e})
+	}
+	if hwm, ok := a.hwm[e.Channel]; ok && e.Position >= hwm {
 		a.report(Finding{Kind: FindingBeyondLogEnd, Record: ref, Producer: c.ch, Claim: e, HighWatermark: hwm})
+	}
+}
+
+// checkRawClaims reports the claims on channels of the input that name no
+// record's offset and lie on a proven gap (not-a-record) or at or past the
+// high watermark (beyond-log-end).
+func (a *Auditor) checkRawClaims() {
+	for ci, c := range a.chans {
+		for _, r := range c.raw {
+			t := a.chans[c.claims.at(int(r.at)).channel()]
+			kind := FindingKind(0)
+			switch {
+			case t.hwm >= 0 && r.pos >= t.hwm:
+				kind = FindingBeyondLogEnd
+			case !a.compacted[t.ch] && t.inGap(r.pos):
+				kind = FindingNotARecord
+			default:
+				continue
+			}
+			// The claim's record: the last whose claims start at or
+			// before it.
+			rank, _ := slices.BinarySearch(c.ent, r.at+1)
+			f := Finding{Kind: kind, Record: a.ref(uint32(ci), uint32(rank-1)), Producer: c.ch,
+				Claim: clock.Entry{Channel: t.ch, Position: r.pos}}
+			if kind == FindingBeyondLogEnd {
+				f.HighWatermark = t.hwm
+			}
+			a.report(f)
+		}
 	}
 }
 

@@ -290,19 +290,26 @@ func (a *Auditor) Run(scopes []AuditScope) (*AuditReport, error) {
 	if len(scopes) == 0 {
 		scopes = []AuditScope{{Channels: a.Channels()}}
 	}
+	a.checkRawClaims()
 	a.setScopes(scopes)
 	a.walk()
 	rep := &AuditReport{
 		Records:   a.records,
 		Channels:  a.Channels(),
-		Scopes:    scopes,
 		Truncated: a.full,
 		Counts:    map[FindingKind]int{},
 	}
 	for ch := range a.external {
 		rep.NotInInput = append(rep.NotInInput, ch)
 	}
-	slices.SortFunc(rep.NotInInput, clock.Channel.Compare)
+	byName := func(x, y clock.Channel) int { return compareChannels(a.names, x, y) }
+	slices.SortFunc(rep.Channels, byName)
+	slices.SortFunc(rep.NotInInput, byName)
+	for _, s := range scopes {
+		s.Channels = slices.Clone(s.Channels)
+		slices.SortFunc(s.Channels, byName)
+		rep.Scopes = append(rep.Scopes, s)
+	}
 	for _, c := range a.chans {
 		rep.Unaudited += int64(len(c.offs)) - int64(c.done)
 	}

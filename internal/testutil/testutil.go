@@ -1,10 +1,12 @@
 // Package testutil holds small helpers shared by tests: a buffer a command
-// writes while the test reads it, and a wait for goroutines to end. Only
-// tests import it.
+// writes while the test reads it, a wait for goroutines to end, golden
+// files. Only tests import it.
 package testutil
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -42,5 +44,25 @@ func WaitGoroutines(t testing.TB, n int) {
 			t.Fatalf("%d goroutines, want at most %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Golden compares got with the file testdata/name, or rewrites the file
+// when update is set (a package's -update flag).
+func Golden(t testing.TB, update bool, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs (go test -update rewrites it after review):\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
 }

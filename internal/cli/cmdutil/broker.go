@@ -3,7 +3,9 @@ package cmdutil
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -98,6 +100,36 @@ func (r *Range) Next() (*capture.Item, error) { return r.Range.Next(r.ctx) }
 
 // Close closes the client.
 func (r *Range) Close() { r.Client.Close() }
+
+// Spool writes the rest of the range to a temporary capture file and
+// returns its path, for commands that read their input more than once
+// (the caller removes the file).
+func (r *Range) Spool() (string, error) {
+	f, err := os.CreateTemp("", "causalctl-range-*.ndjson")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	w := capture.NewWriter(f)
+	for {
+		it, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err == nil {
+			err = w.Write(it)
+		}
+		if err != nil {
+			os.Remove(f.Name())
+			return "", err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
 
 // Follow is an open broker follower (a live.Source).
 type Follow struct {

@@ -40,7 +40,7 @@ const (
 	ExitFailure     = 1
 	ExitUsage       = 2
 	ExitHeld        = 3 // --fail-on-held and records still held
-	ExitHoldsFound  = 4 // causalctl holds found holds
+	ExitFound       = 4 // causalctl holds found holds, causalctl check found findings
 	ExitInterrupted = 130
 )
 

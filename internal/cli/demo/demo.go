@@ -99,6 +99,8 @@ one replay prints (-o text or -o json); without it Ctrl-C stops.
                holds grow, then drain
   cycle        a payment and a shipment are forged to claim each other:
                the node reports a wait cycle
+  unfolded     the shipping service stamps without folding the clocks it
+               received: nothing shows here; causalctl check finds the holes
 
 --seed fixes every record, header and offset the pipeline writes (timing
 aside). --data-dir keeps the broker's topics (with their UUIDs), records and
@@ -135,7 +137,7 @@ is in memory and gone when the demo stops.`,
 	fs.StringVar(&opts.Listen, "listen", demo.DefaultListen, "the embedded broker's `ADDRESS` (port 0: a free port)")
 	fs.StringVar(&opts.DataDir, "data-dir", "", "keep the broker's topics and records in `DIR` across runs (default: in memory)")
 	fs.DurationVar(&opts.Duration, "duration", 0, "stop after this long and print the summary (default: until Ctrl-C)")
-	fs.StringVar(&fault, "fault", "", "inject a failure: undecodable, dangling, slow or cycle")
+	fs.StringVar(&fault, "fault", "", "inject a failure: undecodable, dangling, slow, cycle or unfolded")
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the pipeline's choices")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print a status line every second instead of the live view")
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
@@ -474,6 +476,14 @@ queues, then drain.
 		return fmt.Sprintf(`Fault "cycle": after %s a payment and a shipment are forged to claim each
 other. The notifier holds both, each waiting for the other, and reports a
 wait cycle: proof that a stamp broke the contract.
+`, at)
+	case demo.FaultUnfolded:
+		return fmt.Sprintf(`Fault "unfolded": after %s the shipping service stamps each shipment for a
+payment with that payment alone, folding none of the clocks it received.
+Nothing fails and nothing is held here — the notifier consumes payments too —
+but a node consuming orders and shipments only could deliver a shipment
+before its order. Find the holes with:
+  causalctl check -t orders -t payments -t shipments --scope orders,shipments
 `, at)
 	}
 	return ""

@@ -14,6 +14,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/spf13/cobra"
 )
 
@@ -41,20 +42,7 @@ func exec(t *testing.T, ctx context.Context, tty bool, stdin string, args ...str
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it after review):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	testutil.Golden(t, *update, name, got)
 }
 
 func TestGolden(t *testing.T) {

@@ -80,28 +80,5 @@ func spoolRange(ctx context.Context, opts *Options) (string, error) {
 		return "", err
 	}
 	defer br.Close()
-	f, err := os.CreateTemp("", "causalctl-range-*.ndjson")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	w := capture.NewWriter(f)
-	for {
-		it, err := br.Next()
-		if err == io.EOF {
-			break
-		}
-		if err == nil {
-			err = w.Write(it)
-		}
-		if err != nil {
-			os.Remove(f.Name())
-			return "", err
-		}
-	}
-	if err := w.Flush(); err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return f.Name(), nil
+	return br.Spool()
 }

@@ -3,6 +3,7 @@ package root
 
 import (
 	"github.com/causalctl/causalctl/internal/cli/capture"
+	"github.com/causalctl/causalctl/internal/cli/check"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/completion"
 	"github.com/causalctl/causalctl/internal/cli/decode"
@@ -58,6 +59,7 @@ commits no offset and produces nothing.`,
 	cmd.AddCommand(replay.NewCmdReplay(f, out, nil))
 	cmd.AddCommand(topics.NewCmdTopics(f, out, nil))
 	cmd.AddCommand(capture.NewCmdCapture(f, nil))
+	cmd.AddCommand(check.NewCmdCheck(f, out, nil))
 	cmd.AddCommand(demo.NewCmdDemo(f, out, nil))
 	cmd.AddCommand(watch.NewCmdWatch(f, nil))
 	cmd.AddCommand(version.NewCmdVersion(f, out, nil))

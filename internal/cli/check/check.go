@@ -1,0 +1,270 @@
+// Package check implements `causalctl check`: the audit of a topic's
+// stamps — is it safe for a node to ignore the clock entries on channels it
+// does not consume?
+package check
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/spf13/cobra"
+)
+
+// Options are the parsed flags and dependencies of check.
+type Options struct {
+	IO     *iostreams.IOStreams
+	Output string // text, json or ndjson
+
+	Input         string
+	Range         cmdutil.RangeFlags
+	Scope         []string
+	ScopesFile    string
+	MaxFindings   int
+	MaxHeaderSize int
+	MaxLineSize   int
+	Names         *clock.Names
+
+	// OpenRange opens a broker range (Factory.OpenRange).
+	OpenRange func(context.Context, cmdutil.BrokerRead) (*cmdutil.Range, error)
+}
+
+// NewCmdCheck returns the check command. runF replaces the work in tests of
+// flag parsing; nil runs Run.
+func NewCmdCheck(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
+	formats := []string{"text", "json", "ndjson"} // --output
+	opts := &Options{IO: f.IOStreams, OpenRange: f.OpenRange}
+	names := &cmdutil.NamesFlag{}
+	cmd := &cobra.Command{
+		Use:   "check (--input FILE | --topic NAME[/P]…) [--scope CH,… | --scopes FILE] [flags]",
+		Short: "Audit a topic's stamps: is it safe to ignore what a node does not consume?",
+		Long: `Audit the parsley.causes stamps of a capture (--input) or a broker range
+(--topic …, read read_committed, nothing joined or committed) for the nodes
+that consume a scope (--scope CH[,CH…] as in replay; default every channel of
+the input) or several (--scopes FILE: one line per node, NAME: CH,CH,…).
+
+The gate ignores clock entries on channels its node does not consume. That
+is safe only while every producer folds the clocks it receives into its
+stamps. A finding of kind hole is a record whose causes, as the clocks state
+them transitively, include a record on a consumed channel that the gate will
+not make it wait for: it hides behind an unconsumed channel, and a node can
+deliver the effect before its cause with nothing failing or held. Each hole
+names the record, the path of claims from it to the missed ancestor, and the
+producer channel whose stamp dropped the claim.
+
+The other findings: not-a-record (a claim on an offset the input proves is
+a transaction marker or aborted record), beyond-log-end (a claim at or past
+the high watermark), self-cycle, unknown-topic, wait-cycle and undecodable
+(every undecodable header, with its reason code). Holes can only hide
+behind channels the input holds; the output lists the claimed channels it
+lacks.
+
+Output (--output): text (default; findings grouped by kind, then producer
+channel, counts first), json (one report object) or ndjson (one finding per
+line, then the summary). See docs/check.md for the schema.
+
+Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
+2 usage; 130 interrupted.`,
+		Example: `  causalctl check -f capture.ndjson --scope orders,shipments
+  causalctl check -f capture.ndjson --scopes nodes.txt -o json
+  causalctl check --brokers localhost:9092 -t orders -t payments -t shipments --scope orders,shipments`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			var err error
+			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+				return err
+			}
+			if err := opts.Range.Check(c.Flags()); err != nil {
+				return err
+			}
+			if (opts.Input == "") == !opts.Range.Given() {
+				return cmdutil.Usagef("give one source: a capture with --input FILE (- for stdin), or a broker range with --topic")
+			}
+			if len(opts.Scope) > 0 && opts.ScopesFile != "" {
+				return cmdutil.Usagef("give --scope or --scopes, not both")
+			}
+			if opts.MaxFindings < 0 {
+				return cmdutil.Usagef("--max-findings %d: want 0 (no limit) or more", opts.MaxFindings)
+			}
+			opts.Names = names.Names
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return Run(c.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&opts.Input, "input", "f", "", "capture file to audit (- for stdin)")
+	cmdutil.AddRangeFlags(fs, &opts.Range)
+	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the node consumes, `CH[,CH…]` (default: every channel in the input)")
+	fs.StringVar(&opts.ScopesFile, "scopes", "", "audit several nodes: `FILE` of lines NAME: CH,CH,…")
+	fs.IntVar(&opts.MaxFindings, "max-findings", 0, "stop after `N` findings (0: no limit)")
+	fs.IntVar(&opts.MaxHeaderSize, "max-header-size", clock.DefaultMaxSize, "metadata budget of a clock header in bytes")
+	fs.IntVar(&opts.MaxLineSize, "max-line-size", capture.DefaultMaxLineSize, "longest capture line accepted, in bytes")
+	cmdutil.AddTopicIDFlag(fs, names)
+	cmdutil.DeclareFormats(cmd, formats...)
+	return cmd
+}
+
+// Run audits the capture or broker range and writes the report.
+func Run(ctx context.Context, opts *Options) error {
+	a := inspect.NewAuditor(inspect.AuditConfig{Names: opts.Names, MaxHeaderSize: opts.MaxHeaderSize, MaxFindings: opts.MaxFindings})
+	input, source := opts.Input, opts.Input
+	if opts.Range.Given() {
+		spool, err := spoolRange(ctx, opts, a)
+		if err != nil {
+			return interrupted(err)
+		}
+		defer os.Remove(spool)
+		input, source = spool, "broker range"
+	}
+	in, err := cmdutil.OpenCapture(ctx, opts.IO, input, opts.MaxLineSize, opts.Names)
+	if err != nil {
+		return interrupted(err)
+	}
+	defer in.Close()
+	if source == "-" {
+		source = in.Name
+	}
+	scopes, err := resolveScopes(opts, in.Channels)
+	if err != nil {
+		return err
+	}
+	if err := read(ctx, in, capture.ChannelsOnly(), a.Index); err != nil {
+		return interrupted(fmt.Errorf("%s: %w", source, err))
+	}
+	if err := read(ctx, in, capture.SkipPayloads(), a.Load); err != nil {
+		return interrupted(fmt.Errorf("%s: %w", source, err))
+	}
+	rep, err := a.Run(scopes)
+	if err != nil {
+		return fmt.Errorf("%s: %w", source, err)
+	}
+	if err := write(opts.IO.Out, opts.Output, source, opts.Names, rep); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	if len(rep.Findings) > 0 {
+		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
+	}
+	return nil
+}
+
+// read reads the capture once more, from its first line, into visit.
+func read(ctx context.Context, in *cmdutil.Capture, opt capture.ReaderOption, visit func(*capture.Item) error) error {
+	r, err := in.Open(opt)
+	if err != nil {
+		return err
+	}
+	src := replay.WithContext(ctx, r)
+	for {
+		it, err := src.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := visit(it); err != nil {
+			return err
+		}
+	}
+}
+
+// interrupted turns an interruption into exit 130: nothing was audited.
+func interrupted(err error) error {
+	if errors.Is(err, replay.ErrInterrupted) || errors.Is(err, context.Canceled) {
+		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("interrupted before the audit ended")}
+	}
+	return err
+}
+
+// spoolRange writes the broker range to a temporary capture, with each
+// channel's log facts, and tells the auditor every partition's high
+// watermark — topics outside the range included, since clocks claim them
+// too.
+func spoolRange(ctx context.Context, opts *Options, a *inspect.Auditor) (string, error) {
+	br, err := opts.OpenRange(ctx, cmdutil.BrokerRead{Flags: opts.Range, Names: opts.Names,
+		Options: []kafka.ReadOption{kafka.WithLogFacts()}})
+	if err != nil {
+		return "", err
+	}
+	defer br.Close()
+	infos, err := br.Client.Topics(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, t := range infos {
+		for _, p := range t.Partitions {
+			a.SetHighWatermark(clock.Channel{Topic: t.ID, Partition: p.Partition}, p.HighWatermark)
+		}
+	}
+	return br.Spool()
+}
+
+// resolveScopes turns --scope or --scopes into the audited scopes; none
+// means every channel of the input.
+func resolveScopes(opts *Options, channels []clock.Channel) ([]inspect.AuditScope, error) {
+	if opts.ScopesFile == "" {
+		if len(opts.Scope) == 0 {
+			return nil, nil
+		}
+		s, err := cmdutil.ResolveScope(opts.Scope, nil, channels, opts.Names)
+		if err != nil {
+			return nil, err
+		}
+		return []inspect.AuditScope{{Channels: s.Channels}}, nil
+	}
+	f, err := os.Open(opts.ScopesFile)
+	if err != nil {
+		return nil, cmdutil.Usagef("--scopes: %v", err)
+	}
+	defer f.Close()
+	return parseScopes(f, opts.ScopesFile, channels, opts.Names)
+}
+
+// parseScopes reads a scopes file: one node a line, NAME: CH,CH,…; blank
+// lines and lines starting with # are skipped. A bad line is a usage error
+// naming it.
+func parseScopes(r io.Reader, file string, channels []clock.Channel, names *clock.Names) ([]inspect.AuditScope, error) {
+	var out []inspect.AuditScope
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(r)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, list, ok := strings.Cut(line, ":")
+		name = strings.TrimSpace(name)
+		switch {
+		case !ok || name == "" || strings.TrimSpace(list) == "":
+			return nil, cmdutil.Usagef("--scopes %s line %d: want NAME: CH,CH,…", file, n)
+		case seen[name]:
+			return nil, cmdutil.Usagef("--scopes %s line %d: node %q named twice", file, n, name)
+		}
+		seen[name] = true
+		s, err := cmdutil.ResolveScope(strings.Split(list, ","), nil, channels, names)
+		if err != nil {
+			return nil, cmdutil.Usagef("--scopes %s line %d: %v", file, n, err)
+		}
+		out = append(out, inspect.AuditScope{Name: name, Channels: s.Channels})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, cmdutil.Usagef("--scopes %s: %v", file, err)
+	}
+	if len(out) == 0 {
+		return nil, cmdutil.Usagef("--scopes %s: no node in it", file)
+	}
+	return out, nil
+}

@@ -1,0 +1,134 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/spf13/cobra"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// exec runs the check command in-process, as root would, and returns its
+// exit code, stdout and stderr.
+func exec(t *testing.T, tty bool, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	ios, in, out, errOut := iostreams.Test()
+	ios.SetTTY(tty)
+	in.WriteString(stdin)
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
+	o := &cmdutil.Output{}
+	cmd := NewCmdCheck(f, o, nil)
+	cmd.PersistentFlags().StringVarP(&o.Value, "output", "o", "", "")
+	cmd.SetArgs(args)
+	cmd.SetOut(out)
+	cmd.SetErr(errOut)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.UsageError{Err: err} }) // as root does
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := cmd.ExecuteContext(ctx)
+	if err != nil && !errors.As(err, new(*cmdutil.ExitError)) {
+		errOut.WriteString(err.Error())
+	}
+	return cmdutil.ExitCode(err), out.String(), errOut.String()
+}
+
+// The fixture holds one finding of each offline kind but beyond-log-end:
+// a hole two unconsumed hops deep (v/0 drops u/0's claim on a/0), a claim
+// on a proven marker, a self-cycle and a truncated header.
+func TestGolden(t *testing.T) {
+	for _, format := range []string{"text", "json", "ndjson"} {
+		for _, tty := range []bool{true, false} {
+			code, out, errOut := exec(t, tty, "", "-f", "testdata/fixture.ndjson", "--scope", "a,c", "-o", format)
+			if code != cmdutil.ExitFound || errOut != "" {
+				t.Errorf("%s: exit %d, stderr %q: want 4 and nothing", format, code, errOut)
+			}
+			testutil.Golden(t, *update && tty, "fixture."+format+".golden", out)
+		}
+	}
+	// Every channel in scope: the hole cannot hide, the rest stays.
+	code, out, _ := exec(t, false, "", "-f", "testdata/fixture.ndjson")
+	if code != cmdutil.ExitFound || strings.Contains(out, "hole") || !strings.Contains(out, "3 findings: 1 not-a-record, 1 self-cycle, 1 undecodable.") {
+		t.Errorf("default scope: exit %d\n%s", code, out)
+	}
+}
+
+func TestScopesFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(text string) string {
+		p := filepath.Join(dir, "scopes.txt")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	code, out, _ := exec(t, false, "", "-f", "testdata/fixture.ndjson", "--max-findings", "0", "-o", "json",
+		"--scopes", write("# nodes\nnotifier: a/0, c/0\n\nall: a,u,v,c\nshadow: a,v,c\n"))
+	if code != cmdutil.ExitFound || !strings.Contains(out, `"scope":"notifier"`) || strings.Contains(out, `"scope":"all"`) ||
+		!strings.Contains(out, `"scope":"shadow"`) || !strings.Contains(out, `{"name":"all","channels":["a/0","c/0","u/0","v/0"]}`) {
+		t.Errorf("exit %d: want holes for notifier and shadow, none for all:\n%s", code, out)
+	}
+	for text, want := range map[string]string{
+		"notifier a/0":           "line 1: want NAME: CH,CH",
+		"n: a/0\nn: c/0\n":       `line 2: node "n" named twice`,
+		"n: nosuch\n":            "line 1: --scope",
+		"# nothing\n":            "no node in it",
+		"n:\n":                   "line 1: want NAME",
+		"ok: a/0\nbad: zz/0\n":   "line 2",
+		"ok: a/0\nbad: a/0,,\n":  "line 2",
+		"ok: a/0\nbad: c/0, x\n": "line 2",
+	} {
+		code, _, errOut := exec(t, false, "", "-f", "testdata/fixture.ndjson", "--scopes", write(text))
+		if code != cmdutil.ExitUsage || !strings.Contains(errOut, want) {
+			t.Errorf("scopes %q: exit %d, stderr %q: want 2 and %q", text, code, errOut, want)
+		}
+	}
+}
+
+func TestFlagsAndErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.ndjson")
+	os.WriteFile(bad, []byte(`{"topic":"a","partition":0,"offset":3,"topic_id":"a0000000-0000-0000-0000-000000000001"}
+{"topic":"a","partition":0,"offset":2,"topic_id":"a0000000-0000-0000-0000-000000000001"}
+`), 0o644)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{}, cmdutil.ExitUsage, "give one source"},
+		{[]string{"-f", "testdata/fixture.ndjson", "--scope", "a", "--scopes", "x"}, cmdutil.ExitUsage, "not both"},
+		{[]string{"-f", "testdata/fixture.ndjson", "--max-findings", "-1"}, cmdutil.ExitUsage, "--max-findings"},
+		{[]string{"-f", "testdata/fixture.ndjson", "-o", "yaml"}, cmdutil.ExitUsage, "--output yaml"},
+		{[]string{"-f", "testdata/fixture.ndjson", "--scope", "nosuch"}, cmdutil.ExitUsage, "--scope"},
+		{[]string{"--offsets", "start", "-f", "testdata/fixture.ndjson"}, cmdutil.ExitUsage, "--offsets"},
+		{[]string{"-f", "testdata/missing.ndjson"}, cmdutil.ExitFailure, "missing.ndjson"},
+		{[]string{"-f", bad}, cmdutil.ExitFailure, "line 2: a/0 offset 2: offsets of a channel must increase"},
+	} {
+		code, _, errOut := exec(t, false, "", tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q: want %d and %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+	// --max-findings stops early; stdin works as a source.
+	in, _ := os.ReadFile("testdata/fixture.ndjson")
+	code, out, _ := exec(t, false, string(in), "-f", "-", "--scope", "a,c", "--max-findings", "2")
+	if code != cmdutil.ExitFound || !strings.Contains(out, "2 findings") || !strings.Contains(out, "Stopped at --max-findings") {
+		t.Errorf("--max-findings 2: exit %d\n%s", code, out)
+	}
+	// A clean input exits 0.
+	clean := filepath.Join(t.TempDir(), "clean.ndjson")
+	os.WriteFile(clean, in[:strings.Index(string(in), `{"topic":"u"`)], 0o644)
+	if code, out, _ := exec(t, false, "", "-f", clean); code != 0 || !strings.Contains(out, "No findings") {
+		t.Errorf("clean input: exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,322 @@
+package check
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/causalctl/causalctl/internal/cli/render"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
+)
+
+// The JSON forms of the report (docs/check.md). Channels print as
+// NAME/PARTITION where the name is known.
+
+type jsonRecord struct {
+	Channel string `json:"channel"`
+	TopicID string `json:"topic_id"`
+	Offset  int64  `json:"offset"`
+	Line    int64  `json:"line,omitempty"`
+}
+
+type jsonClaim struct {
+	Channel  string `json:"channel"`
+	TopicID  string `json:"topic_id"`
+	Position int64  `json:"position"`
+}
+
+type jsonHop struct {
+	jsonRecord
+	Via   string `json:"via,omitempty"`   // claims or follows; absent on the first hop
+	Claim *int64 `json:"claim,omitempty"` // via claims: the position claimed
+}
+
+type jsonCycleStep struct {
+	jsonRecord
+	Waits jsonClaim `json:"waits"`
+}
+
+type jsonFinding struct {
+	Kind string `json:"kind"`
+	jsonRecord
+	Producer string `json:"producer"`
+	Scope    string `json:"scope,omitempty"`
+
+	Claim         *jsonClaim `json:"claim,omitempty"`
+	HighWatermark *int64     `json:"high_watermark,omitempty"`
+	Code          string     `json:"code,omitempty"`
+	Reason        string     `json:"reason,omitempty"`
+
+	Hole  *jsonHole       `json:"hole,omitempty"`
+	Cycle []jsonCycleStep `json:"cycle,omitempty"`
+}
+
+type jsonHole struct {
+	Ancestor    jsonRecord `json:"ancestor"`
+	FirstMissed jsonRecord `json:"first_missed"`
+	Missed      int        `json:"missed"`
+	// Claims and WaitsFor are null when m claims, or waits for, nothing
+	// on the ancestor's channel.
+	Claims   *int64    `json:"claims"`
+	WaitsFor *int64    `json:"waits_for"`
+	Path     []jsonHop `json:"path"`
+}
+
+type jsonScope struct {
+	Name     string   `json:"name,omitempty"`
+	Channels []string `json:"channels"`
+}
+
+type jsonSummary struct {
+	Kind       string         `json:"kind,omitempty"` // "summary" in ndjson
+	Source     string         `json:"source"`
+	Records    int64          `json:"records"`
+	Channels   []string       `json:"channels"`
+	Scopes     []jsonScope    `json:"scopes"`
+	NotInInput []string       `json:"not_in_input"`
+	Counts     map[string]int `json:"counts"`
+	Findings   *[]jsonFinding `json:"findings,omitempty"`
+	Truncated  bool           `json:"truncated"`
+	Unaudited  int64          `json:"unaudited"`
+}
+
+type jsonWriter struct{ names *clock.Names }
+
+func (j jsonWriter) record(r inspect.RecordRef) jsonRecord {
+	return jsonRecord{Channel: j.names.Channel(r.Channel), TopicID: r.Channel.Topic.String(), Offset: r.Offset, Line: r.Line}
+}
+
+func (j jsonWriter) claim(e clock.Entry) jsonClaim {
+	return jsonClaim{Channel: j.names.Channel(e.Channel), TopicID: e.Channel.Topic.String(), Position: e.Position}
+}
+
+func (j jsonWriter) channels(chs []clock.Channel) []string {
+	out := make([]string, 0, len(chs))
+	for _, ch := range chs {
+		out = append(out, j.names.Channel(ch))
+	}
+	return out
+}
+
+func orNull(v int64) *int64 {
+	if v < 0 {
+		return nil
+	}
+	return &v
+}
+
+func (j jsonWriter) finding(f inspect.Finding) jsonFinding {
+	out := jsonFinding{Kind: f.Kind.String(), jsonRecord: j.record(f.Record), Producer: j.names.Channel(f.Producer), Scope: f.Scope}
+	switch f.Kind {
+	case inspect.FindingNotARecord, inspect.FindingSelfCycle, inspect.FindingUnknownTopic, inspect.FindingBeyondLogEnd:
+		c := j.claim(f.Claim)
+		out.Claim = &c
+		if f.Kind == inspect.FindingBeyondLogEnd {
+			out.HighWatermark = &f.HighWatermark
+		}
+	case inspect.FindingUndecodable:
+		out.Code, out.Reason = string(f.Code), f.Reason
+	case inspect.FindingWaitCycle:
+		for _, s := range f.Cycle {
+			out.Cycle = append(out.Cycle, jsonCycleStep{jsonRecord: j.record(s.Record), Waits: j.claim(s.Waits)})
+		}
+	case inspect.FindingHole:
+		h := f.Hole
+		out.Hole = &jsonHole{Ancestor: j.record(h.Ancestor), FirstMissed: j.record(h.FirstMissed), Missed: h.Missed,
+			Claims: orNull(h.Claims), WaitsFor: orNull(h.WaitsFor)}
+		for _, hop := range h.Path {
+			jh := jsonHop{jsonRecord: j.record(hop.Record)}
+			if hop.Via != 0 {
+				jh.Via = hop.Via.String()
+			}
+			if hop.Via == inspect.HopClaims {
+				jh.Claim = &hop.Claim
+			}
+			out.Hole.Path = append(out.Hole.Path, jh)
+		}
+	}
+	return out
+}
+
+func (j jsonWriter) summary(source string, rep *inspect.AuditReport) jsonSummary {
+	s := jsonSummary{
+		Source:     source,
+		Records:    rep.Records,
+		Channels:   j.channels(rep.Channels),
+		NotInInput: j.channels(rep.NotInInput),
+		Counts:     map[string]int{},
+		Truncated:  rep.Truncated,
+		Unaudited:  rep.Unaudited,
+	}
+	for _, sc := range rep.Scopes {
+		s.Scopes = append(s.Scopes, jsonScope{Name: sc.Name, Channels: j.channels(sc.Channels)})
+	}
+	for k, n := range rep.Counts {
+		s.Counts[k.String()] = n
+	}
+	return s
+}
+
+// write renders the report as text, json or ndjson.
+func write(w io.Writer, format, source string, names *clock.Names, rep *inspect.AuditReport) error {
+	bw := bufio.NewWriter(w)
+	j := jsonWriter{names}
+	switch format {
+	case "json":
+		s := j.summary(source, rep)
+		fs := make([]jsonFinding, 0, len(rep.Findings))
+		for _, f := range rep.Findings {
+			fs = append(fs, j.finding(f))
+		}
+		s.Findings = &fs
+		if err := writeJSON(bw, s); err != nil {
+			return err
+		}
+	case "ndjson":
+		for _, f := range rep.Findings {
+			if err := writeJSON(bw, j.finding(f)); err != nil {
+				return err
+			}
+		}
+		s := j.summary(source, rep)
+		s.Kind = "summary"
+		if err := writeJSON(bw, s); err != nil {
+			return err
+		}
+	default:
+		writeText(bw, source, names, rep)
+	}
+	return bw.Flush()
+}
+
+func writeJSON(w io.Writer, v any) error {
+	b, err := render.JSONLine(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// writeText renders the report for people: what was audited, the counts,
+// then the findings grouped by kind and by producer channel.
+func writeText(w io.Writer, source string, names *clock.Names, rep *inspect.AuditReport) {
+	ref := func(r inspect.RecordRef) string {
+		s := fmt.Sprintf("%s@%d", names.Channel(r.Channel), r.Offset)
+		if r.Line > 0 {
+			s += fmt.Sprintf(" (line %d)", r.Line)
+		}
+		return s
+	}
+	at := func(r inspect.RecordRef) string { return fmt.Sprintf("%s@%d", names.Channel(r.Channel), r.Offset) }
+	fmt.Fprintf(w, "Audited %s: %d records on %d channels, for ", source, rep.Records, len(rep.Channels))
+	if len(rep.Scopes) == 1 && rep.Scopes[0].Name == "" {
+		fmt.Fprintf(w, "a node consuming %s.\n", strings.Join(jsonWriter{names}.channels(rep.Scopes[0].Channels), ","))
+	} else {
+		var ns []string
+		for _, s := range rep.Scopes {
+			ns = append(ns, s.Name)
+		}
+		fmt.Fprintf(w, "%d nodes (%s).\n", len(rep.Scopes), strings.Join(ns, ", "))
+	}
+	if len(rep.NotInInput) > 0 {
+		fmt.Fprintf(w, "Claimed but not in the input, so holes behind them cannot be seen: %s.\n",
+			strings.Join(jsonWriter{names}.channels(rep.NotInInput), ", "))
+	}
+	if rep.Unaudited > 0 {
+		fmt.Fprintf(w, "%d records in or behind a wait cycle were not audited for holes.\n", rep.Unaudited)
+	}
+	if len(rep.Findings) == 0 {
+		fmt.Fprintln(w, "No findings: every consumed cause is claimed where the gate can see it.")
+		return
+	}
+	var counts []string
+	for _, k := range inspect.FindingKinds {
+		if n := rep.Counts[k]; n > 0 {
+			counts = append(counts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	fmt.Fprintf(w, "%d findings: %s.\n", len(rep.Findings), strings.Join(counts, ", "))
+	if rep.Truncated {
+		fmt.Fprintln(w, "Stopped at --max-findings: the counts are lower bounds.")
+	}
+	fs := rep.Findings
+	for len(fs) > 0 {
+		kind := fs[0].Kind
+		n := 0
+		for n < len(fs) && fs[n].Kind == kind {
+			n++
+		}
+		fmt.Fprintf(w, "\n%s (%d)\n", kind, n)
+		group := fs[:n]
+		fs = fs[n:]
+		for len(group) > 0 {
+			producer := group[0].Producer
+			m := 0
+			for m < len(group) && group[m].Producer == producer {
+				m++
+			}
+			fmt.Fprintf(w, "  producer %s (%d)\n", names.Channel(producer), m)
+			for _, f := range group[:m] {
+				writeFinding(w, names, f, ref, at)
+			}
+			group = group[m:]
+		}
+	}
+}
+
+func writeFinding(w io.Writer, names *clock.Names, f inspect.Finding, ref, at func(inspect.RecordRef) string) {
+	claim := func(e clock.Entry) string { return fmt.Sprintf("%s=%d", names.Channel(e.Channel), e.Position) }
+	scope := ""
+	if f.Scope != "" {
+		scope = " [" + f.Scope + "]"
+	}
+	switch f.Kind {
+	case inspect.FindingHole:
+		h := f.Hole
+		onCh := names.Channel(h.Ancestor.Channel)
+		fmt.Fprintf(w, "    %s%s misses %s", ref(f.Record), scope, ref(h.Ancestor))
+		if h.Missed > 1 {
+			fmt.Fprintf(w, " and %d before it from %s", h.Missed-1, at(h.FirstMissed))
+		}
+		fmt.Fprintln(w)
+		claims, waits := "nothing", "nothing"
+		if h.Claims >= 0 {
+			claims = fmt.Sprintf("%s=%d", onCh, h.Claims)
+		}
+		if h.WaitsFor >= 0 {
+			waits = fmt.Sprintf("%s@%d", onCh, h.WaitsFor)
+		}
+		fmt.Fprintf(w, "      it claims %s on %s; the gate makes it wait for %s there\n", claims, onCh, waits)
+		var path strings.Builder
+		for i, hop := range h.Path {
+			switch {
+			case i == 0:
+			case hop.Via == inspect.HopFollows:
+				path.WriteString(" → (earlier) ")
+			default:
+				path.WriteString(" → ")
+			}
+			path.WriteString(at(hop.Record))
+		}
+		fmt.Fprintf(w, "      path: %s\n", path.String())
+	case inspect.FindingNotARecord:
+		fmt.Fprintf(w, "    %s claims %s: the input proves no record there (a transaction marker or an aborted record)\n", ref(f.Record), claim(f.Claim))
+	case inspect.FindingBeyondLogEnd:
+		fmt.Fprintf(w, "    %s claims %s: at or past the high watermark %d\n", ref(f.Record), claim(f.Claim), f.HighWatermark)
+	case inspect.FindingSelfCycle:
+		fmt.Fprintf(w, "    %s claims %s: at or above its own offset\n", ref(f.Record), claim(f.Claim))
+	case inspect.FindingUnknownTopic:
+		fmt.Fprintf(w, "    %s claims %s: no known topic has that UUID\n", ref(f.Record), claim(f.Claim))
+	case inspect.FindingWaitCycle:
+		var steps []string
+		for _, s := range f.Cycle {
+			steps = append(steps, fmt.Sprintf("%s waits for %s", at(s.Record), claim(s.Waits)))
+		}
+		fmt.Fprintf(w, "    %s: %s\n", ref(f.Record), strings.Join(steps, ", "))
+	case inspect.FindingUndecodable:
+		fmt.Fprintf(w, "    %s: %s\n", ref(f.Record), f.Reason)
+	}
+}
