@@ -107,7 +107,7 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.Input, "input", "f", "", "capture file to audit (- for stdin)")
 	cmdutil.AddRangeFlags(fs, &opts.Range)
-	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the node consumes, `CH[,CH…]` (default: every channel in the input)")
+	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the node consumes, `CH[,CH...]` (default: every channel in the input)")
 	fs.StringVar(&opts.ScopesFile, "scopes", "", "audit several nodes: `FILE` of lines NAME: CH,CH,…")
 	fs.IntVar(&opts.MaxFindings, "max-findings", 0, "stop after `N` findings (0: no limit)")
 	fs.IntVar(&opts.MaxHeaderSize, "max-header-size", clock.DefaultMaxSize, "metadata budget of a clock header in bytes")
