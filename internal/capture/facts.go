@@ -40,6 +40,15 @@ type LogFacts struct {
 	At int64 `json:"at,omitempty"`
 }
 
+// StableEnd is the end a read_committed reader reads up to: the last
+// stable offset, or the high watermark when the brokers gave none.
+func (f *LogFacts) StableEnd() int64 {
+	if f.LastStable >= 0 {
+		return f.LastStable
+	}
+	return f.HighWatermark
+}
+
 // Retention is a topic's retention settings.
 type Retention struct {
 	// Ms is retention.ms: how long a record is kept; −1 keeps it forever.

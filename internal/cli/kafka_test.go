@@ -213,7 +213,7 @@ func TestBrokerCommands(t *testing.T) {
 		t.Errorf("summary %+v", sum)
 	}
 	head := sum.Channels[2].Head
-	if head == nil || head.Offset != 4 || len(head.Blockers) != 1 || head.Blockers[0].Channel != "orders/1" || head.Blockers[0].Kind != "not-received" {
+	if head == nil || head.Offset != 4 || len(head.Blockers) != 1 || head.Blockers[0].Channel != "orders/1" || head.Blockers[0].Kind != "beyond-log-end" {
 		t.Errorf("payments head %+v", head)
 	}
 	_, fromBrokerND, _ := runEnv(t, nil, append([]string{"replay", "-t", "orders", "-t", "payments", "--interleave", "file"}, b...)...)

@@ -261,7 +261,7 @@ func TestHonestStamps(t *testing.T) {
 					if len(o.errs) > 0 {
 						t.Errorf("scope %s, interleave %s:\n  %s", name, il, strings.Join(o.errs, "\n  "))
 					}
-					if s := inspect.SummaryOf(r); s.Held != 0 || len(s.Cycles) != 0 {
+					if s := inspect.SummaryOf(r, inspect.Facts{}); s.Held != 0 || len(s.Cycles) != 0 {
 						t.Errorf("scope %s, interleave %s: %d held at the end", name, il, s.Held)
 					}
 					held += int(maxHeld)
@@ -357,13 +357,13 @@ func TestFaults(t *testing.T) {
 				t.Errorf("held head on %s: %+v", c.Channel, c.Head)
 			}
 			for _, b := range c.Head.Blockers {
-				if b.Channel == "payments/1" && b.Kind == "not-received" && b.Required > 100000 {
+				if b.Channel == "payments/1" && b.Kind == "beyond-log-end" && b.Required > 100000 {
 					found = true
 				}
 			}
 		}
 		if !found || sum.Held == 0 {
-			t.Fatalf("no head held on a not-received payments/1 blocker: %+v", sum)
+			t.Fatalf("no head held on a beyond-log-end payments/1 blocker: %+v", sum)
 		}
 		assertFaulted(t, d)
 	})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/replay"
@@ -158,6 +159,9 @@ type HeadDetail struct {
 	Chain    []string
 	ChainLen int
 	Cyclic   bool
+	// Cause is the head's own cause, RootCause that of its chain's root
+	// (CauseCycle when the chain runs into a wait cycle).
+	Cause, RootCause Cause
 }
 
 // BlockerDetail is one unmet entry of a head's clock.
@@ -165,7 +169,10 @@ type BlockerDetail struct {
 	Channel  string
 	Required int64
 	Settled  int64
-	Kind     WaitKind
+	Kind     Cause
+	// Producer is, for an open transaction, the one holding Required,
+	// when the brokers named it.
+	Producer *capture.OpenTransaction
 	// LogEnd of the blocking channel, −1 when unknown.
 	LogEnd int64
 	// Root is, for a held blocker, the channel at the end of the wait
@@ -176,46 +183,6 @@ type BlockerDetail struct {
 	// Cyclic is set when the chain from a held blocker runs into a wait
 	// cycle: its "root" is then only where the walk stopped.
 	Cyclic bool
-}
-
-// WaitKind refines gate.BlockerKind with what is known of the blocking
-// channel's log.
-type WaitKind uint8
-
-const (
-	// WaitHeld: the requirement sits behind another held head.
-	WaitHeld WaitKind = iota + 1
-	// WaitNotReceived: not arrived, and nothing tells why.
-	WaitNotReceived
-	// WaitLagging: the record is in the log (below its end): the consumer
-	// has not read it yet.
-	WaitLagging
-	// WaitBeyondLogEnd: at or beyond the log end: not produced yet.
-	WaitBeyondLogEnd
-	// WaitLaterInInput: offline, the replayed range covers it: it will
-	// arrive later in the input.
-	WaitLaterInInput
-	// WaitBeyondInput: offline, beyond the end of the replayed range.
-	WaitBeyondInput
-)
-
-// String returns the kind as people read it.
-func (k WaitKind) String() string {
-	switch k {
-	case WaitHeld:
-		return "held"
-	case WaitNotReceived:
-		return "not received"
-	case WaitLagging:
-		return "lagging"
-	case WaitBeyondLogEnd:
-		return "beyond log end"
-	case WaitLaterInInput:
-		return "later in input"
-	case WaitBeyondInput:
-		return "beyond input"
-	}
-	return "WaitKind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // RecentEvent is one line of the recent-events strip.
@@ -253,11 +220,9 @@ type SnapshotOptions struct {
 	LogEnd func(clock.Channel) (int64, bool)
 	// HighWatermark returns a channel's high watermark (live).
 	HighWatermark func(clock.Channel) (int64, bool)
-	// InputEnd returns the end of a channel's replayed range (offline).
-	InputEnd func(clock.Channel) (int64, bool)
-	// Exhausted says the input was read to its end: whatever is not
-	// received lies beyond it.
-	Exhausted bool
+	// Facts classify blockers: log facts live, or the input's ends and
+	// whether it was read to its end offline.
+	Facts Facts
 	// Offline marks a replay (rates and log ends do not apply).
 	Offline bool
 	// StampEvery, when positive, recomputes the stamp only when Now has
@@ -283,7 +248,8 @@ type heldInfo struct {
 	next     int32 // heldInfo index of the first held blocker, −1 none
 	root     int32 // heldInfo index of the wait chain's root
 	depth    int   // channels on the wait chain, this one included
-	cyclic   bool
+	cyclic   bool  // the chain runs into a wait cycle
+	onCycle  bool  // the head is on the cycle itself
 }
 
 // SnapshotOf describes the state of r now. It reads the gate and does not
@@ -422,7 +388,7 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 			break
 		}
 		rows[held[k].row].Head = len(s.Heads)
-		s.Heads = append(s.Heads, t.headDetail(int32(k), held, heldIdx, rows, &opts, maxClock))
+		s.Heads = append(s.Heads, t.headDetail(g, int32(k), held, heldIdx, rows, &opts, maxClock))
 	}
 	s.Channels = rows
 
@@ -521,6 +487,7 @@ func linkChains(held []heldInfo, heldIdx map[clock.Channel]int32) {
 				held[c].root = cyc[(m+len(cyc)-1)%len(cyc)]
 				held[c].depth = len(cyc)
 				held[c].cyclic = true
+				held[c].onCycle = true
 				state[c] = done
 			}
 			path = path[:at]
@@ -538,8 +505,9 @@ func linkChains(held []heldInfo, heldIdx map[clock.Channel]int32) {
 	}
 }
 
-func (t *Tracker) headDetail(k int32, held []heldInfo, heldIdx map[clock.Channel]int32, rows []ChannelRow, opts *SnapshotOptions, maxClock int) HeadDetail {
+func (t *Tracker) headDetail(g *gate.Gate, k int32, held []heldInfo, heldIdx map[clock.Channel]int32, rows []ChannelRow, opts *SnapshotOptions, maxClock int) HeadDetail {
 	h := &held[k]
+	f := &opts.Facts
 	d := HeadDetail{
 		Channel:      rows[h.row].Channel,
 		Offset:       h.head.Offset,
@@ -550,6 +518,11 @@ func (t *Tracker) headDetail(k int32, held []heldInfo, heldIdx map[clock.Channel
 		Cyclic:       h.cyclic,
 		ChainLen:     h.depth,
 		Blockers:     make([]BlockerDetail, 0, min(len(h.blockers), maxBlockers)),
+		Cause:        f.ownCause(g, held, heldIdx, int(k)),
+		RootCause:    f.ownCause(g, held, heldIdx, int(h.root)),
+	}
+	if h.cyclic {
+		d.RootCause = CauseCycle
 	}
 	for _, b := range h.blockers {
 		if len(d.Blockers) == maxBlockers {
@@ -561,16 +534,14 @@ func (t *Tracker) headDetail(k int32, held []heldInfo, heldIdx map[clock.Channel
 				bd.LogEnd = end
 			}
 		}
+		bd.Kind, bd.Producer = f.blockerCause(g, held, heldIdx, b)
 		if b.Kind == gate.BlockerHeld {
-			bd.Kind = WaitHeld
 			if j, ok := heldIdx[b.Channel]; ok {
 				root := &held[held[j].root]
 				bd.Cyclic = held[j].cyclic
 				bd.Root = t.name(root.ch)
 				bd.RootWaits = t.waitsText(root.head, root.blockers)
 			}
-		} else {
-			bd.Kind = notReceivedKind(b, bd.LogEnd, opts)
 		}
 		d.Blockers = append(d.Blockers, bd)
 	}
@@ -583,27 +554,6 @@ func (t *Tracker) headDetail(k int32, held []heldInfo, heldIdx map[clock.Channel
 		d.Chain[maxChain-1] = t.name(held[h.root].ch)
 	}
 	return d
-}
-
-func notReceivedKind(b gate.Blocker, logEnd int64, opts *SnapshotOptions) WaitKind {
-	if logEnd >= 0 {
-		if b.Required < logEnd {
-			return WaitLagging
-		}
-		return WaitBeyondLogEnd
-	}
-	if opts.InputEnd != nil {
-		if end, ok := opts.InputEnd(b.Channel); ok {
-			if b.Required < end {
-				return WaitLaterInInput
-			}
-			return WaitBeyondInput
-		}
-	}
-	if opts.Exhausted {
-		return WaitBeyondInput
-	}
-	return WaitNotReceived
 }
 
 // waitsText is a head's first blocker, e.g. "waits payments/1 ≥ 9,
@@ -715,6 +665,7 @@ type recentEntry struct {
 type holdQueue struct {
 	offs []int64
 	ats  []int64
+	tss  []int64 // record timestamps, noTime when unknown
 	head int
 }
 
@@ -807,14 +758,23 @@ func (t *Tracker) Stop(err error, at time.Time) {
 
 // HeldSince returns when the held record at offset on ch was received.
 func (t *Tracker) HeldSince(ch clock.Channel, offset int64) (time.Time, bool) {
+	return t.held(ch, offset, func(q *holdQueue) []int64 { return q.ats })
+}
+
+// Timestamp returns the timestamp of the held record at offset on ch.
+func (t *Tracker) Timestamp(ch clock.Channel, offset int64) (time.Time, bool) {
+	return t.held(ch, offset, func(q *holdQueue) []int64 { return q.tss })
+}
+
+func (t *Tracker) held(ch clock.Channel, offset int64, times func(*holdQueue) []int64) (time.Time, bool) {
 	if q := t.holds[ch]; q != nil {
 		// The head is the common question: look there first.
 		for k := q.head; k < len(q.offs); k++ {
 			if q.offs[k] == offset {
-				if q.ats[k] == noTime {
-					return time.Time{}, false
+				if at := times(q)[k]; at != noTime {
+					return time.Unix(0, at), true
 				}
-				return time.Unix(0, q.ats[k]), true
+				return time.Time{}, false
 			}
 			if q.offs[k] > offset {
 				break

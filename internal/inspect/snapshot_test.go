@@ -97,7 +97,11 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 	hws := map[clock.Channel]int64{b: 3}
 	s := f.snapshot(SnapshotOptions{Title: "watch", Source: "localhost:9092", Now: now,
 		LogEnd:        func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok },
-		HighWatermark: func(ch clock.Channel) (int64, bool) { e, ok := hws[ch]; return e, ok }})
+		HighWatermark: func(ch clock.Channel) (int64, bool) { e, ok := hws[ch]; return e, ok },
+		Facts: Facts{Log: func(ch clock.Channel) (*capture.LogFacts, bool) {
+			e, ok := ends[ch]
+			return &capture.LogFacts{LastStable: e, HighWatermark: max(e, hws[ch])}, ok
+		}}})
 
 	if s.Title != "watch" || s.Source != "localhost:9092" || s.State != replay.StateRunning || !s.Taken.Equal(now) {
 		t.Fatalf("title/source/state/taken: %q %q %v %v", s.Title, s.Source, s.State, s.Taken)
@@ -135,15 +139,18 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 		Channel: "t3/0", Offset: 0, Age: Age{500 * time.Millisecond, true},
 		Clock: "t1/0=7,t2/0=1", ClockEntries: 2,
 		Blockers: []BlockerDetail{
-			{Channel: "t1/0", Required: 7, Settled: 0, Kind: WaitBeyondLogEnd, LogEnd: 6},
-			{Channel: "t2/0", Required: 1, Settled: -1, Kind: WaitHeld, LogEnd: 2, Root: "t2/0", RootWaits: "waits t1/0 ≥ 4, settled 0"},
+			{Channel: "t1/0", Required: 7, Settled: 0, Kind: CauseBeyondLogEnd, LogEnd: 6},
+			{Channel: "t2/0", Required: 1, Settled: -1, Kind: CauseHeld, LogEnd: 2, Root: "t2/0", RootWaits: "waits t1/0 ≥ 4, settled 0"},
 		},
 		Chain: []string{"t3/0", "t2/0"}, ChainLen: 2,
+		// Its own cause is the most telling blocker's; its chain's root
+		// t2/0 waits t1/0 ≥ 4 below the log end: lagging.
+		Cause: CauseBeyondLogEnd, RootCause: CauseLagging,
 	}
 	if !reflect.DeepEqual(hc, wantHead) {
 		t.Fatalf("head t3/0:\n got %+v\nwant %+v", hc, wantHead)
 	}
-	if k := s.Heads[rb.Head].Blockers[0].Kind; k != WaitLagging {
+	if k := s.Heads[rb.Head].Blockers[0].Kind; k != CauseLagging {
 		t.Fatalf("t2/0 waits t1/0 ≥ 4 below its log end 6: kind %v, want lagging", k)
 	}
 	if s.Stamp != "t1/0=7,t2/0=1" || s.StampEntries != 2 {
@@ -165,14 +172,14 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 
 	// Without log ends: not received; without a tracker: no ages, no events.
 	s = SnapshotOf(f.r, SnapshotOptions{})
-	if k := s.Heads[0].Blockers[0].Kind; k != WaitNotReceived {
+	if k := s.Heads[0].Blockers[0].Kind; k != CauseNotReceived {
 		t.Fatalf("kind without log end %v", k)
 	}
 	if s.OldestHold.Known || len(s.Recent) != 0 {
 		t.Fatalf("no tracker: oldest %v, recent %v", s.OldestHold, s.Recent)
 	}
-	s = SnapshotOf(f.r, SnapshotOptions{Exhausted: true})
-	if k := s.Heads[0].Blockers[0].Kind; k != WaitBeyondInput {
+	s = SnapshotOf(f.r, SnapshotOptions{Facts: Facts{Exhausted: true}})
+	if k := s.Heads[0].Blockers[0].Kind; k != CauseBeyondInput {
 		t.Fatalf("kind when exhausted %v", k)
 	}
 }
@@ -256,7 +263,7 @@ func TestSnapshotChains(t *testing.T) {
 			t.Fatalf("%s: cyclic %v", row.Channel, h.Cyclic)
 		}
 		for _, b := range h.Blockers {
-			if b.Kind != WaitHeld {
+			if b.Kind != CauseHeld {
 				continue
 			}
 			if b.Cyclic != slices.Contains(cyclicSet, b.Channel) {
@@ -422,10 +429,13 @@ func TestAgeString(t *testing.T) {
 			t.Errorf("replay.RunState(%d) has no name", s)
 		}
 	}
-	for k := WaitHeld; k <= WaitBeyondInput+1; k++ {
-		if k.String() == "" {
-			t.Errorf("WaitKind(%d) has no name", k)
+	for i, c := range Causes() {
+		if c.String() == "" || c.Rank() != i {
+			t.Errorf("cause %d %q: rank %d", i, c, c.Rank())
 		}
+	}
+	if Cause("bogus").Rank() != len(Causes()) {
+		t.Error("an unknown cause does not rank last")
 	}
 }
 

@@ -47,15 +47,19 @@ func (s *Stepper) Snapshot() Snapshot {
 	pos := s.Position()
 	state := s.State()
 	return SnapshotOf(s.Replayer(), SnapshotOptions{
-		Title:    s.opts.Title,
-		Source:   s.opts.Source,
-		State:    state,
-		Now:      s.Now(),
-		Tracker:  s.tr,
-		InputEnd: s.InputEnd,
-		// Past the end, whatever is missing is beyond the input.
-		Exhausted: state == replay.StateFinished,
-		Offline:   true,
-		Position:  &pos,
+		Title:   s.opts.Title,
+		Source:  s.opts.Source,
+		State:   state,
+		Now:     s.Now(),
+		Tracker: s.tr,
+		Facts: Facts{
+			Log:      s.Replayer().LogFacts,
+			InputEnd: s.InputEnd,
+			Reads:    s.Reads,
+			// Past the end, whatever is missing is beyond the input.
+			Exhausted: state == replay.StateFinished,
+		},
+		Offline:  true,
+		Position: &pos,
 	})
 }

@@ -167,7 +167,7 @@ func TestStepperJumps(t *testing.T) {
 	if err := replay.Run(t.Context(), src, r, func(*replay.Event) error { return nil }, nil, time.Now); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := SummaryOf(s.Replayer()), SummaryOf(r); !reflect.DeepEqual(got, want) {
+	if got, want := SummaryOf(s.Replayer(), Facts{}), SummaryOf(r, Facts{}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("JumpEnd summary %+v, want %+v", got, want)
 	}
 

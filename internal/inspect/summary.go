@@ -1,21 +1,9 @@
 package inspect
 
 import (
-	"cmp"
-	"slices"
-	"strings"
-
 	"github.com/causalctl/causalctl/internal/clock"
-	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/replay"
 )
-
-func topicLabel(names *clock.Names, ch clock.Channel) string {
-	if name, ok := names.Name(ch.Topic); ok {
-		return name
-	}
-	return ch.Topic.String()
-}
 
 // Summary is the state of a replay: SPEC §5's summary object, with a few
 // additions (skipped, interleave, per-channel received_up_to, the head's
@@ -62,6 +50,10 @@ type HeadSummary struct {
 	// into a wait cycle has no root, and Cyclic says so.
 	Root   string `json:"root,omitempty"`
 	Cyclic bool   `json:"cyclic,omitempty"`
+	// Cause is the head's own cause and RootCause that of its chain's
+	// root (see inspect.Cause).
+	Cause     Cause `json:"cause"`
+	RootCause Cause `json:"root_cause"`
 }
 
 // BlockerSummary is one unmet entry of a head's clock.
@@ -69,7 +61,7 @@ type BlockerSummary struct {
 	Channel  string `json:"channel"`
 	Required int64  `json:"required"`
 	Settled  *int64 `json:"settled"`
-	Kind     string `json:"kind"`
+	Kind     Cause  `json:"kind"`
 }
 
 // Failure describes where the gate failed closed.
@@ -88,8 +80,8 @@ func position(p int64) *int64 {
 	return &p
 }
 
-// SummaryOf describes the state of r now.
-func SummaryOf(r *replay.Replayer) *Summary {
+// SummaryOf describes the state of r now, its heads classified with f.
+func SummaryOf(r *replay.Replayer, f Facts) *Summary {
 	g, names := r.Gate(), r.Names()
 	st := g.Stats()
 	s := &Summary{
@@ -98,50 +90,37 @@ func SummaryOf(r *replay.Replayer) *Summary {
 		Dropped:   st.Dropped,
 		Held:      st.Held,
 		Skipped:   r.Skipped(),
-		Cycles:    [][]string{},
 	}
-	scope := g.Scope()
-	// People look channels up by name: order by topic name (or UUID when
-	// unnamed), then partition number.
-	slices.SortStableFunc(scope, func(a, b clock.Channel) int {
-		if r := strings.Compare(topicLabel(names, a), topicLabel(names, b)); r != 0 {
-			return r
-		}
-		return cmp.Compare(a.Partition, b.Partition)
-	})
-	for _, ch := range scope {
+	rep := Diagnose(Input{Gate: g, Names: names, Facts: f})
+	s.Cycles = rep.Cycles
+	heads := make(map[clock.Channel]*Head, len(rep.Heads))
+	for i := range rep.Heads {
+		heads[rep.Heads[i].ch] = &rep.Heads[i]
+	}
+	t := &Tracker{names: names}
+	order, labels, ids := t.displayOrder(g)
+	for i, ch := range order {
 		cs := ChannelSummary{
-			Channel:      names.Channel(ch),
-			TopicID:      ch.Topic.String(),
+			Channel:      labels[i],
+			TopicID:      ids[i],
 			Settled:      position(g.Settled(ch)),
 			ReceivedUpTo: position(g.Fed(ch)),
 			Held:         g.Depth(ch),
 		}
-		if head, ok := g.Head(ch); ok {
-			hs := &HeadSummary{Offset: head.Offset, Undecodable: head.Undecodable, Blockers: []BlockerSummary{}}
-			for _, b := range g.Blockers(ch) {
-				hs.Blockers = append(hs.Blockers, BlockerSummary{
-					Channel:  names.Channel(b.Channel),
-					Required: b.Required,
-					Settled:  position(b.Settled),
-					Kind:     b.Kind.String(),
-				})
+		if h := heads[ch]; h != nil {
+			hs := &HeadSummary{Offset: h.Offset, Undecodable: h.Undecodable, Blockers: []BlockerSummary{},
+				Cause: h.Cause, RootCause: h.RootCause}
+			for _, b := range h.Blockers {
+				hs.Blockers = append(hs.Blockers, BlockerSummary{Channel: b.Channel, Required: b.Required, Settled: position(b.Settled), Kind: b.Cause})
 			}
-			if chain := g.WaitChain(ch); chainCycles(g, chain) {
+			if h.Cycle != nil {
 				hs.Cyclic = true
-			} else if len(chain) > 1 {
-				hs.Root = names.Channel(chain[len(chain)-1])
+			} else if len(h.Chain) > 1 {
+				hs.Root = h.Root
 			}
 			cs.Head = hs
 		}
 		s.Channels = append(s.Channels, cs)
-	}
-	for _, cyc := range g.Cycles() {
-		out := make([]string, len(cyc))
-		for i, ch := range cyc {
-			out[i] = names.Channel(ch)
-		}
-		s.Cycles = append(s.Cycles, out)
 	}
 	return s
 }
@@ -157,19 +136,4 @@ func (s *Summary) SetFailure(err error) {
 // failureOf is the Failure of a gate that failed closed.
 func failureOf(ie *replay.InputError) *Failure {
 	return &Failure{Channel: ie.Channel, Offset: ie.Offset, Line: ie.Line, Code: string(ie.Code), Error: ie.Err.Error()}
-}
-
-// chainCycles reports whether a wait chain stopped because it came back to
-// a channel already on it: its last head waits, through a held blocker, on
-// a channel of the chain.
-func chainCycles(g *gate.Gate, chain []clock.Channel) bool {
-	if len(chain) == 0 {
-		return false
-	}
-	for _, b := range g.Blockers(chain[len(chain)-1]) {
-		if b.Kind == gate.BlockerHeld && slices.Contains(chain, b.Channel) {
-			return true
-		}
-	}
-	return false
 }

@@ -289,7 +289,7 @@ func (d *Driver) finish() error {
 	s := d.snapshot(replay.StateFinished)
 	d.offer(s)
 	close(d.snaps)
-	sum := inspect.SummaryOf(d.r)
+	sum := inspect.SummaryOf(d.r, d.facts(d.src.LogEnds(), d.highWatermarks()))
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	sum.SetFailure(d.err)
@@ -297,12 +297,39 @@ func (d *Driver) finish() error {
 	return d.err
 }
 
+func (d *Driver) highWatermarks() map[clock.Channel]int64 {
+	if hs, ok := d.src.(highWatermarkSource); ok {
+		return hs.HighWatermarks()
+	}
+	return nil
+}
+
+// facts are the log facts the classifier reads live: those the source
+// gave when it opened (log start, retention, open transactions), with the
+// last stable offset and high watermark it reports now.
+func (d *Driver) facts(ends, hws map[clock.Channel]int64) inspect.Facts {
+	return inspect.Facts{Log: func(ch clock.Channel) (*capture.LogFacts, bool) {
+		end, ok := ends[ch]
+		opened, have := d.r.LogFacts(ch)
+		if !ok {
+			return opened, have
+		}
+		lf := capture.LogFacts{LastStable: end, HighWatermark: end}
+		if have {
+			lf = *opened
+			lf.LastStable = max(lf.LastStable, end)
+		}
+		if hw, ok := hws[ch]; ok {
+			lf.HighWatermark = hw
+		}
+		lf.HighWatermark = max(lf.HighWatermark, lf.LastStable)
+		return &lf, true
+	}}
+}
+
 func (d *Driver) snapshot(state replay.RunState) inspect.Snapshot {
 	ends := d.src.LogEnds()
-	var hws map[clock.Channel]int64
-	if hs, ok := d.src.(highWatermarkSource); ok {
-		hws = hs.HighWatermarks()
-	}
+	hws := d.highWatermarks()
 	now := d.cfg.Now()
 	s := inspect.SnapshotOf(d.r, inspect.SnapshotOptions{
 		Title:           d.cfg.Title,
@@ -313,6 +340,7 @@ func (d *Driver) snapshot(state replay.RunState) inspect.Snapshot {
 		Rates:           &d.rate,
 		LogEnd:          func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok },
 		HighWatermark:   func(ch clock.Channel) (int64, bool) { e, ok := hws[ch]; return e, ok },
+		Facts:           d.facts(ends, hws),
 		StampEvery:      max(d.cfg.StampEvery, 0),
 		MaxRows:         d.cfg.MaxRows,
 		MaxHeads:        d.cfg.MaxHeads,
@@ -365,6 +393,10 @@ type Status struct {
 	HeldChannels int
 	// OldestHold is the age of the oldest held head.
 	OldestHold inspect.Age
+	// Causes counts the held heads by their own cause (inspect's one
+	// classifier), as "beyond-log-end:1,held:2", the most telling cause
+	// first; "" when nothing is held.
+	Causes string
 	// RecvRate and DeliverRate are records per second.
 	RecvRate, DeliverRate float64
 	// Lag is how far the node is behind the log ends, in offsets summed
@@ -390,6 +422,7 @@ func StatusOf(s *inspect.Snapshot) Status {
 		Held:         s.Held,
 		HeldChannels: s.HeldChannels,
 		OldestHold:   s.OldestHold,
+		Causes:       causeCounts(s.Heads),
 		RecvRate:     s.RecvRate,
 		DeliverRate:  s.DeliverRate,
 		Failure:      s.Failure,
@@ -410,7 +443,8 @@ func StatusOf(s *inspect.Snapshot) Status {
 //
 //	state=running scope=40 received=1200 delivered=1180 dropped=0 held=20 held_channels=3 oldest_hold=1.2s in=950/s out=940/s lag=12
 //
-// A failed gate adds code= and at= after the state; a stopped feed adds
+// Held heads add causes= after oldest_hold. A failed gate adds code= and
+// at= after the state; a stopped feed adds
 // error= at the end; lag= is left out while no log end is known.
 func (s Status) String() string {
 	var b strings.Builder
@@ -438,6 +472,9 @@ func (s Status) String() string {
 	field("held", strconv.FormatInt(s.Held, 10))
 	field("held_channels", strconv.Itoa(s.HeldChannels))
 	field("oldest_hold", s.OldestHold.String())
+	if s.Causes != "" {
+		field("causes", s.Causes)
+	}
 	field("in", strconv.FormatFloat(s.RecvRate, 'f', 0, 64)+"/s")
 	field("out", strconv.FormatFloat(s.DeliverRate, 'f', 0, 64)+"/s")
 	if s.LagKnown {
@@ -447,4 +484,20 @@ func (s Status) String() string {
 		field("error", strconv.Quote(strings.ReplaceAll(s.Err, "\n", " ")))
 	}
 	return b.String()
+}
+
+// causeCounts counts heads by their own cause, the most telling first:
+// "beyond-log-end:1,held:2"; "" when none is held.
+func causeCounts(heads []inspect.HeadDetail) string {
+	n := map[inspect.Cause]int{}
+	for _, h := range heads {
+		n[h.Cause]++
+	}
+	var parts []string
+	for _, c := range inspect.Causes() {
+		if n[c] > 0 {
+			parts = append(parts, c.String()+":"+strconv.Itoa(n[c]))
+		}
+	}
+	return strings.Join(parts, ",")
 }

@@ -207,7 +207,7 @@ func TestHoldsAgeAndDrain(t *testing.T) {
 	if len(s.Heads) != 1 || len(s.Heads[0].Blockers) != 1 {
 		t.Fatalf("heads %+v", s.Heads)
 	}
-	if b := s.Heads[0].Blockers[0]; b.Kind != inspect.WaitLagging || b.Channel != "a/0" || b.LogEnd != 5 {
+	if b := s.Heads[0].Blockers[0]; b.Kind != inspect.CauseLagging || b.Channel != "a/0" || b.LogEnd != 5 {
 		t.Errorf("blocker %+v: want a/0 lagging below its log end 5", b)
 	}
 	// The requirement beyond the log end: not yet written.
@@ -215,7 +215,7 @@ func TestHoldsAgeAndDrain(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	<-d.Snapshots() // possibly taken before the change
 	time.Sleep(30 * time.Millisecond)
-	if s := <-d.Snapshots(); s.Heads[0].Blockers[0].Kind != inspect.WaitBeyondLogEnd {
+	if s := <-d.Snapshots(); s.Heads[0].Blockers[0].Kind != inspect.CauseBeyondLogEnd {
 		t.Errorf("blocker %+v: want beyond log end", s.Heads[0].Blockers[0])
 	}
 	for off := range int64(4) {

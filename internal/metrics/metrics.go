@@ -32,30 +32,28 @@ type Snapshots interface {
 }
 
 // Causes of a blocked head, the values of the cause label of
-// causalctl_blocked_heads: every one is exported, at 0 when no head has it,
-// so that alerts and graphs over them see a series from the first scrape.
-var Causes = []string{
-	CauseHeld, CauseLagging, CauseBeyondLogEnd, CauseNotReceived, CauseUndecodable, CauseCycle, CauseUnclassified,
+// causalctl_blocked_heads: inspect's causes (inspect.Causes, one
+// classifier everywhere), then CauseUnclassified. Every one is exported,
+// at 0 when no head has it, so that alerts and graphs over them see a
+// series from the first scrape.
+var Causes = causeLabels()
+
+func causeLabels() []string {
+	var out []string
+	for _, c := range inspect.Causes() {
+		out = append(out, string(c))
+	}
+	return append(out, CauseUnclassified)
 }
 
-// The causes of a blocked head.
+// The causes a test or an alert names most; see inspect.Cause for all.
 const (
-	// CauseHeld: the head waits for a record held behind another head.
-	CauseHeld = "held"
-	// CauseLagging: it waits for a record in the log (below the last
-	// stable offset) that the node has not read yet.
-	CauseLagging = "lagging"
-	// CauseBeyondLogEnd: it waits for a position at or beyond the log end:
-	// not written (or not committed) yet, perhaps never.
-	CauseBeyondLogEnd = "beyond-log-end"
-	// CauseNotReceived: it waits for a record not received, on a channel
-	// whose log end is not known.
-	CauseNotReceived = "not-received"
-	// CauseUndecodable: the head's own header is undecodable
-	// (--undecodable=hold); it never delivers.
-	CauseUndecodable = "undecodable"
-	// CauseCycle: the head is on a wait cycle (forged stamps).
-	CauseCycle = "cycle"
+	CauseHeld         = string(inspect.CauseHeld)
+	CauseLagging      = string(inspect.CauseLagging)
+	CauseBeyondLogEnd = string(inspect.CauseBeyondLogEnd)
+	CauseNotReceived  = string(inspect.CauseNotReceived)
+	CauseUndecodable  = string(inspect.CauseUndecodable)
+	CauseCycle        = string(inspect.CauseCycle)
 	// CauseUnclassified: a held head beyond the snapshot's detail cap
 	// (inspect.DefaultMaxHeads), counted but not looked into.
 	CauseUnclassified = "unclassified"
@@ -206,43 +204,13 @@ func BlockedByCause(s *inspect.Snapshot) map[string]int {
 	return counts
 }
 
-// headCause is the one cause a held head is counted under: its own
-// undecodable header, a wait cycle, or else the most telling kind among
-// its blockers — a position not yet written outranks one not yet read,
-// which outranks waiting behind another head (that head is counted with
-// its own cause).
+// headCause is the one cause a held head is counted under: its own, as
+// inspect classifies it (its undecodable header, a wait cycle, or its most
+// telling blocker; a head waiting behind another is held, and that head is
+// counted with its own cause).
 func headCause(h *inspect.HeadDetail) string {
-	switch {
-	case h.Undecodable != "":
-		return CauseUndecodable
-	case h.Cyclic:
-		return CauseCycle
+	if h.Cause == "" {
+		return CauseUnclassified
 	}
-	best, rank := CauseHeld, 0
-	for i := range h.Blockers {
-		cause, r := waitCause(&h.Blockers[i])
-		if r > rank {
-			best, rank = cause, r
-		}
-	}
-	return best
-}
-
-// waitCause names a blocker's kind as a cause, with its rank in headCause.
-// A requirement at or beyond its channel's log end is beyond-log-end even
-// while that channel holds records of its own: draining them cannot
-// deliver a record that is not written.
-func waitCause(b *inspect.BlockerDetail) (string, int) {
-	if b.LogEnd >= 0 && b.Required >= b.LogEnd {
-		return CauseBeyondLogEnd, 4
-	}
-	switch b.Kind {
-	case inspect.WaitBeyondLogEnd, inspect.WaitBeyondInput:
-		return CauseBeyondLogEnd, 4
-	case inspect.WaitNotReceived:
-		return CauseNotReceived, 3
-	case inspect.WaitLagging, inspect.WaitLaterInInput:
-		return CauseLagging, 2
-	}
-	return CauseHeld, 1
+	return string(h.Cause)
 }

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -59,9 +60,9 @@ func twoChannels() inspect.Snapshot {
 			{Channel: unnamedID + "/0", TopicID: unnamedID, Partition: 0, Settled: -1, ReceivedUpTo: -1, LogEnd: -1, HighWatermark: -1,
 				HeadOffset: -1, Head: -1},
 		},
-		Heads: []inspect.HeadDetail{{Channel: "orders/1", Offset: 41, Blockers: []inspect.BlockerDetail{
-			{Channel: "orders/0", Kind: inspect.WaitHeld, Required: 3, LogEnd: 9},
-			{Channel: "payments/0", Kind: inspect.WaitBeyondLogEnd, Required: 7, LogEnd: 7},
+		Heads: []inspect.HeadDetail{{Channel: "orders/1", Offset: 41, Cause: inspect.CauseBeyondLogEnd, Blockers: []inspect.BlockerDetail{
+			{Channel: "orders/0", Kind: inspect.CauseHeld, Required: 3, LogEnd: 9},
+			{Channel: "payments/0", Kind: inspect.CauseBeyondLogEnd, Required: 7, LogEnd: 7},
 		}}},
 	}
 }
@@ -78,11 +79,16 @@ func TestCollectorValues(t *testing.T) {
 	want := `
 # HELP causalctl_blocked_heads Held heads (one per channel whose hold queue is not empty) by the cause of their wait.
 # TYPE causalctl_blocked_heads gauge
+causalctl_blocked_heads{cause="beyond-input"} 0
 causalctl_blocked_heads{cause="beyond-log-end"} 1
 causalctl_blocked_heads{cause="cycle"} 0
 causalctl_blocked_heads{cause="held"} 0
 causalctl_blocked_heads{cause="lagging"} 0
+causalctl_blocked_heads{cause="not-a-record"} 0
 causalctl_blocked_heads{cause="not-received"} 0
+causalctl_blocked_heads{cause="open-transaction"} 0
+causalctl_blocked_heads{cause="out-of-scope"} 0
+causalctl_blocked_heads{cause="truncated"} 0
 causalctl_blocked_heads{cause="unclassified"} 0
 causalctl_blocked_heads{cause="undecodable"} 0
 # HELP causalctl_channel_head_age_seconds Age of the channel's held head (0 when nothing is held).
@@ -191,42 +197,21 @@ func TestRegistryLint(t *testing.T) {
 }
 
 func TestBlockedByCause(t *testing.T) {
-	blockers := func(kinds ...inspect.WaitKind) []inspect.BlockerDetail {
-		var bs []inspect.BlockerDetail
-		for _, k := range kinds {
-			bs = append(bs, inspect.BlockerDetail{Kind: k, LogEnd: -1})
-		}
-		return bs
-	}
-	for _, tc := range []struct {
-		head inspect.HeadDetail
-		want string
-	}{
-		{inspect.HeadDetail{Blockers: blockers(inspect.WaitHeld)}, CauseHeld},
-		{inspect.HeadDetail{Blockers: blockers(inspect.WaitLagging)}, CauseLagging},
-		{inspect.HeadDetail{Blockers: blockers(inspect.WaitNotReceived)}, CauseNotReceived},
-		{inspect.HeadDetail{Blockers: blockers(inspect.WaitBeyondLogEnd)}, CauseBeyondLogEnd},
-		// The most telling blocker wins, wherever it is.
-		{inspect.HeadDetail{Blockers: blockers(inspect.WaitHeld, inspect.WaitLagging)}, CauseLagging},
-		{inspect.HeadDetail{Blockers: blockers(inspect.WaitLagging, inspect.WaitBeyondLogEnd, inspect.WaitHeld)}, CauseBeyondLogEnd},
-		{inspect.HeadDetail{Blockers: blockers(inspect.WaitHeld, inspect.WaitNotReceived, inspect.WaitLagging)}, CauseNotReceived},
-		// Its own header, then a cycle, before any blocker.
-		{inspect.HeadDetail{Undecodable: "truncated", Blockers: blockers(inspect.WaitBeyondLogEnd)}, CauseUndecodable},
-		{inspect.HeadDetail{Cyclic: true, Blockers: blockers(inspect.WaitHeld)}, CauseCycle},
-		// Behind a held head, but for a position its channel never wrote.
-		{inspect.HeadDetail{Blockers: []inspect.BlockerDetail{{Kind: inspect.WaitHeld, Required: 1_000_027, LogEnd: 120}}}, CauseBeyondLogEnd},
-		{inspect.HeadDetail{Blockers: []inspect.BlockerDetail{{Kind: inspect.WaitHeld, Required: 119, LogEnd: 120}}}, CauseHeld},
-		{inspect.HeadDetail{Blockers: []inspect.BlockerDetail{{Kind: inspect.WaitHeld, Required: 1_000_027, LogEnd: -1}}}, CauseHeld},
-	} {
-		s := inspect.Snapshot{HeldChannels: 1, Heads: []inspect.HeadDetail{tc.head}}
+	// Every cause inspect knows is a label value, and a head counts under
+	// its own cause (inspect ranks the blockers).
+	for _, c := range inspect.Causes() {
+		s := inspect.Snapshot{HeldChannels: 1, Heads: []inspect.HeadDetail{{Cause: c, RootCause: inspect.CauseLagging}}}
 		got := BlockedByCause(&s)
-		if got[tc.want] != 1 || len(got) != 1 {
-			t.Errorf("%+v: %v, want one %s", tc.head, got, tc.want)
+		if got[string(c)] != 1 || len(got) != 1 {
+			t.Errorf("%s: %v", c, got)
+		}
+		if !slices.Contains(Causes, string(c)) {
+			t.Errorf("cause %s is no label value", c)
 		}
 	}
 	// Heads beyond the detail cap are counted, unclassified.
 	s := inspect.Snapshot{HeldChannels: 5, HeadsOmitted: 3, Heads: []inspect.HeadDetail{
-		{Blockers: blockers(inspect.WaitHeld)}, {Blockers: blockers(inspect.WaitLagging)},
+		{Cause: inspect.CauseHeld}, {Cause: inspect.CauseLagging},
 	}}
 	got := BlockedByCause(&s)
 	if got[CauseUnclassified] != 3 || got[CauseHeld] != 1 || got[CauseLagging] != 1 {

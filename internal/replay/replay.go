@@ -69,6 +69,10 @@ type Event struct {
 	Blockers []gate.Blocker
 	// Undecodable is the reason code of a head held by --undecodable=hold.
 	Undecodable string
+	// Timestamp is, for a hold, the record's timestamp in milliseconds
+	// since the epoch, when HasTimestamp.
+	Timestamp    int64
+	HasTimestamp bool
 }
 
 // Config sets up a Replayer.
@@ -343,7 +347,8 @@ func (r *Replayer) emit(it *capture.Item, ch clock.Channel, emit func(*Event) er
 		return nil
 	}
 	// Received but neither delivered nor dropped: it is held.
-	*ev = Event{Type: EventHold, Channel: ch, Offset: it.Offset, Line: it.Line, Behind: -1}
+	*ev = Event{Type: EventHold, Channel: ch, Offset: it.Offset, Line: it.Line, Behind: -1,
+		Timestamp: it.Timestamp, HasTimestamp: it.HasTimestamp}
 	if head, ok := r.g.Head(ch); ok && head.Offset != it.Offset {
 		ev.Behind = head.Offset
 	} else {

@@ -421,9 +421,15 @@ func (s *Stepper) Position() Position {
 // to offline; zero before the first timestamped record.
 func (s *Stepper) Now() time.Time { return s.now }
 
-// InputEnd returns the end of ch's range in the input: one past its last
-// record or its last position. A channel in scope the input never names
-// ends at 0: all of it lies beyond the input.
+// Reads reports whether the input names ch at all. The end of its range
+// (InputEnd) is one past its last record or its last position; a channel
+// in scope the input never names ends at 0.
+func (s *Stepper) Reads(ch clock.Channel) bool {
+	_, ok := s.ends[ch]
+	return ok
+}
+
+// InputEnd returns the end of ch's range in the input (see Reads).
 func (s *Stepper) InputEnd(ch clock.Channel) (int64, bool) {
 	end, ok := s.ends[ch]
 	if !ok {

@@ -85,7 +85,7 @@ func (d *detail) head(h *inspect.HeadDetail, label func(string) string, field fu
 		}
 		text := b.Channel + " ≥ " + strconv.FormatInt(b.Required, 10) + ", settled " + posText(b.Settled) + "  "
 		kind := b.Kind.String()
-		if b.Kind == inspect.WaitHeld {
+		if b.Kind == inspect.CauseHeld || b.Kind == inspect.CauseCycle {
 			text += st.KindHeld.Render(kind)
 			if b.Cyclic {
 				text += " " + st.Glyphs.Cycle + " in a wait cycle"
@@ -99,6 +99,12 @@ func (d *detail) head(h *inspect.HeadDetail, label func(string) string, field fu
 			text += st.KindMissing.Render(kind)
 			if b.LogEnd >= 0 {
 				text += " (log end " + posText(b.LogEnd) + ")"
+			}
+			if t := b.Producer; t != nil {
+				text += " producer " + strconv.FormatInt(t.ProducerID, 10)
+				if t.TransactionalID != "" {
+					text += " (" + t.TransactionalID + ")"
+				}
 			}
 		}
 		out = append(out, field(name, text)...)

@@ -60,5 +60,5 @@ func Example_stepper() {
 		return
 	}
 	_ = tui.Run(context.Background(), os.Stdin, os.Stdout, tui.Options{Controller: tui.StepperController(s)})
-	_ = inspect.SummaryOf(s.Replayer()) // what was reached when the view was closed
+	_ = inspect.SummaryOf(s.Replayer(), inspect.Facts{}) // what was reached when the view was closed
 }

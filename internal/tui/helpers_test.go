@@ -92,12 +92,12 @@ func liveSnapshot(n int, received int64) inspect.Snapshot {
 				Clock:        fmt.Sprintf("orders/%d=%d,payments/%d=%d", k, 990+k, k+1, 2000+k),
 				ClockEntries: 2,
 				Blockers: []inspect.BlockerDetail{{Channel: fmt.Sprintf("payments/%d", k+1), Required: int64(2000 + k),
-					Settled: int64(1000 + k), Kind: inspect.WaitLagging, LogEnd: int64(2100 + k)}},
+					Settled: int64(1000 + k), Kind: inspect.CauseLagging, LogEnd: int64(2100 + k)}},
 				Chain: []string{r.Channel}, ChainLen: 1,
 			}
 			if k == 10 {
 				h.Blockers = append(h.Blockers, inspect.BlockerDetail{Channel: "orders/0", Required: 1001, Settled: 1000,
-					Kind: inspect.WaitHeld, LogEnd: 1200, Root: "orders/0", RootWaits: "waits payments/1 ≥ 2000, settled 1000"})
+					Kind: inspect.CauseHeld, LogEnd: 1200, Root: "orders/0", RootWaits: "waits payments/1 ≥ 2000, settled 1000"})
 				h.Chain, h.ChainLen = []string{r.Channel, "orders/0"}, 2
 			}
 			s.Heads = append(s.Heads, h)

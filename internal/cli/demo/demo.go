@@ -167,7 +167,7 @@ func Run(ctx context.Context, opts *Options) error {
 	// context that Ctrl-C does not cancel.
 	bg := context.WithoutCancel(ctx)
 
-	cl, fol, err := d.Follow(ctx, kafka.FetchWait(100*time.Millisecond))
+	cl, fol, err := d.Follow(ctx, kafka.FetchWait(100*time.Millisecond), kafka.WithLogFacts())
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/render"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 )
@@ -22,6 +23,9 @@ type writer struct {
 	quoted map[clock.Channel][]byte // channel → its JSON string
 	buf    []byte
 	events int
+	// classify names a hold's blockers as at that moment (inspect's one
+	// classifier); nil writes the gate's own kinds.
+	classify func(gate.Blocker) inspect.Cause
 }
 
 func newWriter(w io.Writer, format string, names *clock.Names) *writer {
@@ -78,7 +82,11 @@ func (w *writer) event(ev *replay.Event) error {
 					b = strconv.AppendInt(b, bl.Settled, 10)
 				}
 				b = append(b, `,"kind":"`...)
-				b = append(b, bl.Kind.String()...)
+				if w.classify != nil {
+					b = append(b, w.classify(bl)...)
+				} else {
+					b = append(b, bl.Kind.String()...)
+				}
 				b = append(b, `"}`...)
 			}
 			b = append(b, ']')

@@ -182,13 +182,15 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 
 	w := newWriter(opts.IO.Out, opts.Output, opts.Names)
+	during := inspect.InputFacts(r, channels, false)
+	w.classify = func(b gate.Blocker) inspect.Cause { c, _ := during.Classify(r.Gate(), b); return c }
 	var progress func(replay.Progress)
 	if opts.IO.ErrTTY {
 		progress = progressLine(opts.IO.ErrOut)
 	}
 	runErr := replay.Run(ctx, src, r, w.event, progress, opts.Now)
 
-	sum := inspect.SummaryOf(r)
+	sum := inspect.SummaryOf(r, inspect.InputFacts(r, channels, runErr == nil))
 	sum.Interleave = opts.Interleave.String()
 	sum.SetFailure(runErr)
 	interrupted := errors.Is(runErr, replay.ErrInterrupted)

@@ -15,6 +15,7 @@ import (
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
 	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/replay"
@@ -108,7 +109,10 @@ written from now on).`,
 
 // Run watches until ctx is cancelled or the user quits the view.
 func Run(ctx context.Context, opts *Options) error {
-	fol, err := opts.OpenFollow(ctx, cmdutil.BrokerRead{Flags: opts.Range, Start: opts.Start, Names: opts.Names})
+	// The log facts (log start, retention, open transactions) let the view
+	// name a hold's cause as `holds` does.
+	fol, err := opts.OpenFollow(ctx, cmdutil.BrokerRead{Flags: opts.Range, Start: opts.Start, Names: opts.Names,
+		Options: []kafka.ReadOption{kafka.WithLogFacts()}})
 	if err != nil {
 		return err
 	}

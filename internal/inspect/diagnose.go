@@ -1,0 +1,379 @@
+package inspect
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
+)
+
+// DefaultRetentionWarn is the retention headroom under which a held record
+// is flagged (holds --retention-warn).
+const DefaultRetentionWarn = time.Hour
+
+// Input is what Diagnose reads. Only Gate is required.
+type Input struct {
+	Gate  *gate.Gate
+	Names *clock.Names
+	Facts Facts
+	// Timestamp returns a held record's timestamp (Tracker.Timestamp).
+	Timestamp func(ch clock.Channel, offset int64) (time.Time, bool)
+	// HeldSince returns when a record's hold began (Tracker.HeldSince);
+	// nil measures hold ages from the record's timestamp.
+	HeldSince func(ch clock.Channel, offset int64) (time.Time, bool)
+	// Now is the time ages and headroom are measured to; zero leaves them
+	// unknown.
+	Now time.Time
+	// RetentionWarn flags a held record whose retention headroom is below
+	// it (default DefaultRetentionWarn).
+	RetentionWarn time.Duration
+}
+
+// Report is the diagnosis of every held head of a gate.
+type Report struct {
+	Now time.Time
+	// RecordsHeld counts every held record, heads and those behind them.
+	RecordsHeld int64
+	// Heads are the held heads in channel order (topic name, then
+	// partition).
+	Heads []Head
+	// Roots group the heads by the root their wait chains end at, the
+	// roots in the order of their first head.
+	Roots []Root
+	// Cycles are the wait cycles, each a list of channels.
+	Cycles [][]string
+}
+
+// Head is one held head and why it is held.
+type Head struct {
+	Channel string
+	TopicID string
+	Offset  int64
+	// Timestamp is the record's timestamp; zero when unknown.
+	Timestamp time.Time
+	// Age is how long it has been held.
+	Age Age
+	// Queued counts the records held on the channel, the head included.
+	Queued int
+	// Clock is its full clock as received, names resolved.
+	Clock       string
+	Undecodable string
+	// Cause is the head's own: undecodable, or its most telling blocker's
+	// (see Cause.Rank).
+	Cause Cause
+	// Root is the head its wait chain ends at (itself when no blocker is
+	// held) and RootCause that head's cause; a chain into a wait cycle
+	// ends where it would repeat itself, its RootCause is CauseCycle.
+	Root       string
+	RootOffset int64
+	RootCause  Cause
+	// Chain is the wait chain from this channel to the root's.
+	Chain []string
+	// Cycle is the wait cycle the chain runs into, when it does.
+	Cycle    []string
+	Blockers []Blocker
+	// Retention is the record's headroom before retention deletes it;
+	// nil when unknown (no retention settings, no timestamp, no time, or a
+	// policy that does not delete).
+	Retention *Headroom
+	// NextStep is the advice for the root cause.
+	NextStep string
+
+	ch clock.Channel
+}
+
+// Blocker is one unmet entry of a head's clock.
+type Blocker struct {
+	Channel  string
+	Required int64
+	Settled  int64 // −1 when unknown
+	Cause    Cause
+	// Producer is, for an open transaction, the transaction that holds
+	// the required offset, when the brokers named it.
+	Producer *capture.OpenTransaction
+	// Log are the blocking channel's log facts; nil when unknown.
+	Log *capture.LogFacts
+	// Root is, for a held blocker, the channel its wait chain ends at.
+	Root string
+}
+
+// Headroom is how long a held record has before retention deletes it,
+// unread by a node that restarts from its committed offset.
+type Headroom struct {
+	RetentionMs int64
+	// DeletesAt is the record's timestamp plus retention.ms: the earliest
+	// time a delete policy may remove it (segments roll, so it may stay
+	// longer, never less).
+	DeletesAt time.Time
+	// Left is DeletesAt − now; negative once it is due.
+	Left time.Duration
+	// Warn is set when Left is below the warning threshold.
+	Warn bool
+}
+
+// Root is the end of one or more wait chains, with its advice.
+type Root struct {
+	Channel  string
+	Offset   int64
+	Cause    Cause
+	NextStep string
+	// Heads are the heads whose chains end here, as CHANNEL@OFFSET, the
+	// root first.
+	Heads []string
+	// Cycle is the wait cycle, for CauseCycle.
+	Cycle []string
+}
+
+// Diagnose classifies every held head of in.Gate. It reads the gate and
+// does not change it.
+func Diagnose(in Input) *Report {
+	g := in.Gate
+	names := in.Names
+	if names == nil {
+		names = &clock.Names{}
+	}
+	t := &Tracker{names: names}
+	warn := cmp.Or(in.RetentionWarn, DefaultRetentionWarn)
+	rep := &Report{Now: in.Now, RecordsHeld: g.Stats().Held, Cycles: [][]string{}}
+	for _, cyc := range g.Cycles() {
+		rep.Cycles = append(rep.Cycles, t.names2(cyc))
+	}
+
+	order, _, _ := t.displayOrder(g)
+	var held []heldInfo
+	heldIdx := map[clock.Channel]int32{}
+	for _, ch := range order {
+		head, ok := g.Head(ch)
+		if !ok {
+			continue
+		}
+		heldIdx[ch] = int32(len(held))
+		held = append(held, heldInfo{ch: ch, head: head, blockers: g.Blockers(ch)})
+	}
+	linkChains(held, heldIdx)
+	own := make([]Cause, len(held))
+	for k := range held {
+		own[k] = in.Facts.ownCause(g, held, heldIdx, k)
+	}
+
+	// rootAt maps a root to its index in rep.Roots: a heldInfo index, or
+	// for a chain into a wait cycle the cycle, which has no one root.
+	rootAt := map[string]int{}
+	for k := range held {
+		h := &held[k]
+		hd := Head{
+			Channel:     t.name(h.ch),
+			TopicID:     t.topicID(h.ch),
+			Offset:      h.head.Offset,
+			Queued:      g.Depth(h.ch),
+			Clock:       t.clockText(h.head.Clock, -1),
+			Undecodable: h.head.Undecodable,
+			Cause:       own[k],
+			ch:          h.ch,
+		}
+		if in.Timestamp != nil {
+			if ts, ok := in.Timestamp(h.ch, h.head.Offset); ok {
+				hd.Timestamp = ts
+			}
+		}
+		since, known := hd.Timestamp, !hd.Timestamp.IsZero()
+		if in.HeldSince != nil {
+			since, known = in.HeldSince(h.ch, h.head.Offset)
+		}
+		if known && !in.Now.IsZero() {
+			hd.Age = Age{D: in.Now.Sub(since), Known: true}
+		}
+		hd.Retention = in.Facts.headroom(h.ch, hd.Timestamp, in.Now, warn)
+
+		for _, b := range h.blockers {
+			bd := Blocker{Channel: t.name(b.Channel), Required: b.Required, Settled: b.Settled}
+			bd.Cause, bd.Producer = in.Facts.blockerCause(g, held, heldIdx, b)
+			if in.Facts.Log != nil {
+				if lf, ok := in.Facts.Log(b.Channel); ok {
+					bd.Log = lf
+				}
+			}
+			if j, ok := heldIdx[b.Channel]; ok && b.Kind == gate.BlockerHeld {
+				bd.Root = t.name(held[held[j].root].ch)
+			}
+			hd.Blockers = append(hd.Blockers, bd)
+		}
+		for j, n := int32(k), 0; n < h.depth; j, n = held[j].next, n+1 {
+			hd.Chain = append(hd.Chain, t.name(held[j].ch))
+		}
+		root := &held[h.root]
+		hd.Root, hd.RootOffset, hd.RootCause = t.name(root.ch), root.head.Offset, own[h.root]
+		if h.cyclic {
+			hd.RootCause = CauseCycle
+			hd.Cycle = t.cycleOf(held, heldIdx, h)
+		}
+		rep.Heads = append(rep.Heads, hd)
+	}
+	// Advice is given once per root, from the root's own first blocker
+	// of its cause.
+	for k := range rep.Heads {
+		hd := &rep.Heads[k]
+		r := held[k].root
+		key := strconv.Itoa(int(r))
+		if held[k].cyclic {
+			key = "cycle " + strings.Join(hd.Cycle, " ")
+		}
+		at, ok := rootAt[key]
+		if !ok {
+			root := &rep.Heads[r]
+			var first *Blocker
+			for i := range root.Blockers {
+				if root.Blockers[i].Cause == root.Cause {
+					first = &root.Blockers[i]
+					break
+				}
+			}
+			cause := root.Cause
+			var cyc []string
+			if held[k].cyclic {
+				cause, cyc, first = CauseCycle, hd.Cycle, nil
+			}
+			at = len(rep.Roots)
+			rootAt[key] = at
+			rc, ro := root.Channel, root.Offset
+			if cyc != nil {
+				rc, ro = cyc[0], held[heldIdx[held[k].cycleStart(held)]].head.Offset
+			}
+			rep.Roots = append(rep.Roots, Root{Channel: rc, Offset: ro, Cause: cause, Cycle: cyc,
+				NextStep: NextStep(cause, rc+"@"+strconv.FormatInt(ro, 10), first, cyc)})
+		}
+		hd.NextStep = rep.Roots[at].NextStep
+		rep.Roots[at].Heads = append(rep.Roots[at].Heads, hd.Channel+"@"+strconv.FormatInt(hd.Offset, 10))
+	}
+	// The root first in its own list.
+	for i := range rep.Roots {
+		r := &rep.Roots[i]
+		self := r.Channel + "@" + strconv.FormatInt(r.Offset, 10)
+		if j := slices.Index(r.Heads, self); j > 0 {
+			r.Heads = append([]string{self}, slices.Delete(r.Heads, j, j+1)...)
+		}
+	}
+	return rep
+}
+
+// OlderThan returns the report restricted to heads held at least d (heads
+// of unknown age are kept only for d ≤ 0), with the roots regrouped.
+func (r *Report) OlderThan(d time.Duration) *Report {
+	if d <= 0 {
+		return r
+	}
+	out := &Report{Now: r.Now, RecordsHeld: r.RecordsHeld, Cycles: r.Cycles}
+	keep := map[string]bool{}
+	for _, h := range r.Heads {
+		if h.Age.Known && h.Age.D >= d {
+			out.Heads = append(out.Heads, h)
+			keep[h.Channel+"@"+strconv.FormatInt(h.Offset, 10)] = true
+		}
+	}
+	for _, root := range r.Roots {
+		var heads []string
+		for _, h := range root.Heads {
+			if keep[h] {
+				heads = append(heads, h)
+			}
+		}
+		if len(heads) > 0 {
+			root.Heads = heads
+			out.Roots = append(out.Roots, root)
+		}
+	}
+	return out
+}
+
+// blockerCause classifies one blocker of a held head; a held blocker whose
+// chain runs into a wait cycle is CauseCycle, and one whose requirement
+// lies at or beyond its channel's high watermark is CauseBeyondLogEnd:
+// draining that channel's queue cannot deliver a record never written.
+func (f *Facts) blockerCause(g *gate.Gate, held []heldInfo, heldIdx map[clock.Channel]int32, b gate.Blocker) (Cause, *capture.OpenTransaction) {
+	if b.Kind == gate.BlockerHeld {
+		if f.Log != nil {
+			if lf, ok := f.Log(b.Channel); ok && b.Required >= lf.HighWatermark {
+				return CauseBeyondLogEnd, nil
+			}
+		}
+		if j, ok := heldIdx[b.Channel]; ok && held[j].cyclic {
+			return CauseCycle, nil
+		}
+		return CauseHeld, nil
+	}
+	return f.Classify(g, b)
+}
+
+// ownCause is a held head's own cause: undecodable, or the most telling
+// of its blockers' causes.
+func (f *Facts) ownCause(g *gate.Gate, held []heldInfo, heldIdx map[clock.Channel]int32, k int) Cause {
+	h := &held[k]
+	if h.head.Undecodable != "" {
+		return CauseUndecodable
+	}
+	if h.onCycle {
+		return CauseCycle
+	}
+	best := CauseHeld
+	for _, b := range h.blockers {
+		if c, _ := f.blockerCause(g, held, heldIdx, b); c.Rank() < best.Rank() {
+			best = c
+		}
+	}
+	return best
+}
+
+// headroom is the retention headroom of a record of ch written at ts.
+func (f *Facts) headroom(ch clock.Channel, ts, now time.Time, warn time.Duration) *Headroom {
+	if f.Log == nil || ts.IsZero() || now.IsZero() {
+		return nil
+	}
+	lf, ok := f.Log(ch)
+	if !ok || lf.Retention == nil || lf.Retention.Ms < 0 || !lf.Retention.Deletes() {
+		return nil
+	}
+	at := ts.Add(time.Duration(lf.Retention.Ms) * time.Millisecond)
+	left := at.Sub(now)
+	return &Headroom{RetentionMs: lf.Retention.Ms, DeletesAt: at, Left: left, Warn: left < warn}
+}
+
+// cycleStart returns the channel the wait cycle that the chain from h
+// runs into is written from: its member first in channel order.
+func (h *heldInfo) cycleStart(held []heldInfo) clock.Channel {
+	start := held[h.root].next
+	best := held[start].ch
+	for j, n := held[start].next, 0; j != start && j >= 0 && n <= len(held); j, n = held[j].next, n+1 {
+		if held[j].ch.Compare(best) < 0 {
+			best = held[j].ch
+		}
+	}
+	return best
+}
+
+// cycleOf returns the wait cycle the chain from h runs into, following
+// first held blockers from its member first in channel order until they
+// come back: the same list for every head on or into it.
+func (t *Tracker) cycleOf(held []heldInfo, heldIdx map[clock.Channel]int32, h *heldInfo) []string {
+	var out []string
+	start := heldIdx[h.cycleStart(held)]
+	for j, n := start, 0; j >= 0 && n <= len(held); j, n = held[j].next, n+1 {
+		if n > 0 && j == start {
+			break
+		}
+		out = append(out, t.name(held[j].ch))
+	}
+	return out
+}
+
+func (t *Tracker) names2(chs []clock.Channel) []string {
+	out := make([]string, len(chs))
+	for i, ch := range chs {
+		out[i] = t.name(ch)
+	}
+	return out
+}

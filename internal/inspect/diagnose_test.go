@@ -1,0 +1,229 @@
+package inspect
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
+)
+
+// testNames names testChannel(n, p)'s topics t<n>.
+func testNames(t *testing.T, ns ...int) *clock.Names {
+	t.Helper()
+	names := &clock.Names{}
+	for _, n := range ns {
+		if err := names.Add("t"+string(rune('0'+n)), testChannel(n, 0).Topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return names
+}
+
+func mustGate(t *testing.T, scope []clock.Channel, opts ...gate.Option) *gate.Gate {
+	t.Helper()
+	g, err := gate.New(scope, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func recv(t *testing.T, g *gate.Gate, ch clock.Channel, off int64, es ...clock.Entry) {
+	t.Helper()
+	if err := g.Receive(ch, off, clock.MustNew(es...), nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClassify gives every cause of a not-received blocker its case: the
+// same head (t2/0@0 waiting on t1/0) classified under different facts.
+func TestClassify(t *testing.T) {
+	a, b := testChannel(1, 0), testChannel(2, 0)
+	facts := &capture.LogFacts{LogStart: 2, LastStable: 10, HighWatermark: 12,
+		OpenTransactions: []capture.OpenTransaction{{ProducerID: 3, FirstOffset: 4}, {ProducerID: 7, TransactionalID: "tx", FirstOffset: 10}}}
+	withLog := func(lf *capture.LogFacts) func(clock.Channel) (*capture.LogFacts, bool) {
+		return func(ch clock.Channel) (*capture.LogFacts, bool) { return lf, ch == a }
+	}
+	for _, c := range []struct {
+		name     string
+		required int64
+		facts    Facts
+		want     Cause
+		producer int64 // 0: none named
+	}{
+		{"below the log start", 1, Facts{Log: withLog(facts)}, CauseTruncated, 0},
+		{"in the log", 5, Facts{Log: withLog(facts)}, CauseLagging, 0},
+		{"at the last stable offset", 10, Facts{Log: withLog(facts)}, CauseOpenTransaction, 7},
+		{"inside the open transaction", 11, Facts{Log: withLog(facts)}, CauseOpenTransaction, 7},
+		{"at the high watermark", 12, Facts{Log: withLog(facts)}, CauseBeyondLogEnd, 0},
+		{"far beyond", 1 << 40, Facts{Log: withLog(facts)}, CauseBeyondLogEnd, 0},
+		{"no last stable offset", 11, Facts{Log: withLog(&capture.LogFacts{LastStable: -1, HighWatermark: 12})}, CauseLagging, 0},
+		{"offline, within the input", 3, Facts{InputEnd: func(clock.Channel) (int64, bool) { return 4, true }}, CauseNotReceived, 0},
+		{"offline, beyond the input", 4, Facts{InputEnd: func(clock.Channel) (int64, bool) { return 4, true }}, CauseBeyondInput, 0},
+		{"offline, input read to its end", 3, Facts{Exhausted: true}, CauseBeyondInput, 0},
+		{"offline, nothing known", 3, Facts{}, CauseNotReceived, 0},
+		{"not read at all", 5, Facts{Log: withLog(facts), Reads: func(ch clock.Channel) bool { return ch != a }}, CauseOutOfScope, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := mustGate(t, []clock.Channel{a, b})
+			recv(t, g, b, 0, clock.Entry{Channel: a, Position: c.required})
+			bs := g.Blockers(b)
+			if len(bs) != 1 {
+				t.Fatalf("blockers %v", bs)
+			}
+			got, txn := c.facts.Classify(g, bs[0])
+			if got != c.want {
+				t.Errorf("cause %s, want %s", got, c.want)
+			}
+			if (txn == nil) != (c.producer == 0) || txn != nil && txn.ProducerID != c.producer {
+				t.Errorf("producer %+v, want %d", txn, c.producer)
+			}
+		})
+	}
+
+	// A claim on an offset the position passed without a record: a
+	// marker. Only a gate that settles on receipt keeps it held.
+	for _, receiptOnly := range []bool{false, true} {
+		g := mustGate(t, []clock.Channel{a, b}, gate.WithPositionAdvance(!receiptOnly))
+		for _, step := range []func() error{
+			func() error { return g.Advance(a, 0) },
+			func() error { return g.Receive(a, 0, clock.Clock{}, nil) },
+			func() error { return g.Receive(b, 0, clock.MustNew(clock.Entry{Channel: a, Position: 1}), nil) },
+			func() error { return g.Advance(a, 2) }, // a commit marker at 1
+		} {
+			if err := step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bs := g.Blockers(b)
+		if !receiptOnly {
+			if bs != nil {
+				t.Errorf("position advance left %v", bs)
+			}
+			continue
+		}
+		for _, f := range []Facts{{}, {Log: withLog(&capture.LogFacts{LastStable: 2, HighWatermark: 2})}} {
+			if got, _ := f.Classify(g, bs[0]); got != CauseNotARecord {
+				t.Errorf("claim on a marker (facts %v): %s", f.Log != nil, got)
+			}
+		}
+	}
+}
+
+// TestDiagnose follows a chain of three to its root, names a forged
+// cycle, measures ages and retention headroom, and groups heads by root.
+func TestDiagnose(t *testing.T) {
+	a, b, c, d := testChannel(1, 0), testChannel(2, 0), testChannel(3, 0), testChannel(4, 0)
+	x, y := testChannel(5, 0), testChannel(6, 0)
+	names := testNames(t, 1, 2, 3, 4, 5, 6)
+	g := mustGate(t, []clock.Channel{a, b, c, d, x, y})
+	recv(t, g, a, 0, clock.Entry{Channel: d, Position: 9}) // d's log ends at 5: never written
+	recv(t, g, b, 0, clock.Entry{Channel: a, Position: 0})
+	recv(t, g, b, 1)
+	recv(t, g, c, 0, clock.Entry{Channel: b, Position: 0})
+	recv(t, g, x, 0, clock.Entry{Channel: y, Position: 0}) // a forged cycle
+	recv(t, g, y, 0, clock.Entry{Channel: x, Position: 0})
+
+	now := time.UnixMilli(10_000_000)
+	ts := map[clock.Channel]time.Time{a: now.Add(-90 * time.Minute), b: now.Add(-time.Minute), c: now.Add(-time.Second)}
+	retention := &capture.Retention{Ms: (2 * time.Hour).Milliseconds(), Bytes: -1, CleanupPolicy: "delete"}
+	logs := map[clock.Channel]*capture.LogFacts{
+		a: {HighWatermark: 1, LastStable: 1, Retention: retention},
+		b: {HighWatermark: 2, LastStable: 2, Retention: &capture.Retention{Ms: -1, CleanupPolicy: "delete"}},
+		d: {HighWatermark: 5, LastStable: 5},
+	}
+	in := Input{Gate: g, Names: names, Now: now,
+		Facts:     Facts{Log: func(ch clock.Channel) (*capture.LogFacts, bool) { lf, ok := logs[ch]; return lf, ok }},
+		Timestamp: func(ch clock.Channel, _ int64) (time.Time, bool) { v, ok := ts[ch]; return v, ok },
+	}
+	rep := Diagnose(in)
+	if len(rep.Heads) != 5 || rep.RecordsHeld != 6 {
+		t.Fatalf("%d heads, %d held: %+v", len(rep.Heads), rep.RecordsHeld, rep.Heads)
+	}
+	byName := map[string]Head{}
+	for _, h := range rep.Heads {
+		byName[h.Channel] = h
+	}
+	hc := byName["t3/0"]
+	if hc.Cause != CauseHeld || hc.Root != "t1/0" || hc.RootOffset != 0 || hc.RootCause != CauseBeyondLogEnd ||
+		strings.Join(hc.Chain, " ") != "t3/0 t2/0 t1/0" || hc.Blockers[0].Root != "t1/0" {
+		t.Errorf("chain of three: %+v", hc)
+	}
+	if hc.Age != (Age{D: time.Second, Known: true}) || hc.Retention != nil {
+		t.Errorf("t3/0 age %v, headroom %+v (no facts for t3)", hc.Age, hc.Retention)
+	}
+	ha := byName["t1/0"]
+	if ha.Cause != CauseBeyondLogEnd || ha.Root != "t1/0" || len(ha.Chain) != 1 || ha.Blockers[0].Log != logs[d] {
+		t.Errorf("root: %+v", ha)
+	}
+	if r := ha.Retention; r == nil || r.Left != 30*time.Minute || !r.Warn || !r.DeletesAt.Equal(now.Add(30*time.Minute)) {
+		t.Errorf("headroom of t1/0: %+v, want 30m left, flagged under 1h", r)
+	}
+	if hb := byName["t2/0"]; hb.Retention != nil || hb.Queued != 2 {
+		t.Errorf("t2/0 keeps records forever: headroom %+v; queued %d", hb.Retention, hb.Queued)
+	}
+	for _, n := range []string{"t5/0", "t6/0"} {
+		h := byName[n]
+		if h.Cause != CauseCycle || h.RootCause != CauseCycle || len(h.Cycle) != 2 || h.Blockers[0].Cause != CauseCycle {
+			t.Errorf("%s on the cycle: %+v", n, h)
+		}
+	}
+	if len(rep.Cycles) != 1 || len(rep.Cycles[0]) != 2 {
+		t.Errorf("cycles %v", rep.Cycles)
+	}
+	if len(rep.Roots) != 2 {
+		t.Fatalf("roots %+v", rep.Roots)
+	}
+	r := rep.Roots[0]
+	if r.Channel != "t1/0" || r.Cause != CauseBeyondLogEnd || strings.Join(r.Heads, " ") != "t1/0@0 t2/0@0 t3/0@0" ||
+		!strings.Contains(r.NextStep, "t4/0@9 was never written") || hc.NextStep != r.NextStep {
+		t.Errorf("root of the chain: %+v", r)
+	}
+	if r := rep.Roots[1]; r.Cause != CauseCycle || len(r.Heads) != 2 || !strings.Contains(r.NextStep, "→") {
+		t.Errorf("root of the cycle: %+v", r)
+	}
+
+	// A lower warning threshold does not flag 30 minutes.
+	in.RetentionWarn = 10 * time.Minute
+	if h := Diagnose(in).Heads[0]; h.Retention == nil || h.Retention.Warn {
+		t.Errorf("30m left under a 10m threshold: %+v", h.Retention)
+	}
+	// Only holds at least a minute old; the cycle's heads have no
+	// timestamps, so no age, and are left out.
+	old := rep.OlderThan(time.Minute)
+	if len(old.Heads) != 2 || old.Heads[0].Channel != "t1/0" || old.Heads[1].Channel != "t2/0" ||
+		len(old.Roots) != 1 || strings.Join(old.Roots[0].Heads, " ") != "t1/0@0 t2/0@0" {
+		t.Errorf("older than 1m: %+v", old)
+	}
+	if rep.OlderThan(0) != rep {
+		t.Error("OlderThan(0) changed the report")
+	}
+}
+
+// TestNextSteps: every root cause has advice that names the place.
+func TestNextSteps(t *testing.T) {
+	b := &Blocker{Channel: "payments/1", Required: 9,
+		Producer: &capture.OpenTransaction{ProducerID: 7, TransactionalID: "payments-tx", StartedAt: 1764450000123}}
+	for _, c := range Causes() {
+		got := NextStep(c, "orders/0@41", b, []string{"a/0", "b/0"})
+		if got == "" {
+			t.Errorf("%s: no next step", c)
+		}
+		want := map[Cause]string{
+			CauseOpenTransaction: `transactional id "payments-tx", producer 7 (epoch 0), open since 2025-11-29T21:00:00Z`,
+			CauseOutOfScope:      "add payments/1 to the scope",
+			CauseCycle:           "a/0 → b/0 → a/0",
+			CauseUndecodable:     "orders/0@41",
+			CauseHeld:            "orders/0@41",
+		}[c]
+		if want == "" {
+			want = "payments/1@9"
+		}
+		if !strings.Contains(got, want) {
+			t.Errorf("%s: %q lacks %q", c, got, want)
+		}
+	}
+}
