@@ -1,9 +1,12 @@
 package decode
 
 import (
+	"encoding/hex"
+	"strings"
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 )
 
@@ -29,5 +32,36 @@ func TestFlags(t *testing.T) {
 	}
 	if got.Output != "text" || got.HeaderFormat != "causes" || got.MaxSize != 256<<10 {
 		t.Errorf("defaults %+v", got)
+	}
+}
+
+// TestRunTTYAndPipe decodes one value through the command: a table on a
+// terminal, one line of text form in a pipe (which encode reads back).
+func TestRunTTYAndPipe(t *testing.T) {
+	const uuid = "01020304-0506-0708-090a-0b0c0d0e0f10"
+	id, _ := clock.ParseTopicID(uuid)
+	value := hex.EncodeToString(clock.Encode(clock.MustNew(clock.Entry{Channel: clock.Channel{Topic: id, Partition: 2}, Position: 41})))
+	for _, tc := range []struct {
+		tty  bool
+		want []string
+	}{
+		{true, []string{"parsley.causes, 28 bytes, 1 entry", "│ orders │ " + uuid + " │ 2         │ 41       │"}},
+		{false, []string{"orders/2=41\n"}},
+	} {
+		ios, _, out, _ := iostreams.Test()
+		ios.SetTTY(tc.tty)
+		cmd := NewCmdDecode(&cmdutil.Factory{IOStreams: ios}, &cmdutil.Output{}, nil)
+		cmd.SetArgs([]string{"--hex", value, "--topic-id", "orders=" + uuid})
+		if err := cmd.Execute(); err != nil {
+			t.Fatalf("tty %v: %v", tc.tty, err)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("tty %v: output lacks %q:\n%s", tc.tty, w, out)
+			}
+		}
+		if !tc.tty && out.String() != "orders/2=41\n" {
+			t.Errorf("pipe: %q, want exactly the text form", out)
+		}
 	}
 }

@@ -3,6 +3,7 @@
 package kafkatest
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -16,6 +17,9 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // PKI makes a CA and a server certificate for 127.0.0.1 and localhost
@@ -70,4 +74,28 @@ func PKI(t testing.TB) (*tls.Config, string) {
 		MinVersion:   tls.VersionTLS12,
 		Certificates: []tls.Certificate{{Certificate: [][]byte{srvDER}, PrivateKey: srvKey}},
 	}, caFile
+}
+
+// Cluster starts a one-broker kfake cluster, closed when the test ends.
+func Cluster(t testing.TB, opts ...kfake.Opt) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+// Produce writes records to c synchronously, each to its own Partition.
+func Produce(t testing.TB, c *kfake.Cluster, recs ...*kgo.Record) {
+	t.Helper()
+	w, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,0 +1,146 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
+	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/causalctl/causalctl/internal/tui"
+)
+
+func command(f *cmdutil.Factory, runF func(context.Context, *Options) error, args ...string) error {
+	return cmdutiltest.Execute(NewCmdWatch(f, runF), args...)
+}
+
+func TestFlags(t *testing.T) {
+	var got *Options
+	keep := func(_ context.Context, o *Options) error { got = o; return nil }
+	ios, _, _, _ := iostreams.Test()
+	if err := command(cmdutiltest.Factory(ios, ""), keep, "-t", "orders,payments", "--from-group", "notifier", "--scope", "orders", "--start", "orders/0=4",
+		"--undecodable", "hold", "--position-advance=false", "--interval", "5s", "--no-tui", "--topic-id", "x=01020304-0506-0708-090a-0b0c0d0e0f10"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got.Range.Topics, " ") != "orders,payments" || got.Range.FromGroup != "notifier" || got.Range.Offsets != "end" ||
+		strings.Join(got.Scope, ",") != "orders" || strings.Join(got.Start, ",") != "orders/0=4" || got.Undecodable != gate.HoldUndecodable ||
+		!got.ReceiptOnly || got.Interval != 5*time.Second || !got.NoTUI || got.Names.Len() != 1 || got.OpenFollow == nil {
+		t.Errorf("options %+v", got)
+	}
+	if err := command(cmdutiltest.Factory(ios, ""), keep, "-t", "orders"); err != nil || got.Interval != time.Second || got.NoTUI || got.ReceiptOnly || got.Undecodable != gate.FailOnUndecodable {
+		t.Errorf("defaults %+v %v", got, err)
+	}
+	for _, args := range [][]string{{}, {"-t", "orders", "--interval", "0s"}} {
+		err := command(cmdutiltest.Factory(ios, ""), keep, args...)
+		var ue *cmdutil.UsageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// cluster has orders (1 partition) and payments (1); payments/0@0 claims
+// orders/0 position 5, which is never written, so it stays held.
+func cluster(t *testing.T) string {
+	t.Helper()
+	c := kafkatest.Cluster(t, kfake.SeedTopics(1, "orders"), kfake.SeedTopics(1, "payments"))
+	ctx := context.Background()
+	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: c.ListenAddrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	infos, err := cl.Topics(ctx, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	claim := clock.Encode(clock.MustNew(clock.Entry{Channel: clock.Channel{Topic: infos[0].ID, Partition: 0}, Position: 5}))
+	kafkatest.Produce(t, c, &kgo.Record{Topic: "orders", Value: []byte("o")},
+		&kgo.Record{Topic: "payments", Value: []byte("p"), Headers: []kgo.RecordHeader{{Key: clock.HeaderCauses, Value: claim}}})
+	return c.ListenAddrs()[0]
+}
+
+func options(ios *iostreams.IOStreams, addr string) *Options {
+	f := cmdutiltest.Factory(ios, addr)
+	return &Options{IO: ios, Range: cmdutil.RangeFlags{Topics: []string{"orders", "payments"}, Offsets: "start"}, Interval: 20 * time.Millisecond,
+		Names: &clock.Names{}, OpenFollow: f.OpenFollow, Now: time.Now, Getenv: f.Getenv}
+}
+
+// TestRunPipe: in a pipe, plain status lines with the held payment, and
+// exit 130 with a last line when interrupted.
+func TestRunPipe(t *testing.T) {
+	addr := cluster(t)
+	ios, _, _, _ := iostreams.Test()
+	out := &testutil.SyncBuffer{}
+	ios.Out = out
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, options(ios, addr)) }()
+	const want = "state=running scope=2 received=2 delivered=1 dropped=0 held=1 held_channels=1 "
+	for !strings.Contains(out.String(), want) {
+		select {
+		case err := <-done:
+			t.Fatalf("stopped: %v\n%s", err, out)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	err := <-done
+	if cmdutil.ExitCode(err) != cmdutil.ExitInterrupted {
+		t.Errorf("interrupted: %v, want exit 130", err)
+	}
+	if o := out.String(); strings.Contains(o, "\x1b") || !strings.HasSuffix(o, "\n") {
+		t.Errorf("status lines:\n%q", o)
+	}
+}
+
+// TestRunTerminal: on a terminal the view gets the snapshots, and a
+// --scope naming what is not followed is a usage error.
+func TestRunTerminal(t *testing.T) {
+	addr := cluster(t)
+	ios, _, out, _ := iostreams.Test()
+	ios.SetTTY(true)
+	opts := options(ios, addr)
+	var last inspect.Snapshot
+	opts.RunTUI = func(ctx context.Context, _ io.Reader, _ io.Writer, o tui.Options) error {
+		if o.Title != "causalctl watch" {
+			t.Errorf("title %q", o.Title)
+		}
+		for s := range o.Snapshots {
+			if last = s; s.Held == 1 && s.Received == 2 {
+				return nil // as q would
+			}
+		}
+		return errors.New("the snapshots ended")
+	}
+	if err := Run(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if last.Scope != 2 || len(last.Heads) != 1 || !strings.HasPrefix(last.Heads[0].Channel, "payments/") {
+		t.Errorf("last snapshot: scope %d heads %+v", last.Scope, last.Heads)
+	}
+	if out.Len() != 0 {
+		t.Errorf("status lines under the view: %q", out)
+	}
+
+	opts = options(ios, addr)
+	opts.Scope = []string{"shipments"}
+	err := Run(context.Background(), opts)
+	var ue *cmdutil.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "shipments") {
+		t.Errorf("unknown scope: %v", err)
+	}
+}
