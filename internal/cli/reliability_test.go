@@ -405,3 +405,27 @@ func TestHelpColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryBound: the interleavings that hold every record stop with a
+// clear error at a small --max-memory, naming the record that would pass
+// it; file streams under the same bound; a bound that is no size is usage.
+func TestMemoryBound(t *testing.T) {
+	for _, il := range []string{"channel", "timestamp", "round-robin", "random:3"} {
+		code, stdout, stderr := run(t, false, "", "replay", "-f", basicCapture, "--interleave", il, "--max-memory", "1KiB")
+		if code != 1 || stdout != "" || !strings.Contains(stderr, "would pass the limit of 1 KiB after 2 items held (--max-memory)") ||
+			!strings.Contains(stderr, "line 3 (payments/0 offset 0)") || !strings.Contains(stderr, "--interleave file") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", il, code, stdout, stderr)
+		}
+		if code, _, stderr := run(t, false, "", "replay", "-f", basicCapture, "--interleave", il, "--max-memory", "10KB"); code != 0 {
+			t.Errorf("%s within 10KB: exit %d, %s", il, code, stderr)
+		}
+	}
+	if code, out, stderr := run(t, false, "", "replay", "-f", basicCapture, "--max-memory", "1KiB", "-o", "json"); code != 0 || !strings.Contains(out, `"received":7`) {
+		t.Errorf("file under 1KiB: exit %d, %q, %q", code, out, stderr)
+	}
+	for _, bad := range []string{"0", "-1", "1XB", "lots", ""} {
+		if code, _, stderr := run(t, false, "", "replay", "-f", basicCapture, "--interleave", "channel", "--max-memory", bad); code != 2 || !strings.Contains(stderr, "--max-memory") {
+			t.Errorf("--max-memory %q: exit %d, %q", bad, code, stderr)
+		}
+	}
+}

@@ -234,7 +234,7 @@ func TestHonestStamps(t *testing.T) {
 			for name, scope := range scopes {
 				for _, il := range []string{"file", "random:1", "random:2", "round-robin", "channel"} {
 					inter, _ := replay.ParseInterleave(il)
-					src, err := replay.Reorder(&sliceSource{items: slices.Clone(items)}, inter, d.Names())
+					src, err := replay.Reorder(&sliceSource{items: slices.Clone(items)}, inter, d.Names(), 0)
 					if err != nil {
 						t.Fatal(err)
 					}

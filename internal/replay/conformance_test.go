@@ -121,7 +121,7 @@ func checkUnit(t *testing.T, u unit, capturePath, interleave string) {
 		t.Fatal(err)
 	}
 	defer f2.Close()
-	src, err := Reorder(capture.NewReader(f2), il, names)
+	src, err := Reorder(capture.NewReader(f2), il, names, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,11 @@ import (
 	"container/heap"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
@@ -88,9 +90,11 @@ func ParseInterleave(s string) (Interleave, error) {
 // Reorder reads src to its end and returns a Source yielding its items in
 // the interleaving il; names must already resolve every line's channel
 // (Discover). It keeps every item in memory (without record keys
-// and values, which replay never needs); for File it returns src itself,
-// which streams. Items keep their line numbers.
-func Reorder(src Source, il Interleave, names *clock.Names) (Source, error) {
+// and values, which replay never needs), ItemCost bytes each; when
+// maxBytes > 0 and they would pass it, it stops with a *MemoryLimitError
+// instead. For File it returns src itself, which streams. Items keep
+// their line numbers.
+func Reorder(src Source, il Interleave, names *clock.Names, maxBytes int64) (Source, error) {
 	if il.Mode == File {
 		return src, nil
 	}
@@ -98,6 +102,7 @@ func Reorder(src Source, il Interleave, names *clock.Names) (Source, error) {
 	// Queues are per channel as resolved, not per spelling: lines may name
 	// one channel by topic, by topic UUID, or both.
 	idx := map[clock.Channel]int{}
+	var held, items int64
 	for {
 		it, err := src.Next()
 		if err == io.EOF {
@@ -110,6 +115,10 @@ func Reorder(src Source, il Interleave, names *clock.Names) (Source, error) {
 		if err != nil {
 			return nil, NewInputError(it, err)
 		}
+		if held += ItemCost(it); maxBytes > 0 && held > maxBytes {
+			return nil, &MemoryLimitError{Interleave: il, Limit: maxBytes, Items: items, Line: it.Line, Channel: names.Channel(k), Offset: it.Offset}
+		}
+		items++
 		i, ok := idx[k]
 		if !ok {
 			i = len(r.queues)
@@ -120,6 +129,61 @@ func Reorder(src Source, il Interleave, names *clock.Names) (Source, error) {
 	}
 	r.start()
 	return r, nil
+}
+
+// Memory a reordering interleaving holds per item (see ItemCost).
+const (
+	// ItemBaseCost is an item's share of its channel's queue: the item
+	// itself, twice over, since a growing slice may hold up to twice what
+	// it uses.
+	ItemBaseCost = 2 * int64(unsafe.Sizeof(capture.Item{}))
+	// HeaderCost is a header's key and value slots plus the allocation
+	// of its copied value, before the value's bytes.
+	HeaderCost = int64(unsafe.Sizeof(clock.Header{})) + 16
+)
+
+// ItemCost is the memory Reorder holds for it until it is replayed:
+// ItemBaseCost, and HeaderCost plus the value's length for each header.
+// Payloads (key, value) are never held.
+func ItemCost(it *capture.Item) int64 {
+	n := ItemBaseCost
+	for _, h := range it.Headers {
+		n += HeaderCost + int64(len(h.Value))
+	}
+	return n
+}
+
+// MemoryLimitError reports that a reordering interleaving would hold more
+// than its memory limit: the item at Line (Channel, Offset) would pass it,
+// after Items items held.
+type MemoryLimitError struct {
+	Interleave Interleave
+	Limit      int64
+	Items      int64
+	Line       int64
+	Channel    string
+	Offset     int64
+}
+
+func (e *MemoryLimitError) Error() string {
+	at := fmt.Sprintf("%s offset %d", e.Channel, e.Offset)
+	if e.Line > 0 {
+		at = fmt.Sprintf("line %d (%s)", e.Line, at)
+	}
+	return fmt.Sprintf("the %s interleaving holds every record's clock in memory (≈%d bytes a record plus its headers): %s would pass the limit of %s after %d items held",
+		e.Interleave, ItemBaseCost, at, FormatBytes(e.Limit), e.Items)
+}
+
+// FormatBytes writes n in the largest binary unit it reaches, e.g.
+// "512 MiB", "1.5 GiB", "300 B".
+func FormatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, u := float64(n), 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) + " " + units[u]
 }
 
 // detach copies what replay needs of an item out of the reader's buffers.

@@ -81,7 +81,7 @@ func readCapture(t *testing.T, path string, names *clock.Names) ([]capture.Item,
 
 func mustReorder(t *testing.T, src Source, names *clock.Names) Source {
 	t.Helper()
-	s, err := Reorder(src, Interleave{Mode: Timestamp}, names)
+	s, err := Reorder(src, Interleave{Mode: Timestamp}, names, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

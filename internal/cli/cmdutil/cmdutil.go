@@ -14,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/spf13/pflag"
 )
 
@@ -178,5 +179,30 @@ func CheckPositive(fs *pflag.FlagSet, names ...string) error {
 			return Usagef("--%s %d: must be a positive number of bytes", name, n)
 		}
 	}
+	return nil
+}
+
+// ByteSize is a flag value in bytes, written as a number with an
+// optional unit: B, KB, MB, GB (powers of 1000) or KiB, MiB, GiB (powers of
+// 1024), e.g. 512MiB or 2GB. It must be positive.
+type ByteSize int64
+
+func (b *ByteSize) String() string { return replay.FormatBytes(int64(*b)) }
+func (b *ByteSize) Type() string   { return "SIZE" }
+
+// Set reads a size such as 512MiB.
+func (b *ByteSize) Set(s string) error {
+	num := strings.TrimRight(s, "BbKkMmGgTtiI ")
+	unit := strings.ToLower(strings.TrimSpace(s[len(num):]))
+	mult, ok := map[string]int64{"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+		"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}[unit]
+	if !ok {
+		return fmt.Errorf("size %q: want a number of bytes with an optional unit (KiB, MiB, GiB, KB, MB, GB)", s)
+	}
+	n, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || n <= 0 || n*float64(mult) >= 1<<62 {
+		return fmt.Errorf("size %q: want a positive number of bytes with an optional unit (KiB, MiB, GiB, KB, MB, GB)", s)
+	}
+	*b = ByteSize(n * float64(mult))
 	return nil
 }

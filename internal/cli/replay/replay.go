@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/capture"
@@ -37,7 +38,9 @@ type Options struct {
 	FailOnHeld    bool
 	MaxHeaderSize int
 	MaxLineSize   int
-	Names         *clock.Names
+	// MaxMemory bounds what a reordering interleaving holds (--max-memory).
+	MaxMemory cmdutil.ByteSize
+	Names     *clock.Names
 
 	// Now reads the clock for progress lines (time.Now).
 	Now func() time.Time
@@ -154,6 +157,8 @@ after the summary of what was replayed.`,
 	fs.BoolVar(&opts.TUI, "tui", false, "step through the replay in the terminal: one receive, to the next delivery or hold, run and pause, jump (? lists the keys)")
 	fs.IntVar(&opts.MaxHeaderSize, "max-header-size", clock.DefaultMaxSize, "metadata budget of a clock header in bytes")
 	fs.IntVar(&opts.MaxLineSize, "max-line-size", capture.DefaultMaxLineSize, "longest capture line accepted, in bytes")
+	opts.MaxMemory = DefaultMaxMemory
+	fs.Var(&opts.MaxMemory, "max-memory", "most memory the interleavings other than file may hold, which keep every record's clock (≈"+strconv.FormatInt(replay.ItemBaseCost, 10)+" bytes a record plus its headers), e.g. 512MiB or 4GiB")
 	cmdutil.AddTopicIDFlag(fs, names)
 	cmdutil.DeclareFormats(cmd, formats...)
 	return cmd
@@ -175,7 +180,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if !(opts.Range.Given() && opts.Interleave.Mode == replay.Timestamp) { // merged as it streams
-		src, err = replay.Reorder(src, opts.Interleave, opts.Names)
+		src, err = reorder(src, opts)
 		if err != nil {
 			return interruptedBefore(fmt.Errorf("%s: %w", name, err))
 		}
@@ -214,6 +219,20 @@ func Run(ctx context.Context, opts *Options) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitHeld, Err: fmt.Errorf("%d records still held at the end (--fail-on-held)", sum.Held)}
 	}
 	return nil
+}
+
+// DefaultMaxMemory is the default of --max-memory: some 3 million
+// records of small clocks.
+const DefaultMaxMemory = 1 << 30
+
+// reorder applies --interleave within --max-memory, saying what to do
+// when the input is too large for it.
+func reorder(src replay.Source, opts *Options) (replay.Source, error) {
+	out, err := replay.Reorder(src, opts.Interleave, opts.Names, int64(opts.MaxMemory))
+	if _, ok := errors.AsType[*replay.MemoryLimitError](err); ok {
+		err = fmt.Errorf("%w (--max-memory): raise it, or use --interleave file, which streams", err)
+	}
+	return out, err
 }
 
 // interruptedBefore turns an interruption while the input was still being

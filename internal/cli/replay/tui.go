@@ -49,7 +49,7 @@ func runStepper(ctx context.Context, opts *Options) error {
 		if err != nil {
 			return nil, err
 		}
-		return replay.Reorder(rd, opts.Interleave, opts.Names)
+		return reorder(rd, opts)
 	}
 	st, err := inspect.NewStepper(open, cfg, inspect.StepperOptions{Title: "causalctl replay", Source: name})
 	if err != nil {
