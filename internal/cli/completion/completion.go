@@ -4,16 +4,9 @@
 package completion
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
 )
-
-// Shells lists the shells a script can be written for, in the order the
-// help names them.
-var Shells = []string{"bash", "zsh", "fish", "powershell"}
 
 // NewCmdCompletion returns the completion command.
 func NewCmdCompletion(f *cmdutil.Factory) *cobra.Command {
@@ -43,35 +36,9 @@ by hand, see the examples.`,
   # PowerShell
   causalctl completion powershell | Out-String | Invoke-Expression`,
 		Args:      cobra.ExactArgs(1),
-		ValidArgs: Shells,
+		ValidArgs: cmdutil.CompletionShells(),
 		RunE: func(c *cobra.Command, args []string) error {
-			return Write(c.Root(), args[0], f.IOStreams.Out)
+			return cmdutil.WriteCompletion(c.Root(), args[0], f.IOStreams.Out)
 		},
-	}
-}
-
-// Write writes the completion script of root's tree for shell to w.
-func Write(root *cobra.Command, shell string, w io.Writer) error {
-	switch shell {
-	case "bash":
-		return root.GenBashCompletionV2(w, true)
-	case "zsh":
-		return root.GenZshCompletion(w)
-	case "fish":
-		return root.GenFishCompletion(w, true)
-	case "powershell":
-		return root.GenPowerShellCompletionWithDesc(w)
-	}
-	return cmdutil.Usagef("completion %s: want one of bash, zsh, fish, powershell", shell)
-}
-
-// FileName is the name under which the script for shell is kept in the
-// repository's completions/ directory.
-func FileName(shell string) string {
-	switch shell {
-	case "powershell":
-		return "causalctl.ps1"
-	default:
-		return fmt.Sprintf("causalctl.%s", shell)
 	}
 }

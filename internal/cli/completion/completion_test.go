@@ -33,7 +33,7 @@ func TestScripts(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	err := Write(root, "tcsh", &buf)
+	err := cmdutil.WriteCompletion(root, "tcsh", &buf)
 	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || buf.Len() != 0 {
 		t.Errorf("tcsh: %v (exit %d), wrote %d bytes", err, cmdutil.ExitCode(err), buf.Len())
 	}

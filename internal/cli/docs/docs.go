@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
-	"github.com/causalctl/causalctl/internal/cli/completion"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 )
@@ -90,12 +89,12 @@ func Generate(tree *cobra.Command, dir string) error {
 	if err := os.MkdirAll(comp, 0o755); err != nil {
 		return err
 	}
-	for _, shell := range completion.Shells {
+	for _, shell := range cmdutil.CompletionShells() {
 		var buf bytes.Buffer
-		if err := completion.Write(tree, shell, &buf); err != nil {
+		if err := cmdutil.WriteCompletion(tree, shell, &buf); err != nil {
 			return fmt.Errorf("%s completion: %w", shell, err)
 		}
-		if err := os.WriteFile(filepath.Join(comp, completion.FileName(shell)), buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(comp, cmdutil.CompletionFileName(shell)), buf.Bytes(), 0o644); err != nil {
 			return err
 		}
 	}
