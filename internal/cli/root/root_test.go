@@ -1,6 +1,7 @@
 package root
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -82,5 +83,36 @@ func TestUndocumentedIsCaught(t *testing.T) {
 	slices.Sort(missing)
 	if !slices.Equal(missing, want) {
 		t.Errorf("missing = %q\nwant %q", missing, want)
+	}
+}
+
+// TestReadmeShowsEveryCommand: the README is the quick start, with one
+// example per command; a new command adds its line there.
+func TestReadmeShowsEveryCommand(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := map[string]bool{}
+	inShell := false
+	for _, line := range strings.Split(string(readme), "\n") {
+		switch {
+		case strings.HasPrefix(line, "```sh"):
+			inShell = true
+		case strings.HasPrefix(line, "```"):
+			inShell = false
+		case inShell:
+			if f := strings.Fields(line); len(f) > 1 && f[0] == "causalctl" {
+				examples[f[1]] = true
+			}
+		}
+	}
+	for _, c := range testTree().Commands() {
+		if c.Hidden || c.Name() == "help" {
+			continue
+		}
+		if !examples[c.Name()] {
+			t.Errorf("README.md has no example of `causalctl %s` (a line starting so in a sh block)", c.Name())
+		}
 	}
 }

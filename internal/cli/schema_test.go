@@ -1,0 +1,342 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// The JSON output of the commands is documented by JSON Schemas in
+// docs/schemas. These tests check real output against them, so the
+// documentation fails the build when it drifts: a new field must be
+// documented there (the schemas forbid undeclared properties).
+
+const schemaDir = "../../docs/schemas"
+
+// schemaSet loads schemas by file name and validates values against the
+// subset of JSON Schema 2020-12 the files use: type, enum, const,
+// properties, required, additionalProperties, items, minimum, pattern,
+// oneOf and $ref (to "#/$defs/…" and to another file of the set).
+type schemaSet struct {
+	t     *testing.T
+	files map[string]map[string]any
+}
+
+func loadSchemas(t *testing.T) *schemaSet {
+	t.Helper()
+	s := &schemaSet{t: t, files: map[string]map[string]any{}}
+	paths, err := filepath.Glob(filepath.Join(schemaDir, "*.schema.json"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no schemas in %s: %v", schemaDir, err)
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		s.files[filepath.Base(p)] = doc
+	}
+	return s
+}
+
+// validate checks the JSON text doc against the schema file name and
+// returns every violation.
+func (s *schemaSet) validate(name, doc string) []string {
+	dec := json.NewDecoder(strings.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return []string{fmt.Sprintf("not JSON: %v", err)}
+	}
+	var errs []string
+	s.check(name, s.files[name], v, "$", &errs)
+	return errs
+}
+
+func (s *schemaSet) resolve(file, ref string) (string, map[string]any) {
+	target, frag, _ := strings.Cut(ref, "#")
+	if target != "" {
+		file = target
+	}
+	node := s.files[file]
+	if node == nil {
+		s.t.Fatalf("$ref %q: no schema file %s", ref, file)
+	}
+	for _, part := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+		if part == "" {
+			continue
+		}
+		next, ok := node[part].(map[string]any)
+		if !ok {
+			s.t.Fatalf("$ref %q: nothing at %q", ref, part)
+		}
+		node = next
+	}
+	return file, node
+}
+
+func (s *schemaSet) check(file string, sch map[string]any, v any, path string, errs *[]string) {
+	fail := func(format string, args ...any) {
+		*errs = append(*errs, path+": "+fmt.Sprintf(format, args...))
+	}
+	if ref, ok := sch["$ref"].(string); ok {
+		f, target := s.resolve(file, ref)
+		s.check(f, target, v, path, errs)
+	}
+	if types, ok := sch["type"]; ok && !typeMatches(types, v) {
+		fail("%s is not of type %v", short(v), types)
+		return
+	}
+	if c, ok := sch["const"]; ok && !equalJSON(c, v) {
+		fail("%s, want %v", short(v), c)
+	}
+	if enum, ok := sch["enum"].([]any); ok && !slices.ContainsFunc(enum, func(e any) bool { return equalJSON(e, v) }) {
+		fail("%s is not one of %v", short(v), enum)
+	}
+	if min, ok := sch["minimum"].(float64); ok {
+		if n, isNum := v.(json.Number); isNum {
+			if f, _ := n.Float64(); f < min {
+				fail("%s is below the minimum %v", n, min)
+			}
+		}
+	}
+	if pat, ok := sch["pattern"].(string); ok {
+		if str, isStr := v.(string); isStr && !regexp.MustCompile(pat).MatchString(str) {
+			fail("%q does not match %s", str, pat)
+		}
+	}
+	if alts, ok := sch["oneOf"].([]any); ok {
+		matched := 0
+		var why []string
+		for i, alt := range alts {
+			var sub []string
+			s.check(file, alt.(map[string]any), v, path, &sub)
+			if len(sub) == 0 {
+				matched++
+			} else {
+				why = append(why, fmt.Sprintf("#%d: %s", i, strings.Join(sub, "; ")))
+			}
+		}
+		if matched != 1 {
+			fail("matches %d of the oneOf alternatives, want 1 (%s)", matched, strings.Join(why, " | "))
+		}
+	}
+	switch val := v.(type) {
+	case map[string]any:
+		props, _ := sch["properties"].(map[string]any)
+		for _, r := range asStrings(sch["required"]) {
+			if _, ok := val[r]; !ok {
+				fail("missing required property %q", r)
+			}
+		}
+		for k, pv := range val {
+			ps, ok := props[k].(map[string]any)
+			if !ok {
+				if ap, set := sch["additionalProperties"].(bool); set && !ap {
+					fail("property %q is not documented in the schema", k)
+				}
+				continue
+			}
+			s.check(file, ps, pv, path+"."+k, errs)
+		}
+	case []any:
+		if items, ok := sch["items"].(map[string]any); ok {
+			for i, it := range val {
+				s.check(file, items, it, fmt.Sprintf("%s[%d]", path, i), errs)
+			}
+		}
+	}
+}
+
+func typeMatches(types any, v any) bool {
+	var names []string
+	switch t := types.(type) {
+	case string:
+		names = []string{t}
+	default:
+		names = asStrings(t)
+	}
+	for _, n := range names {
+		switch x := v.(type) {
+		case nil:
+			if n == "null" {
+				return true
+			}
+		case bool:
+			if n == "boolean" {
+				return true
+			}
+		case string:
+			if n == "string" {
+				return true
+			}
+		case json.Number:
+			if n == "number" || n == "integer" && !strings.ContainsAny(x.String(), ".eE") {
+				return true
+			}
+		case []any:
+			if n == "array" {
+				return true
+			}
+		case map[string]any:
+			if n == "object" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func asStrings(v any) []string {
+	list, _ := v.([]any)
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if s, ok := x.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func equalJSON(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb)
+}
+
+func short(v any) string {
+	b, _ := json.Marshal(v)
+	if len(b) > 60 {
+		return string(b[:60]) + "…"
+	}
+	return string(b)
+}
+
+// lines splits NDJSON output into its objects.
+func lines(out string) []string {
+	var ls []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if l != "" {
+			ls = append(ls, l)
+		}
+	}
+	return ls
+}
+
+// TestJSONOutputMatchesTheSchemas runs the commands over the replay test
+// captures (healthy, and with every fault: an undecodable header, a cycle,
+// a chain) and checks every object they print against docs/schemas.
+func TestJSONOutputMatchesTheSchemas(t *testing.T) {
+	s := loadSchemas(t)
+	type schemaRun struct {
+		schema string
+		args   []string
+	}
+	var runs []schemaRun
+	for _, capture := range []string{"replay/testdata/basic.ndjson", "replay/testdata/faults.ndjson"} {
+		runs = append(runs,
+			schemaRun{"decode.schema.json", []string{"decode", "-f", capture, "-o", "json"}},
+			schemaRun{"replay-summary.schema.json", []string{"replay", "-f", capture, "-o", "json"}},
+			schemaRun{"replay-summary.schema.json", []string{"replay", "-f", capture, "-o", "json", "--undecodable", "hold"}},
+			schemaRun{"replay-event.schema.json", []string{"replay", "-f", capture, "-o", "ndjson"}},
+			schemaRun{"replay-event.schema.json", []string{"replay", "-f", capture, "-o", "ndjson", "--undecodable", "hold", "--interleave", "random:3"}},
+		)
+	}
+	runs = append(runs,
+		schemaRun{"decode.schema.json", []string{"decode", "--hex", golden, "--topic-id", ordersID, "-o", "json"}},
+		schemaRun{"decode.schema.json", []string{"decode", "--hex", "0100", "-o", "json"}},
+		schemaRun{"version.schema.json", []string{"version", "-o", "json"}},
+	)
+	seen := map[string]bool{} // event types and optional fields met, so the runs cover them
+	for _, r := range runs {
+		_, out, stderr := run(t, false, "", r.args...)
+		objs := lines(out)
+		if len(objs) == 0 {
+			t.Errorf("%q printed no JSON (stderr %q)", r.args, stderr)
+		}
+		for _, o := range objs {
+			for _, e := range s.validate(r.schema, o) {
+				t.Errorf("%q against %s: %s\n%s", r.args, r.schema, e, o)
+			}
+			for _, key := range []string{`"type":"deliver"`, `"type":"hold"`, `"behind":`, `"undecodable":`, `"type":"summary"`, `"failed":`, `"cyclic":true`, `"root":`, `"code":`, `"topic":`} {
+				if strings.Contains(o, key) {
+					seen[key] = true
+				}
+			}
+		}
+	}
+	for _, key := range []string{`"type":"deliver"`, `"type":"hold"`, `"behind":`, `"undecodable":`, `"type":"summary"`, `"failed":`, `"cyclic":true`, `"root":`, `"code":`, `"topic":`} {
+		if !seen[key] {
+			t.Errorf("no run printed %s: the schema test does not cover it", key)
+		}
+	}
+}
+
+// TestSchemaCheckCatchesDrift: the validator above rejects what the
+// schemas do not describe — an undocumented field, a missing one, a wrong
+// type, an unknown event — so the test above can fail.
+func TestSchemaCheckCatchesDrift(t *testing.T) {
+	s := loadSchemas(t)
+	good := `{"received":1,"delivered":1,"dropped":0,"held":0,"skipped":0,"channels":[{"channel":"a/0","topic_id":"x","settled":0,"received_up_to":0,"held":0}],"cycles":[]}`
+	if errs := s.validate("replay-summary.schema.json", good); len(errs) != 0 {
+		t.Fatalf("a valid summary fails: %v", errs)
+	}
+	for name, bad := range map[string]struct{ schema, doc, want string }{
+		"undocumented field": {"replay-summary.schema.json", strings.Replace(good, `"held":0}]`, `"held":0,"lag":3}]`, 1), `"lag" is not documented`},
+		"missing field":      {"replay-summary.schema.json", strings.Replace(good, `"skipped":0,`, "", 1), `missing required property "skipped"`},
+		"wrong type":         {"replay-summary.schema.json", strings.Replace(good, `"settled":0`, `"settled":"0"`, 1), `is not of type`},
+		"unknown event":      {"replay-event.schema.json", `{"type":"teleport","channel":"a/0","offset":1}`, "matches 0 of the oneOf"},
+		"bad uuid":           {"decode.schema.json", `{"format":"parsley.causes","size":2,"entries":[{"topic_id":"XYZ","partition":0,"position":1}]}`, "does not match"},
+		"bad format":         {"decode.schema.json", `{"format":"avro","size":2,"entries":[]}`, "is not one of"},
+		"negative offset":    {"replay-event.schema.json", `{"type":"drop","channel":"a/0","offset":-1}`, "below the minimum"},
+		"float count":        {"version.schema.json", `{"version":1.5,"commit":null,"date":null,"go_version":"go","os":"linux","arch":"amd64"}`, "is not of type"},
+	} {
+		errs := s.validate(bad.schema, bad.doc)
+		if !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, bad.want) }) {
+			t.Errorf("%s: errors %q, want one with %q", name, errs, bad.want)
+		}
+	}
+}
+
+// TestCaptureFormatExamples: the examples of docs/capture-format.md are
+// read by the reader they document.
+func TestCaptureFormatExamples(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/capture-format.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```(?:json)?\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
+	var file []string
+	for _, b := range blocks {
+		body := strings.TrimSpace(b[1])
+		if !strings.HasPrefix(body, "{") {
+			continue
+		}
+		if strings.Contains(body, "\n ") { // one object spread over lines
+			file = append(file, strings.Join(strings.Fields(body), " "))
+			continue
+		}
+		file = append(file, strings.Split(body, "\n")...)
+	}
+	if len(file) < 6 {
+		t.Fatalf("found %d example lines in capture-format.md, want the log-facts line and §7", len(file))
+	}
+	path := filepath.Join(t.TempDir(), "example.ndjson")
+	if err := os.WriteFile(path, []byte(strings.Join(file, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := run(t, false, "", "replay", "-f", path, "-o", "json")
+	if code != 0 || !strings.Contains(out, `"delivered":2`) {
+		t.Errorf("replay of the documented examples: exit %d, %s %s", code, out, stderr)
+	}
+}
