@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/causalctl/causalctl/internal/inspect"
 )
 
 // The JSON output of the commands is documented by JSON Schemas in
@@ -338,5 +340,19 @@ func TestCaptureFormatExamples(t *testing.T) {
 	code, out, stderr := run(t, false, "", "replay", "-f", path, "-o", "json")
 	if code != 0 || !strings.Contains(out, `"delivered":2`) {
 		t.Errorf("replay of the documented examples: exit %d, %s %s", code, out, stderr)
+	}
+}
+
+// TestSchemaCausesAreTheClassifiers: the cause enumeration of the summary
+// schema is exactly inspect.Causes, in rank order.
+func TestSchemaCausesAreTheClassifiers(t *testing.T) {
+	s := loadSchemas(t)
+	_, def := s.resolve("replay-summary.schema.json", "#/$defs/cause")
+	var want []string
+	for _, c := range inspect.Causes() {
+		want = append(want, string(c))
+	}
+	if got := asStrings(def["enum"]); !slices.Equal(got, want) {
+		t.Errorf("replay-summary.schema.json $defs.cause = %q, want inspect.Causes() %q", got, want)
 	}
 }
