@@ -223,6 +223,7 @@ type Auditor struct {
 	buf       []clock.Entry
 	findings  []Finding
 	external  map[clock.Channel]bool // claimed channels the input lacks
+	recent    []lineChannel
 	hwm       map[clock.Channel]int64
 	compacted map[clock.Channel]bool // topics whose gaps prove nothing
 	nfound    int
@@ -305,6 +306,40 @@ func (a *Auditor) channelOf(it *capture.Item) (clock.Channel, error) {
 	return replay.ResolveChannel(a.names, it)
 }
 
+// maxLineChannels bounds the lines' channels looked up in a short list
+// before the names and the index maps.
+const maxLineChannels = 16
+
+// lineChannel is a channel as lines name it, with its index.
+type lineChannel struct {
+	topic string
+	ch    clock.Channel
+	idx   uint32
+}
+
+// indexOf returns the channel item it names and its index among the
+// input's channels (ok false when the input has no such channel yet).
+// The channels of the last few lines are remembered, so that most lines
+// need neither the names nor the index map.
+func (a *Auditor) indexOf(it *capture.Item) (clock.Channel, uint32, bool, error) {
+	if !it.TopicID.IsZero() {
+		for _, lc := range a.recent {
+			if lc.ch.Topic == it.TopicID && lc.ch.Partition == it.Partition && lc.topic == it.Topic {
+				return lc.ch, lc.idx, true, nil
+			}
+		}
+	}
+	ch, err := a.channelOf(it)
+	if err != nil {
+		return ch, 0, false, err
+	}
+	i, ok := a.idx[ch]
+	if ok && !it.TopicID.IsZero() && len(a.recent) < maxLineChannels {
+		a.recent = append(a.recent, lineChannel{it.Topic, ch, i})
+	}
+	return ch, i, ok, nil
+}
+
 // Index reads one item of the first reading: the channel, a record's
 // offset and line, and what a position line proves. A record whose offset
 // is not above the channel's last record or position is an error.
@@ -315,11 +350,10 @@ func (a *Auditor) Index(it *capture.Item) error {
 	if it.Kind != capture.KindRecord && it.Kind != capture.KindPosition {
 		return nil // lines of other kinds say nothing of the audit
 	}
-	ch, err := a.channelOf(it)
+	ch, i, ok, err := a.indexOf(it)
 	if err != nil {
 		return inputError(it, -1, err)
 	}
-	i, ok := a.idx[ch]
 	if !ok {
 		i = uint32(len(a.chans))
 		a.idx[ch] = i
@@ -391,11 +425,10 @@ func (a *Auditor) Load(it *capture.Item) error {
 	if it.Kind != capture.KindRecord || a.full {
 		return nil
 	}
-	ch, err := a.channelOf(it)
+	ch, i, ok, err := a.indexOf(it)
 	if err != nil {
 		return inputError(it, -1, err)
 	}
-	i, ok := a.idx[ch]
 	var c *achan
 	if ok {
 		c = a.chans[i]

@@ -129,7 +129,8 @@ func Run(ctx context.Context, opts *Options) error {
 		defer os.Remove(spool)
 		input, source = spool, "broker range"
 	}
-	in, err := cmdutil.OpenCapture(ctx, opts.IO, input, opts.MaxLineSize, opts.Names)
+	// The first reading, for channels and names, indexes the records too.
+	in, err := cmdutil.OpenCapture(ctx, opts.IO, input, opts.MaxLineSize, opts.Names, cmdutil.Observe(a.Index))
 	if err != nil {
 		return interrupted(err)
 	}
@@ -141,10 +142,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := read(ctx, in, capture.ChannelsOnly(), a.Index); err != nil {
-		return interrupted(fmt.Errorf("%s: %w", source, err))
-	}
-	if err := read(ctx, in, capture.SkipPayloads(), a.Load); err != nil {
+	if err := load(ctx, in, a); err != nil {
 		return interrupted(fmt.Errorf("%s: %w", source, err))
 	}
 	rep, err := a.Run(scopes)
@@ -160,13 +158,15 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// read reads the capture once more, from its first line, into visit.
-func read(ctx context.Context, in *cmdutil.Capture, opt capture.ReaderOption, visit func(*capture.Item) error) error {
-	r, err := in.Open(opt)
+// load reads the capture a second time, in full but for payloads, into
+// the auditor: parsed on one core, loaded on the other.
+func load(ctx context.Context, in *cmdutil.Capture, a *inspect.Auditor) error {
+	r, err := in.Open(capture.SkipPayloads())
 	if err != nil {
 		return err
 	}
-	src := replay.WithContext(ctx, r)
+	src := replay.Prefetch(replay.WithContext(ctx, r))
+	defer src.Close()
 	for {
 		it, err := src.Next()
 		if err == io.EOF {
@@ -175,7 +175,7 @@ func read(ctx context.Context, in *cmdutil.Capture, opt capture.ReaderOption, vi
 		if err != nil {
 			return err
 		}
-		if err := visit(it); err != nil {
+		if err := a.Load(it); err != nil {
 			return err
 		}
 	}

@@ -30,6 +30,7 @@ type Capture struct {
 	opened  []io.Closer
 	maxLine int
 	read    bool
+	observe func(*capture.Item) error
 }
 
 // OpenCapture opens the capture at path ("-" for stdin) and reads it once,
@@ -39,8 +40,11 @@ type Capture struct {
 // reading stop when ctx is done, even while a FIFO waits for its writer or
 // a pipe stays open (the error is then ctx's, wrapped). Errors of the
 // first reading name the capture.
-func OpenCapture(ctx context.Context, ios *iostreams.IOStreams, path string, maxLine int, names *clock.Names) (*Capture, error) {
+func OpenCapture(ctx context.Context, ios *iostreams.IOStreams, path string, maxLine int, names *clock.Names, opts ...CaptureOption) (*Capture, error) {
 	c := &Capture{Name: path, path: path, maxLine: maxLine}
+	for _, o := range opts {
+		o(c)
+	}
 	if path == "-" {
 		c.Name, c.once = "stdin", &contextReader{ctx: ctx, r: ios.In}
 	} else {
@@ -57,13 +61,42 @@ func OpenCapture(ctx context.Context, ios *iostreams.IOStreams, path string, max
 	}
 	first, err := c.Open(capture.ChannelsOnly())
 	if err == nil {
-		c.Channels, err = replay.Discover(replay.WithContext(ctx, first), names)
+		var src replay.Source = replay.WithContext(ctx, first)
+		if c.observe != nil {
+			src = &observed{src, c.observe}
+		}
+		c.Channels, err = replay.Discover(src, names)
 	}
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("%s: %w", c.Name, err)
 	}
 	return c, nil
+}
+
+// CaptureOption changes how OpenCapture reads a capture the first time.
+type CaptureOption func(*Capture)
+
+// Observe hands every item of the first reading (kind, channel, offset and
+// line only: capture.ChannelsOnly) to visit too, as it is read, for a
+// command that needs more of that reading than channels and names: it
+// then reads the capture once less. An error of visit ends the reading.
+func Observe(visit func(*capture.Item) error) CaptureOption {
+	return func(c *Capture) { c.observe = visit }
+}
+
+// observed is a source whose items visit sees as they pass.
+type observed struct {
+	src   replay.Source
+	visit func(*capture.Item) error
+}
+
+func (o *observed) Next() (*capture.Item, error) {
+	it, err := o.src.Next()
+	if err == nil {
+		err = o.visit(it)
+	}
+	return it, err
 }
 
 // Open returns a reader over the capture from its first line, with opts
