@@ -26,7 +26,9 @@ const scaleStages, scalePartitions, scaleLag = 5, 2, 32
 // the stages, each stamped with the join of the clocks of the upstream
 // records it claims (a random lag behind their log ends) and their
 // positions.
-func generate(n int, seed uint64, yield func(it *capture.Item) error) error {
+// With unfolded ≥ 0, that stage stamps its claims without folding the
+// clocks of the records it claims.
+func generate(n int, seed uint64, unfolded int, yield func(it *capture.Item) error) error {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	type chanGen struct {
 		ch    clock.Channel
@@ -54,7 +56,10 @@ func generate(n int, seed uint64, yield func(it *capture.Item) error) error {
 					continue
 				}
 				claim := max(0, up.next-1-rng.Int64N(scaleLag))
-				clk = clk.Join(up.clks[claim%(scaleLag+1)]).With(up.ch, claim)
+				if s != unfolded {
+					clk = clk.Join(up.clks[claim%(scaleLag+1)])
+				}
+				clk = clk.With(up.ch, claim)
 			}
 		}
 		c.stamp = clk
@@ -87,7 +92,7 @@ func TestWriteScaleCapture(t *testing.T) {
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
 	var line []byte
-	err = generate(*scaleRecords, 1, func(it *capture.Item) error {
+	err = generate(*scaleRecords, 1, -1, func(it *capture.Item) error {
 		it.Line = 0
 		line, err = capture.AppendItem(line[:0], it)
 		if err == nil {
@@ -103,20 +108,37 @@ func TestWriteScaleCapture(t *testing.T) {
 	}
 }
 
-// The generated pipeline is honest: no finding for a node that skips
-// the stages between the first and the last.
+// The generated pipeline is honest: no finding for nodes that skip
+// stages. With stage2 not folding what it claims of stage1, stage0 hides
+// behind stage1 for the nodes consuming stage0 and not stage1 (ends,
+// half); a node consuming stage1 (odd) waits for it all.
 func TestAuditGeneratedPipeline(t *testing.T) {
-	var items []capture.Item
-	generate(20_000, 2, func(it *capture.Item) error {
-		c := *it
-		c.Headers = append([]clock.Header(nil), it.Headers...)
-		items = append(items, c)
-		return nil
-	})
-	names := &clock.Names{}
-	rep := auditItems(t, NewAuditor(AuditConfig{Names: names}), items, benchScopes(names))
-	if rep.Records != 20_000 || len(rep.Findings) != 0 {
-		t.Errorf("%d records, %d findings (%v): want 20000 and none", rep.Records, len(rep.Findings), rep.Counts)
+	for _, unfolded := range []int{-1, 2} {
+		var items []capture.Item
+		generate(20_000, 2, unfolded, func(it *capture.Item) error {
+			c := *it
+			c.Headers = append([]clock.Header(nil), it.Headers...)
+			items = append(items, c)
+			return nil
+		})
+		names := &clock.Names{}
+		rep := auditItems(t, NewAuditor(AuditConfig{Names: names}), items, benchScopes(names))
+		if unfolded < 0 {
+			if rep.Records != 20_000 || len(rep.Findings) != 0 {
+				t.Errorf("%d records, %d findings (%v): want 20000 and none", rep.Records, len(rep.Findings), rep.Counts)
+			}
+			continue
+		}
+		byScope := map[string]int{}
+		for _, f := range rep.Findings {
+			byScope[f.Scope]++
+			if f.Kind != FindingHole || f.Producer.Topic[15] != 3 { // stage2
+				t.Fatalf("finding %+v: want holes produced on stage2", f)
+			}
+		}
+		if byScope["ends"] == 0 || byScope["half"] == 0 || byScope["odd"] != 0 {
+			t.Errorf("holes by scope %v: want some for ends and half, none for odd", byScope)
+		}
 	}
 }
 
@@ -139,7 +161,7 @@ func benchScopes(names *clock.Names) []AuditScope {
 func BenchmarkAudit(b *testing.B) {
 	const n = 1_000_000
 	var items []capture.Item
-	generate(n, 3, func(it *capture.Item) error {
+	generate(n, 3, -1, func(it *capture.Item) error {
 		c := *it
 		c.Headers = append([]clock.Header(nil), it.Headers...)
 		items = append(items, c)

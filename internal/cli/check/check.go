@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/capture"
@@ -119,6 +120,11 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 
 // Run audits the capture or broker range and writes the report.
 func Run(ctx context.Context, opts *Options) error {
+	// The audit keeps every record in long-lived, pointer-free arrays
+	// that are cheap to mark and only grow: collecting more often keeps
+	// the peak near the live size (10 M records in well under 1 GiB)
+	// instead of twice it.
+	defer debug.SetGCPercent(debug.SetGCPercent(20))
 	a := inspect.NewAuditor(inspect.AuditConfig{Names: opts.Names, MaxHeaderSize: opts.MaxHeaderSize, MaxFindings: opts.MaxFindings})
 	input, source := opts.Input, opts.Input
 	if opts.Range.Given() {
