@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/clock"
@@ -25,7 +26,8 @@ var b64 = base64.StdEncoding.Strict()
 // emptyBytes is the value of an empty base64 string: empty but not null.
 var emptyBytes = []byte{}
 
-// Bits naming the fields of a line.
+// Bits naming the fields of a line and of a header object. A field's bit
+// is 1 << its index in fields.
 const (
 	fTopic uint16 = 1 << iota
 	fTopicID
@@ -39,11 +41,68 @@ const (
 	fLogFacts
 )
 
-// recordOnly are the fields a position line must not carry.
-var recordOnly = []struct {
+// field is one field of the capture schema (SPEC §4).
+type field struct {
 	bit  uint16
 	name string
-}{{fTimestamp, "timestamp"}, {fHeaders, "headers"}, {fKey, "key"}, {fValue, "value"}}
+	// recordOnly fields may not be on a position or log-facts line.
+	recordOnly bool
+}
+
+// fields is the schema, the one place each field is named; fields[i].bit
+// is 1 << i. Header objects use key and value.
+var fields = [...]field{
+	{bit: fTopic, name: "topic"},
+	{bit: fTopicID, name: "topic_id"},
+	{bit: fPartition, name: "partition"},
+	{bit: fOffset, name: "offset"},
+	{bit: fPosition, name: "position"},
+	{bit: fTimestamp, name: "timestamp", recordOnly: true},
+	{bit: fHeaders, name: "headers", recordOnly: true},
+	{bit: fKey, name: "key", recordOnly: true},
+	{bit: fValue, name: "value", recordOnly: true},
+	{bit: fLogFacts, name: "log_facts"},
+}
+
+// nameOf names a field bit.
+func nameOf(bit uint16) string { return fields[bits.TrailingZeros16(bit)].name }
+
+// schema is the fields one kind of object may hold, indexed by the first
+// byte of their names for matching a name in place.
+type schema struct {
+	first [256]uint16         // bits of the fields whose names start with the byte
+	names [len(fields)]string // fields' names by bit index, "" outside the schema
+}
+
+func newSchema(mask uint16) *schema {
+	s := &schema{}
+	for i, f := range fields {
+		if mask&f.bit != 0 {
+			s.first[f.name[0]] |= f.bit
+			s.names[i] = f.name
+		}
+	}
+	return s
+}
+
+// The schemas of the line object and of a header object.
+var (
+	lineSchema   = newSchema(fTopic | fTopicID | fPartition | fOffset | fPosition | fTimestamp | fHeaders | fKey | fValue | fLogFacts)
+	headerSchema = newSchema(fKey | fValue)
+)
+
+// lookup returns the bit of the field called name (unescaped), or 0.
+func (sc *schema) lookup(name []byte) uint16 {
+	if len(name) == 0 {
+		return 0
+	}
+	for m := sc.first[name[0]]; m != 0; m &= m - 1 {
+		if string(name) == sc.names[bits.TrailingZeros16(m)] {
+			return m & -m
+		}
+	}
+	return 0
+}
 
 // where names the part of a line a field error is about.
 type where struct {
@@ -79,48 +138,22 @@ func (r *Reader) parse(line []byte, eof bool) (blank bool, err error) {
 	r.data = r.data[:0]
 	r.hdrs = r.hdrs[:0]
 	r.lineNames.reset()
-	var seen, present uint16
-	c, err := r.peek()
-	if err != nil {
-		return false, err
-	}
-	if c == '}' {
-		r.i++
-	} else {
-		for {
-			bit, key, err := r.lineField()
-			if err != nil {
-				return false, err
-			}
-			if bit == 0 {
-				if err := r.unknownField(key, &r.lineNames, 0); err != nil {
-					return false, err
-				}
-			} else {
-				if seen&bit != 0 {
-					return false, fieldError(fmt.Sprintf("duplicate field %q", nameOf(bit)))
-				}
-				seen |= bit
-				ok, err := r.field(bit)
-				if err != nil {
-					return false, err
-				}
-				if ok {
-					present |= bit
-				}
-			}
-			c, err := r.peek()
-			if err != nil {
-				return false, err
-			}
-			if c == '}' {
-				r.i++
-				break
-			}
-			if c != ',' {
-				return false, r.syntax("',' or '}'")
-			}
-			r.i++
+	o := object{sc: lineSchema, names: &r.lineNames}
+	var present uint16
+	for {
+		bit, err := r.next(&o)
+		if err != nil {
+			return false, err
+		}
+		if bit == 0 {
+			break
+		}
+		ok, err := r.field(bit)
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			present |= bit
 		}
 	}
 	r.ws()
@@ -150,8 +183,8 @@ func (r *Reader) finish(present uint16) error {
 		if present&fLogFacts != 0 {
 			kind, line = KindLogFacts, "log-facts"
 		}
-		for _, f := range recordOnly {
-			if present&f.bit != 0 {
+		for _, f := range fields {
+			if f.recordOnly && present&f.bit != 0 {
 				return fieldError(fmt.Sprintf("field %q is not allowed on a %s line", f.name, line))
 			}
 		}
@@ -163,33 +196,6 @@ func (r *Reader) finish(present uint16) error {
 		it.Headers = r.hdrs[:n:n]
 	}
 	return nil
-}
-
-// nameOf names a field bit.
-func nameOf(bit uint16) string {
-	switch bit {
-	case fTopic:
-		return "topic"
-	case fTopicID:
-		return "topic_id"
-	case fPartition:
-		return "partition"
-	case fOffset:
-		return "offset"
-	case fPosition:
-		return "position"
-	case fTimestamp:
-		return "timestamp"
-	case fHeaders:
-		return "headers"
-	case fKey:
-		return "key"
-	case fValue:
-		return "value"
-	case fLogFacts:
-		return "log_facts"
-	}
-	return "?"
 }
 
 // field reads the value of a known field into r.item. It reports false for
@@ -323,76 +329,123 @@ func (r *Reader) header(n int) error {
 	r.i++
 	r.hdrNames.reset()
 	var h clock.Header
-	var seen uint16
-	c, err := r.peek()
-	if err != nil {
-		return err
-	}
-	if c == '}' {
-		r.i++
-	} else {
-		for {
-			bit, name, err := r.headerField()
+	o := object{sc: headerSchema, names: &r.hdrNames, hdr: n}
+	for {
+		bit, err := r.next(&o)
+		if err != nil {
+			return err
+		}
+		if bit == 0 {
+			break
+		}
+		if bit == fKey {
+			s, err := r.stringValue(where{hdr: n, field: "key"})
 			if err != nil {
 				return err
 			}
-			if bit == 0 {
-				if err := r.unknownField(name, &r.hdrNames, n); err != nil {
-					return err
-				}
-			} else {
-				if seen&bit != 0 {
-					return fieldError(fmt.Sprintf("header %d: duplicate field %q", n, nameOf(bit)))
-				}
-				seen |= bit
-				if bit == fKey {
-					w := where{hdr: n, field: "key"}
-					s, err := r.stringValue(w)
-					if err != nil {
-						return err
-					}
-					h.Key = r.headerKey(s)
-				} else if null, err := r.null(); err != nil {
-					return err
-				} else if !null {
-					if h.Value, err = r.base64Value(where{hdr: n, field: "value"}); err != nil {
-						return err
-					}
-				}
-			}
-			c, err := r.peek()
-			if err != nil {
+			h.Key = r.headerKey(s)
+		} else if null, err := r.null(); err != nil {
+			return err
+		} else if !null {
+			if h.Value, err = r.base64Value(where{hdr: n, field: "value"}); err != nil {
 				return err
 			}
-			if c == '}' {
-				r.i++
-				break
-			}
-			if c != ',' {
-				return r.syntax("',' or '}'")
-			}
-			r.i++
 		}
 	}
-	if seen&fKey == 0 {
+	if o.seen&fKey == 0 {
 		return fieldError(fmt.Sprintf(`header %d: missing "key"`, n))
 	}
 	r.hdrs = append(r.hdrs, h)
 	return nil
 }
 
-// unknownField skips the value of a field the schema does not name, after
-// checking that the name is not repeated in its object, whose unknown names
-// so far are in names. hdr is the header number, or 0 for the line object.
-func (r *Reader) unknownField(name []byte, names *nameSet, hdr int) error {
-	if names.add(name) {
-		if hdr > 0 {
-			return fieldError(fmt.Sprintf("header %d: duplicate field %q", hdr, name))
+// object is the state of reading one JSON object of a schema, member by
+// member, with next: the one loop over the members of the line object and
+// of each header object.
+type object struct {
+	sc    *schema
+	names *nameSet // the unknown member names so far, to refuse one given twice
+	hdr   int      // the header number of a header object; 0 for the line
+	seen  uint16   // the known members read
+	begun bool     // past the object's first member
+}
+
+// next reads the object (its '{' consumed) up to the value of its next
+// known member and returns that member's bit, or 0 once past the object's
+// '}'. Members the schema does not know are checked and skipped; a member
+// given twice is a field error.
+func (r *Reader) next(o *object) (uint16, error) {
+	for {
+		c, err := r.peek()
+		if err != nil {
+			return 0, err
 		}
-		return fieldError(fmt.Sprintf("duplicate field %q", name))
+		switch {
+		case c == '}':
+			r.i++
+			return 0, nil
+		case !o.begun:
+			o.begun = true
+		case c == ',':
+			r.i++ // a member must follow: no trailing comma
+		default:
+			return 0, r.syntax("',' or '}'")
+		}
+		bit, name, err := r.member(o.sc)
+		if err != nil {
+			return 0, err
+		}
+		if bit == 0 {
+			if err := r.unknownField(name, o); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		if o.seen&bit != 0 {
+			return 0, o.duplicate(nameOf(bit))
+		}
+		o.seen |= bit
+		return bit, nil
+	}
+}
+
+func (o *object) duplicate(name string) error {
+	if o.hdr > 0 {
+		return fieldError(fmt.Sprintf("header %d: duplicate field %q", o.hdr, name))
+	}
+	return fieldError(fmt.Sprintf("duplicate field %q", name))
+}
+
+// member reads the name of a member and the colon after it, leaving r.i at
+// the value. It returns the field's bit, or 0 and the name for a member the
+// schema does not know.
+func (r *Reader) member(sc *schema) (bit uint16, name []byte, err error) {
+	r.ws()
+	// The name as a Writer spells it ("name", no escape) is matched in
+	// place, without unquoting it.
+	if s := r.b[r.i:]; len(s) > 1 && s[0] == '"' {
+		for m := sc.first[s[1]]; m != 0; m &= m - 1 {
+			name := sc.names[bits.TrailingZeros16(m)]
+			if n := len(name) + 2; len(s) >= n && s[n-1] == '"' && string(s[1:n-1]) == name {
+				r.i += n
+				return m & -m, nil, r.colon()
+			}
+		}
+	}
+	if name, err = r.memberName(); err != nil {
+		return 0, nil, err
+	}
+	return sc.lookup(name), name, nil
+}
+
+// unknownField skips the value of a member the schema does not name, after
+// checking that the name is not repeated in its object.
+func (r *Reader) unknownField(name []byte, o *object) error {
+	if o.names.add(name) {
+		return o.duplicate(string(name))
 	}
 	depth := 1 // inside the line object
-	if hdr > 0 {
+	if o.hdr > 0 {
 		depth = 3 // inside a header object, in the list, in the line
 	}
 	return r.skipValue(depth)
@@ -442,112 +495,6 @@ func (s *nameSet) add(name []byte) (dup bool) {
 	s.n++
 	return false
 }
-
-// lineField reads the name of a field of the line object and the colon
-// after it, leaving r.i at the value. It returns the field's bit, or 0 and
-// the name for a field the schema does not know.
-func (r *Reader) lineField() (bit uint16, name []byte, err error) {
-	// The names as a Writer spells them are matched in place.
-	r.ws()
-	s := r.b[r.i:]
-	n := 0
-	if len(s) > 1 {
-		switch s[1] {
-		case 't':
-			switch {
-			case hasName(s, `"topic"`):
-				bit, n = fTopic, 7
-			case hasName(s, `"topic_id"`):
-				bit, n = fTopicID, 10
-			case hasName(s, `"timestamp"`):
-				bit, n = fTimestamp, 11
-			}
-		case 'p':
-			switch {
-			case hasName(s, `"partition"`):
-				bit, n = fPartition, 11
-			case hasName(s, `"position"`):
-				bit, n = fPosition, 10
-			}
-		case 'o':
-			if hasName(s, `"offset"`) {
-				bit, n = fOffset, 8
-			}
-		case 'h':
-			if hasName(s, `"headers"`) {
-				bit, n = fHeaders, 9
-			}
-		case 'l':
-			if hasName(s, `"log_facts"`) {
-				bit, n = fLogFacts, 11
-			}
-		case 'k':
-			if hasName(s, `"key"`) {
-				bit, n = fKey, 5
-			}
-		case 'v':
-			if hasName(s, `"value"`) {
-				bit, n = fValue, 7
-			}
-		}
-	}
-	if n > 0 {
-		r.i += n
-		return bit, nil, r.colon()
-	}
-	if name, err = r.memberName(); err != nil {
-		return 0, nil, err
-	}
-	switch string(name) {
-	case "topic":
-		bit = fTopic
-	case "topic_id":
-		bit = fTopicID
-	case "partition":
-		bit = fPartition
-	case "offset":
-		bit = fOffset
-	case "position":
-		bit = fPosition
-	case "timestamp":
-		bit = fTimestamp
-	case "headers":
-		bit = fHeaders
-	case "key":
-		bit = fKey
-	case "value":
-		bit = fValue
-	}
-	return bit, name, nil
-}
-
-// headerField is lineField for the fields of a header object: fKey,
-// fValue, or 0 and the name.
-func (r *Reader) headerField() (bit uint16, name []byte, err error) {
-	r.ws()
-	s := r.b[r.i:]
-	switch {
-	case hasName(s, `"key"`):
-		r.i += 5
-		return fKey, nil, r.colon()
-	case hasName(s, `"value"`):
-		r.i += 7
-		return fValue, nil, r.colon()
-	}
-	if name, err = r.memberName(); err != nil {
-		return 0, nil, err
-	}
-	switch string(name) {
-	case "key":
-		bit = fKey
-	case "value":
-		bit = fValue
-	}
-	return bit, name, nil
-}
-
-// hasName reports whether s starts with the quoted name q.
-func hasName(s []byte, q string) bool { return len(s) >= len(q) && string(s[:len(q)]) == q }
 
 // stringValue reads a string value; anything else is a field error.
 func (r *Reader) stringValue(w where) ([]byte, error) {
