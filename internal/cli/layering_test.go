@@ -47,3 +47,86 @@ func TestNoCommandImportsAnother(t *testing.T) {
 		t.Errorf("checked %d files: the command packages moved?", checked)
 	}
 }
+
+// TestLayeringTable: every package's imports point down the layering
+// table of DEVELOPERS.md — the table matches the code. Helpers only tests
+// import (…test, testutil) and generators are left out.
+func TestLayeringTable(t *testing.T) {
+	const module = "github.com/causalctl/causalctl/"
+	doc, err := os.ReadFile("../../DEVELOPERS.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if rest, ok := strings.CutPrefix(line, "| `"); ok {
+			if i := strings.Index(rest, "`"); i > 0 {
+				rows = append(rows, rest[:i])
+			}
+		}
+	}
+	row := func(pkg string) int {
+		for i, r := range rows {
+			if r == pkg {
+				return i
+			}
+		}
+		if strings.HasPrefix(pkg, "internal/cli/") {
+			for i, r := range rows {
+				if r == "internal/cli/<command>" {
+					return i
+				}
+			}
+		}
+		return -1
+	}
+	helper := func(pkg string) bool {
+		base := filepath.Base(pkg)
+		return strings.HasSuffix(base, "test") || base == "testutil" || base == "gen"
+	}
+	checked := 0
+	for _, top := range []string{"../../cmd", "../../internal"} {
+		err := filepath.WalkDir(top, func(path string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() || d.Name() == "testdata" {
+				return err
+			}
+			pkg := strings.TrimPrefix(filepath.ToSlash(path), "../../")
+			files, _ := filepath.Glob(filepath.Join(path, "*.go"))
+			if helper(pkg) || len(files) == 0 {
+				return nil
+			}
+			me := row(pkg)
+			if me < 0 {
+				t.Errorf("%s is not in the layering table of DEVELOPERS.md", pkg)
+				return nil
+			}
+			checked++
+			for _, file := range files {
+				if strings.HasSuffix(file, "_test.go") {
+					continue
+				}
+				f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+				if err != nil {
+					return err
+				}
+				for _, imp := range f.Imports {
+					p, _ := strconv.Unquote(imp.Path.Value)
+					dep, ok := strings.CutPrefix(p, module)
+					if !ok || helper(dep) {
+						continue
+					}
+					if r := row(dep); r <= me && dep != pkg {
+						t.Errorf("%s imports %s, which the layering table does not put below it", file, dep)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if checked < 25 {
+		t.Errorf("checked %d packages", checked)
+	}
+}
