@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -81,7 +83,51 @@ func TestCheckTransactionalTopic(t *testing.T) {
 		return nil, nil, false
 	})
 
-	code, out, errOut := run(t, addr, "check", "-t", "a", "-t", "c", "-o", "json")
+	got := checkFindings(t, addr, "check", "-t", "a", "-t", "c", "-o", "json")
+	want := []string{
+		"beyond-log-end c/0@3 a/0=6 hwm 6",
+		"beyond-log-end c/0@5 x/0=0 hwm 0",
+		"not-a-record c/0@0 a/0=1 hwm 0", // the commit marker
+		"not-a-record c/0@1 a/0=2 hwm 0", // the aborted record
+		"not-a-record c/0@4 a/0=5 hwm 0", // the last commit marker, below the range end
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// Offline, from a capture: its position lines prove the same gaps, its
+	// log-facts lines give the same high watermarks — for the captured
+	// channels only. Topic x is not in the capture: its claim is on an
+	// unknown topic, unless --topic-id names it; either way its high
+	// watermark is not known.
+	file := filepath.Join(t.TempDir(), "c.ndjson")
+	if code, _, errOut := run(t, addr, "capture", "-t", "a", "-t", "c", "-f", file); code != 0 {
+		t.Fatalf("capture: exit %d: %s", code, errOut)
+	}
+	offline := slices.Delete(slices.Clone(want), 1, 2)
+	got = checkFindings(t, "", "check", "-f", file, "-o", "json", "--topic-id", "x="+clock.TopicID(md.Topics["x"].ID).String())
+	if strings.Join(got, "\n") != strings.Join(offline, "\n") {
+		t.Errorf("from the capture:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(offline, "\n"))
+	}
+	got = checkFindings(t, "", "check", "-f", file, "-o", "json")
+	offline = append(offline, fmt.Sprintf("unknown-topic c/0@5 %s/0=0 hwm 0", clock.TopicID(md.Topics["x"].ID)))
+	if strings.Join(got, "\n") != strings.Join(offline, "\n") {
+		t.Errorf("from the capture, x unnamed:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(offline, "\n"))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if writes[1] == 0 {
+		t.Error("no Fetch seen: the observer is not working")
+	}
+	delete(writes, 1)
+	if len(writes) > 0 {
+		t.Errorf("check sent write, join or commit requests: %v", writes)
+	}
+}
+
+// checkFindings runs check and lists its findings, sorted.
+func checkFindings(t *testing.T, addr string, args ...string) []string {
+	t.Helper()
+	code, out, errOut := run(t, addr, args...)
 	var rep struct {
 		Findings []struct {
 			Kind          string `json:"kind"`
@@ -102,23 +148,5 @@ func TestCheckTransactionalTopic(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s@%d %s=%d hwm %d", f.Kind, f.Channel, f.Offset, f.Claim.Channel, f.Claim.Position, f.HighWatermark))
 	}
 	sort.Strings(got)
-	want := []string{
-		"beyond-log-end c/0@3 a/0=6 hwm 6",
-		"beyond-log-end c/0@5 x/0=0 hwm 0",
-		"not-a-record c/0@0 a/0=1 hwm 0", // the commit marker
-		"not-a-record c/0@1 a/0=2 hwm 0", // the aborted record
-		"not-a-record c/0@4 a/0=5 hwm 0", // the last commit marker, below the range end
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if writes[1] == 0 {
-		t.Error("no Fetch seen: the observer is not working")
-	}
-	delete(writes, 1)
-	if len(writes) > 0 {
-		t.Errorf("check sent write, join or commit requests: %v", writes)
-	}
+	return got
 }
