@@ -325,98 +325,91 @@ func (h *tsHeap) Pop() any {
 	return q
 }
 
-// MergeByTimestamp is the timestamp interleaving of Reorder for a source
-// whose channels are known in advance, as a broker range's are: it streams,
-// holding only what the slowest channel lags behind the others. An item is
-// taken once every channel still open has one waiting, so the order is the
-// one Reorder gives. last reports an item that ends its channel (a range's
-// end position); nil means channels end only with the source.
-func MergeByTimestamp(src Source, chans []clock.Channel, last func(clock.Channel, *capture.Item) bool, names *clock.Names) Source {
-	m := &merger{src: src, names: names, last: last, queues: make(map[clock.Channel]*mqueue, len(chans))}
-	for i, ch := range chans {
-		q := &mqueue{queue: queue{order: i, last: -1 << 62}, ch: ch, open: true}
-		m.queues[ch] = q
+// ChannelSource is a source read channel by channel, as a broker range is:
+// NextOf(i) yields the items of channel i in order and io.EOF after its
+// last. An item stays valid until the next NextOf call for its channel.
+type ChannelSource interface {
+	NextOf(i int) (*capture.Item, error)
+}
+
+// MergeByTimestamp is the timestamp interleaving of Reorder for the n
+// channels of src (ties go by channel index, as Reorder's go by first
+// appearance). It holds one item per channel — the next of each — and asks
+// a channel for another only once its item is taken, so it buffers nothing
+// of what src fetched: what stays in memory is src's own, bounded,
+// buffers.
+func MergeByTimestamp(src ChannelSource, n int) Source {
+	m := &merger{src: src, heads: make([]mhead, n), refill: -1}
+	for i := range m.heads {
+		m.heads[i] = mhead{order: i, last: -1 << 62}
 	}
-	m.waiting = len(chans)
 	return m
 }
 
 type merger struct {
-	src     Source
-	names   *clock.Names
-	last    func(clock.Channel, *capture.Item) bool
-	queues  map[clock.Channel]*mqueue
+	src     ChannelSource
+	heads   []mhead
 	h       mergeHeap
-	waiting int // open channels with nothing queued
-	eof     bool
+	started bool
+	refill  int // the channel whose item Next returned last, to be replaced
 	out     capture.Item
 }
 
-type mqueue struct {
-	queue
-	ch   clock.Channel
-	open bool
+// mhead is a channel's next item, ordered like a queue of Reorder.
+type mhead struct {
+	it    *capture.Item
+	order int
+	key   int64 // timestamp key of it
+	last  int64 // last timestamp taken
+}
+
+// fetch asks channel i for its next item and puts it in the heap; a channel
+// at its end leaves it.
+func (m *merger) fetch(i int) error {
+	it, err := m.src.NextOf(i)
+	if err == io.EOF {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	q := &m.heads[i]
+	q.it, q.key = it, q.last
+	if it.Kind == capture.KindRecord && it.HasTimestamp && it.Timestamp > q.last {
+		q.key = it.Timestamp
+	}
+	heap.Push(&m.h, q)
+	return nil
 }
 
 func (m *merger) Next() (*capture.Item, error) {
-	for !m.eof && m.waiting > 0 {
-		it, err := m.src.Next()
-		if err == io.EOF {
-			m.eof = true
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		ch, err := ResolveChannel(m.names, it)
-		if err != nil {
-			return nil, NewInputError(it, err)
-		}
-		q := m.queues[ch]
-		if q == nil { // a channel not announced: merged all the same
-			q = &mqueue{queue: queue{order: len(m.queues), last: -1 << 62}, ch: ch, open: true}
-			m.queues[ch] = q
-			m.waiting++
-		}
-		wasEmpty := q.empty()
-		q.items = append(q.items, detach(it))
-		if wasEmpty {
-			if q.open {
-				m.waiting--
+	if !m.started {
+		m.started = true
+		for i := range m.heads {
+			if err := m.fetch(i); err != nil {
+				return nil, err
 			}
-			q.key = q.tsKey()
-			heap.Push(&m.h, q)
+		}
+	}
+	if m.refill >= 0 {
+		i := m.refill
+		m.refill = -1
+		if err := m.fetch(i); err != nil {
+			return nil, err
 		}
 	}
 	if len(m.h) == 0 {
 		return nil, io.EOF
 	}
-	q := m.h[0]
-	it := &q.items[q.next]
-	if it.Kind == capture.KindRecord && it.HasTimestamp && it.Timestamp > q.last {
-		q.last = it.Timestamp
-	}
-	m.out = *it
-	*it = capture.Item{}
-	q.next++
-	if m.last != nil && m.last(q.ch, &m.out) {
-		q.open = false
-	}
-	if q.empty() {
-		heap.Pop(&m.h)
-		q.items, q.next = q.items[:0], 0 // reuse the backing array
-		if q.open {
-			m.waiting++
-		}
-	} else {
-		q.key = q.tsKey()
-		heap.Fix(&m.h, 0)
-	}
+	q := heap.Pop(&m.h).(*mhead)
+	q.last = q.key
+	m.out, q.it = *q.it, nil
+	m.refill = q.order // its item stays valid until then
 	return &m.out, nil
 }
 
-// mergeHeap orders the merger's non-empty queues like tsHeap.
-type mergeHeap []*mqueue
+// mergeHeap orders the channels' next items like tsHeap.
+type mergeHeap []*mhead
 
 func (h mergeHeap) Len() int { return len(h) }
 func (h mergeHeap) Less(i, j int) bool {
@@ -426,7 +419,7 @@ func (h mergeHeap) Less(i, j int) bool {
 	return h[i].order < h[j].order
 }
 func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*mqueue)) }
+func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*mhead)) }
 func (h *mergeHeap) Pop() any {
 	old := *h
 	q := old[len(old)-1]

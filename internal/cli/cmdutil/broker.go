@@ -98,6 +98,9 @@ type Range struct {
 // Next yields the range's next item.
 func (r *Range) Next() (*capture.Item, error) { return r.Range.Next(r.ctx) }
 
+// NextOf yields the next item of Channels[i] (a replay.ChannelSource).
+func (r *Range) NextOf(i int) (*capture.Item, error) { return r.Range.NextOf(r.ctx, i) }
+
 // Close closes the client.
 func (r *Range) Close() { r.Client.Close() }
 

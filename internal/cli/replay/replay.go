@@ -281,14 +281,13 @@ func openSource(ctx context.Context, opts *Options) (src replay.Source, name str
 		if err != nil {
 			return nil, "", nil, nil, err
 		}
-		var src replay.Source = replay.WithContext(ctx, br)
+		var src replay.Source = br
 		if opts.Interleave.Mode == replay.Timestamp {
-			// Stream the merge: a range's channels and ends are known.
-			last := func(ch clock.Channel, it *capture.Item) bool {
-				return it.Kind == capture.KindPosition && it.Offset >= br.Ends[ch]
-			}
-			src = replay.MergeByTimestamp(src, br.Channels, last, opts.Names)
+			// Merge as it streams, reading each channel as the merge
+			// needs it: a range's channels are known when it opens.
+			src = replay.MergeByTimestamp(br, len(br.Channels))
 		}
+		src = replay.WithContext(ctx, src)
 		return src, "broker range", br.Channels, br.Close, nil
 	}
 	in, err := cmdutil.OpenCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize, opts.Names)
