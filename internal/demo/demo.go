@@ -87,10 +87,30 @@ const (
 	// nothing fails and nothing is held. `causalctl check --scope
 	// orders,shipments` finds the holes.
 	FaultUnfolded Fault = "unfolded"
+	// FaultOpenTxn: a late payments producer (transactional id
+	// TxnLatePayment) begins a transaction on payments/1, writes one
+	// payment and leaves the transaction open for OpenTxnSteps steps
+	// before it commits. The last stable offset of payments/1 stays at
+	// that payment meanwhile: shipments claiming later payments on
+	// payments/1 are held, their cause open-transaction, naming the
+	// producer.
+	FaultOpenTxn Fault = "open-txn"
+	// FaultMarkerClaim: one shipment claims the offset of the commit
+	// marker that ends the last transaction on payments/1, and no payment
+	// is written to payments/1 after it. A node that settles only on
+	// receipt (--position-advance=false) holds it for good: not-a-record.
+	FaultMarkerClaim Fault = "marker-claim"
 )
 
+// TxnLatePayment is the transactional id of FaultOpenTxn's producer.
+const TxnLatePayment = "causalctl-demo-late-payment"
+
+// OpenTxnSteps is how long FaultOpenTxn keeps its transaction open: five
+// seconds at the default tick, below the transaction timeout.
+const OpenTxnSteps = 50
+
 // Faults lists the faults, in the order help text shows them.
-var Faults = []Fault{FaultUndecodable, FaultDangling, FaultSlow, FaultCycle, FaultUnfolded}
+var Faults = []Fault{FaultUndecodable, FaultDangling, FaultSlow, FaultCycle, FaultUnfolded, FaultOpenTxn, FaultMarkerClaim}
 
 // ParseFault reads a --fault value ("" or "none" for no fault).
 func ParseFault(s string) (Fault, error) {
@@ -99,7 +119,7 @@ func ParseFault(s string) (Fault, error) {
 	}
 	f := Fault(s)
 	if !slices.Contains(Faults, f) {
-		return NoFault, fmt.Errorf("fault %q: want undecodable, dangling, slow, cycle or unfolded", s)
+		return NoFault, fmt.Errorf("fault %q: want undecodable, dangling, slow, cycle, unfolded, open-txn or marker-claim", s)
 	}
 	return f, nil
 }
@@ -228,7 +248,7 @@ func New(ctx context.Context, cfg Config) (_ *Demo, err error) {
 	if err := d.setupTopics(ctx); err != nil {
 		return nil, err
 	}
-	for _, id := range []string{"causalctl-demo-shop", "causalctl-demo-payments", "causalctl-demo-shipping"} {
+	for _, id := range []string{"causalctl-demo-shop", "causalctl-demo-payments", "causalctl-demo-shipping", TxnLatePayment} {
 		cl, err := d.client(id)
 		if err != nil {
 			return nil, err

@@ -63,6 +63,8 @@ type pipeline struct {
 	lastOff map[clock.Channel]int64
 	now     int  // the step running
 	faulted bool // the fault's record was written
+	// open is FaultOpenTxn's payment while its transaction is open.
+	open *simRec
 }
 
 func newPipeline(d *Demo) *pipeline {
@@ -147,8 +149,42 @@ func (p *pipeline) step(ctx context.Context, t int) error {
 			p.d.markFaulted()
 		case FaultSlow:
 			p.d.markFaulted() // the feed stalls from now: see Watch
+		case FaultOpenTxn:
+			if err := p.openTxn(ctx); err != nil {
+				return fmt.Errorf("opening the late transaction: %w", err)
+			}
 		}
 	}
+	if p.open != nil && t >= p.d.cfg.FaultStep+OpenTxnSteps {
+		if err := p.d.txns[3].EndTransaction(ctx, kgo.TryCommit); err != nil {
+			return fmt.Errorf("committing the late transaction: %w", err)
+		}
+		// Recorded as committed, but handed to no reader: the shipping
+		// service has read past its offset, and a late record would be an
+		// out-of-order feed.
+		p.record([]*simRec{p.open})
+		p.open = nil
+	}
+	return nil
+}
+
+// openTxn begins FaultOpenTxn's transaction on payments/1 and writes one
+// payment in it, leaving it open.
+func (p *pipeline) openTxn(ctx context.Context) error {
+	r := p.emit(p.pay, TopicPayments, 1, "")
+	p.pay.out = p.pay.out[:len(p.pay.out)-1] // written here, not by the service's flush
+	r.value = fmt.Appendf(nil, `{"id":%d,"type":"payment","order":%q,"payment":"late-%d"}`, r.id, r.order, r.id)
+	cl := p.d.txns[3]
+	if err := cl.BeginTransaction(); err != nil {
+		return err
+	}
+	if err := produce(ctx, cl, []*simRec{r}); err != nil {
+		_ = cl.EndTransaction(ctx, kgo.TryAbort)
+		return err
+	}
+	r.step, r.fault = p.now, true
+	p.open = r
+	p.d.markFaulted()
 	return nil
 }
 
@@ -246,7 +282,11 @@ func reactPayment(p *pipeline, s *service, order *simRec) {
 	if p.rng.IntN(100) >= 85 {
 		return // not paid (yet)
 	}
-	r := p.emit(s, TopicPayments, order.ch.Partition%2, order.order)
+	part := order.ch.Partition % 2
+	if p.d.cfg.Fault == FaultMarkerClaim && p.faulted {
+		part = 0 // nothing follows the claimed marker on payments/1
+	}
+	r := p.emit(s, TopicPayments, part, order.order)
 	r.value = fmt.Appendf(nil, `{"id":%d,"type":"payment","order":%q,"payment":"p-%d"}`, r.id, r.order, r.id)
 }
 
@@ -283,6 +323,16 @@ func reactShipping(p *pipeline, s *service, in *simRec) {
 		// A claim on payments/1 far beyond anything written.
 		ch := p.channel(TopicPayments, 1)
 		r.clk = r.clk.With(ch, p.lastOff[ch]+1_000_000)
+		r.header = clock.Encode(r.clk)
+	case FaultMarkerClaim:
+		// The payments service writes in transactions only, so the
+		// offset after its last payment on payments/1 is that
+		// transaction's commit marker — once it wrote one in this run.
+		ch := p.channel(TopicPayments, 1)
+		if p.lastOff[ch] < p.d.starts[ch] {
+			return
+		}
+		r.clk = r.clk.With(ch, p.lastOff[ch]+1)
 		r.header = clock.Encode(r.clk)
 	default:
 		return
@@ -355,13 +405,20 @@ func (p *pipeline) txn(ctx context.Context, cl *kgo.Client, recs []*simRec, comm
 func (p *pipeline) committed(recs []*simRec) {
 	for _, r := range recs {
 		r.step = p.now
-		p.lastOff[r.ch] = max(p.lastOff[r.ch], r.off)
 		for _, s := range p.readers[r.topic] {
 			s.inbox[r.ch] = append(s.inbox[r.ch], r)
 		}
 		if r.fault {
 			p.d.markFaulted()
 		}
+	}
+	p.record(recs)
+}
+
+// record counts committed records and records their truth.
+func (p *pipeline) record(recs []*simRec) {
+	for _, r := range recs {
+		p.lastOff[r.ch] = max(p.lastOff[r.ch], r.off)
 	}
 	p.d.produced.Add(int64(len(recs)))
 	if !p.d.cfg.RecordTruth {

@@ -675,11 +675,12 @@ type holdQueue struct {
 func (q *holdQueue) compact() {
 	switch {
 	case q.head > 0 && q.head == len(q.offs):
-		q.offs, q.ats, q.head = q.offs[:0], q.ats[:0], 0
+		q.offs, q.ats, q.tss, q.head = q.offs[:0], q.ats[:0], q.tss[:0], 0
 	case q.head > 0 && len(q.offs) == cap(q.offs) && q.head >= len(q.offs)/2:
 		n := copy(q.offs, q.offs[q.head:])
 		copy(q.ats, q.ats[q.head:])
-		q.offs, q.ats, q.head = q.offs[:n], q.ats[:n], 0
+		copy(q.tss, q.tss[q.head:])
+		q.offs, q.ats, q.tss, q.head = q.offs[:n], q.ats[:n], q.tss[:n], 0
 	}
 }
 
@@ -715,8 +716,13 @@ func (t *Tracker) Observe(ev *replay.Event, at time.Time) {
 			t.holds[ev.Channel] = q
 		}
 		q.compact()
+		ts := int64(noTime)
+		if ev.HasTimestamp {
+			ts = ev.Timestamp * int64(time.Millisecond)
+		}
 		q.offs = append(q.offs, ev.Offset)
 		q.ats = append(q.ats, ns)
+		q.tss = append(q.tss, ts)
 		t.nHolds++
 	case replay.EventDeliver:
 		if t.nHolds > 0 {

@@ -86,11 +86,8 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 			if opts.Output, err = out.Resolve("text", formats...); err != nil {
 				return err
 			}
-			if err := opts.Range.Check(c.Flags()); err != nil {
+			if err := opts.Range.CheckSource(c.Flags(), opts.Input); err != nil {
 				return err
-			}
-			if (opts.Input == "") == !opts.Range.Given() {
-				return cmdutil.Usagef("give one source: a capture with --input FILE (- for stdin), or a broker range with --topic")
 			}
 			if len(opts.Scope) > 0 && opts.ScopesFile != "" {
 				return cmdutil.Usagef("give --scope or --scopes, not both")

@@ -69,6 +69,18 @@ func (r *RangeFlags) Check(fs *pflag.FlagSet) error {
 	return nil
 }
 
+// CheckSource is Check for a command that reads a capture (--input) or a
+// broker range: it wants exactly one of them.
+func (r *RangeFlags) CheckSource(fs *pflag.FlagSet, input string) error {
+	if err := r.Check(fs); err != nil {
+		return err
+	}
+	if (input == "") == !r.Given() {
+		return Usagef("give one source: a capture with --input FILE (- for stdin), or a broker range with --topic")
+	}
+	return nil
+}
+
 // BrokerRead is what a command asks to read from the brokers.
 type BrokerRead struct {
 	// Flags are --topic, --offsets and --from-group.

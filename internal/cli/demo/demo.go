@@ -94,13 +94,19 @@ one replay prints (-o text or -o json); without it Ctrl-C stops.
 --fault injects one failure for the diagnosis features to reveal:
   undecodable  one shipment's header is cut short: the node fails closed
   dangling     one shipment claims a payments position never written: it
-               stays held with a not-received blocker
+               stays held, beyond-log-end (causalctl holds names it)
   slow         the node's feed of payments stalls for 4s, then recovers:
                holds grow, then drain
   cycle        a payment and a shipment are forged to claim each other:
                the node reports a wait cycle
   unfolded     the shipping service stamps without folding the clocks it
                received: nothing shows here; causalctl check finds the holes
+  open-txn     a late producer leaves a transaction open on payments/1 for
+               5s, then commits: shipments behind it are held,
+               open-transaction, naming the producer
+  marker-claim one shipment claims the commit marker ending payments/1: a
+               node settling on receipt only (--position-advance=false)
+               holds it for good, not-a-record
 
 --seed fixes every record, header and offset the pipeline writes (timing
 aside). --data-dir keeps the broker's topics (with their UUIDs), records and
@@ -137,7 +143,7 @@ is in memory and gone when the demo stops.`,
 	fs.StringVar(&opts.Listen, "listen", demo.DefaultListen, "the embedded broker's `ADDRESS` (port 0: a free port)")
 	fs.StringVar(&opts.DataDir, "data-dir", "", "keep the broker's topics and records in `DIR` across runs (default: in memory)")
 	fs.DurationVar(&opts.Duration, "duration", 0, "stop after this long and print the summary (default: until Ctrl-C)")
-	fs.StringVar(&fault, "fault", "", "inject a failure: undecodable, dangling, slow, cycle or unfolded")
+	fs.StringVar(&fault, "fault", "", "inject a failure: undecodable, dangling, slow, cycle, unfolded, open-txn or marker-claim")
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the pipeline's choices")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print a status line every second instead of the live view")
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
@@ -423,7 +429,7 @@ and drain all the time, and nothing is ever delivered before its cause.
 	if cfg.Fault != demo.NoFault {
 		at := time.Duration(cfg.FaultStep) * opts.Tick
 		b.WriteString("\n")
-		b.WriteString(faultText(cfg.Fault, at, cfg.Stall))
+		b.WriteString(faultText(cfg.Fault, at, cfg.Stall, time.Duration(demo.OpenTxnSteps)*opts.Tick))
 	}
 	fmt.Fprintf(&b, `
 Try, in another terminal while it runs:
@@ -454,7 +460,7 @@ Try, in another terminal while it runs:
 	io.WriteString(w, b.String())
 }
 
-func faultText(f demo.Fault, at, stall time.Duration) string {
+func faultText(f demo.Fault, at, stall, open time.Duration) string {
 	switch f {
 	case demo.FaultUndecodable:
 		return fmt.Sprintf(`Fault "undecodable": after %s the shipping service writes one shipment whose
@@ -464,8 +470,9 @@ more: it cannot know what the record depends on, so it does not guess.
 	case demo.FaultDangling:
 		return fmt.Sprintf(`Fault "dangling": after %s the shipping service writes one shipment claiming
 a payments position that is never written. It stays held, waiting for a
-record that will not come (a not-received blocker), and so does every
-shipment behind it on its partition.
+record that will not come (beyond-log-end), and so does every shipment
+behind it on its partition. Ask why with:
+  causalctl holds -t orders -t payments -t shipments
 `, at)
 	case demo.FaultSlow:
 		return fmt.Sprintf(`Fault "slow": after %s the notifier's feed of payments stalls for %s, then
@@ -484,6 +491,20 @@ Nothing fails and nothing is held here â€” the notifier consumes payments too â€
 but a node consuming orders and shipments only could deliver a shipment
 before its order. Find the holes with:
   causalctl check -t orders -t payments -t shipments --scope orders,shipments
+`, at)
+	case demo.FaultOpenTxn:
+		return fmt.Sprintf(`Fault "open-txn": after %s a late producer (transactional id %s)
+writes a payment to payments/1 in a transaction it leaves open for %s, then
+commits. Until then no read_committed reader gets past it: shipments claiming
+later payments on payments/1 are held. Ask why with:
+  causalctl holds -t orders -t payments -t shipments
+`, at, demo.TxnLatePayment, open)
+	case demo.FaultMarkerClaim:
+		return fmt.Sprintf(`Fault "marker-claim": after %s one shipment claims the offset of the commit
+marker that ends the last transaction on payments/1, and no payment follows
+it there. Parsley's wire contract forbids claiming a marker: a node that
+settles only on receipt holds the shipment for good. See it with:
+  causalctl holds -t orders -t payments -t shipments --position-advance=false
 `, at)
 	}
 	return ""

@@ -117,11 +117,8 @@ after the summary of what was replayed.`,
 			if opts.Output, err = out.Resolve(def, formats...); err != nil {
 				return err
 			}
-			if err := opts.Range.Check(c.Flags()); err != nil {
+			if err := opts.Range.CheckSource(c.Flags(), opts.Input); err != nil {
 				return err
-			}
-			if (opts.Input == "") == !opts.Range.Given() {
-				return cmdutil.Usagef("give one source: a capture with --input FILE (- for stdin), or a broker range with --topic")
 			}
 			if !c.Flags().Changed("interleave") && opts.Range.Given() {
 				interleave = "timestamp"

@@ -10,6 +10,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/demo"
 	"github.com/causalctl/causalctl/internal/cli/docs"
 	"github.com/causalctl/causalctl/internal/cli/encode"
+	"github.com/causalctl/causalctl/internal/cli/holds"
 	"github.com/causalctl/causalctl/internal/cli/replay"
 	"github.com/causalctl/causalctl/internal/cli/topics"
 	"github.com/causalctl/causalctl/internal/cli/version"
@@ -60,6 +61,7 @@ commits no offset and produces nothing.`,
 	cmd.AddCommand(topics.NewCmdTopics(f, out, nil))
 	cmd.AddCommand(capture.NewCmdCapture(f, nil))
 	cmd.AddCommand(check.NewCmdCheck(f, out, nil))
+	cmd.AddCommand(holds.NewCmdHolds(f, out, nil))
 	cmd.AddCommand(demo.NewCmdDemo(f, out, nil))
 	cmd.AddCommand(watch.NewCmdWatch(f, nil))
 	cmd.AddCommand(version.NewCmdVersion(f, out, nil))

@@ -1,0 +1,253 @@
+package holds
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/cli/render"
+	"github.com/causalctl/causalctl/internal/inspect"
+)
+
+func write(w io.Writer, format string, rep *inspect.Report, opts *Options) error {
+	if format == "json" {
+		b, err := render.JSONLine(reportJSON(rep, opts))
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	_, err := io.WriteString(w, reportText(rep, opts))
+	return err
+}
+
+// The JSON schema (docs/holds.md). Field names are stable; a field is
+// null when unknown, never left out, except the optional ones marked so.
+type jsonReport struct {
+	Now             string     `json:"now"`
+	PositionAdvance bool       `json:"position_advance"`
+	OlderThanMs     int64      `json:"older_than_ms"`
+	RetentionWarnMs int64      `json:"retention_warn_ms"`
+	HeldHeads       int        `json:"held_heads"`
+	HeldRecords     int64      `json:"held_records"`
+	Roots           []jsonRoot `json:"roots"`
+	Heads           []jsonHead `json:"heads"`
+	Cycles          [][]string `json:"cycles"`
+}
+
+type jsonRoot struct {
+	Channel  string        `json:"channel"`
+	Offset   int64         `json:"offset"`
+	Cause    inspect.Cause `json:"cause"`
+	NextStep string        `json:"next_step"`
+	Heads    []string      `json:"heads"`
+	Cycle    []string      `json:"cycle,omitempty"`
+}
+
+type jsonHead struct {
+	Channel     string         `json:"channel"`
+	TopicID     string         `json:"topic_id"`
+	Offset      int64          `json:"offset"`
+	Timestamp   *string        `json:"timestamp"`
+	HoldAgeMs   *int64         `json:"hold_age_ms"`
+	Queued      int            `json:"queued"`
+	Clock       string         `json:"clock"`
+	Undecodable string         `json:"undecodable,omitempty"`
+	Cause       inspect.Cause  `json:"cause"`
+	Root        jsonRootRef    `json:"root"`
+	Chain       []string       `json:"chain"`
+	Cycle       []string       `json:"cycle,omitempty"`
+	Blockers    []jsonBlocker  `json:"blockers"`
+	Retention   *jsonRetention `json:"retention"`
+	NextStep    string         `json:"next_step"`
+}
+
+type jsonRootRef struct {
+	Channel string        `json:"channel"`
+	Offset  int64         `json:"offset"`
+	Cause   inspect.Cause `json:"cause"`
+}
+
+type jsonBlocker struct {
+	Channel  string                   `json:"channel"`
+	Required int64                    `json:"required"`
+	Settled  *int64                   `json:"settled"`
+	Cause    inspect.Cause            `json:"cause"`
+	Root     string                   `json:"root,omitempty"`
+	Log      *jsonLog                 `json:"log,omitempty"`
+	Producer *capture.OpenTransaction `json:"producer,omitempty"`
+}
+
+type jsonLog struct {
+	LogStart      int64 `json:"log_start"`
+	LastStable    int64 `json:"last_stable"`
+	HighWatermark int64 `json:"high_watermark"`
+}
+
+type jsonRetention struct {
+	RetentionMs int64  `json:"retention_ms"`
+	DeletesAt   string `json:"deletes_at"`
+	HeadroomMs  int64  `json:"headroom_ms"`
+	Warn        bool   `json:"warn"`
+}
+
+func timeText(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+func reportJSON(rep *inspect.Report, opts *Options) jsonReport {
+	out := jsonReport{
+		Now: timeText(rep.Now), PositionAdvance: !opts.ReceiptOnly,
+		OlderThanMs: opts.OlderThan.Milliseconds(), RetentionWarnMs: opts.RetentionWarn.Milliseconds(),
+		HeldHeads: len(rep.Heads), HeldRecords: rep.RecordsHeld,
+		Roots: []jsonRoot{}, Heads: []jsonHead{}, Cycles: rep.Cycles,
+	}
+	if out.Cycles == nil {
+		out.Cycles = [][]string{}
+	}
+	for _, r := range rep.Roots {
+		out.Roots = append(out.Roots, jsonRoot{Channel: r.Channel, Offset: r.Offset, Cause: r.Cause, NextStep: r.NextStep, Heads: r.Heads, Cycle: r.Cycle})
+	}
+	for _, h := range rep.Heads {
+		jh := jsonHead{Channel: h.Channel, TopicID: h.TopicID, Offset: h.Offset, Queued: h.Queued, Clock: h.Clock,
+			Undecodable: h.Undecodable, Cause: h.Cause, Chain: h.Chain, Cycle: h.Cycle, Blockers: []jsonBlocker{}, NextStep: h.NextStep,
+			Root: jsonRootRef{Channel: h.Root, Offset: h.RootOffset, Cause: h.RootCause}}
+		if !h.Timestamp.IsZero() {
+			s := timeText(h.Timestamp)
+			jh.Timestamp = &s
+		}
+		if h.Age.Known {
+			ms := h.Age.D.Milliseconds()
+			jh.HoldAgeMs = &ms
+		}
+		for _, b := range h.Blockers {
+			jb := jsonBlocker{Channel: b.Channel, Required: b.Required, Cause: b.Cause, Root: b.Root, Producer: b.Producer}
+			if b.Settled >= 0 {
+				s := b.Settled
+				jb.Settled = &s
+			}
+			if b.Log != nil {
+				jb.Log = &jsonLog{LogStart: b.Log.LogStart, LastStable: b.Log.LastStable, HighWatermark: b.Log.HighWatermark}
+			}
+			jh.Blockers = append(jh.Blockers, jb)
+		}
+		if r := h.Retention; r != nil {
+			jh.Retention = &jsonRetention{RetentionMs: r.RetentionMs, DeletesAt: timeText(r.DeletesAt), HeadroomMs: r.Left.Milliseconds(), Warn: r.Warn}
+		}
+		out.Heads = append(out.Heads, jh)
+	}
+	return out
+}
+
+// reportText groups the heads by root, draws each root's chains as a tree
+// (a head under the head it waits behind) and gives the next step.
+func reportText(rep *inspect.Report, opts *Options) string {
+	var b strings.Builder
+	if len(rep.Heads) == 0 {
+		b.WriteString("Nothing held")
+		if opts.OlderThan > 0 {
+			b.WriteString(" for " + opts.OlderThan.String() + " or longer")
+		}
+		b.WriteString(".\n")
+		return b.String()
+	}
+	fmt.Fprintf(&b, "%d held %s (%d records held) at %s, %d %s:\n",
+		len(rep.Heads), plural(len(rep.Heads), "head", "heads"), rep.RecordsHeld, timeText(rep.Now),
+		len(rep.Roots), plural(len(rep.Roots), "root", "roots"))
+	heads := map[string]*inspect.Head{}
+	children := map[string][]string{}
+	for i := range rep.Heads {
+		h := &rep.Heads[i]
+		at := h.Channel + "@" + strconv.FormatInt(h.Offset, 10)
+		heads[at] = h
+		if h.Cycle == nil && len(h.Chain) > 1 {
+			// The head it waits behind: the next channel's head.
+			for j := range rep.Heads {
+				if rep.Heads[j].Channel == h.Chain[1] {
+					parent := rep.Heads[j].Channel + "@" + strconv.FormatInt(rep.Heads[j].Offset, 10)
+					children[parent] = append(children[parent], at)
+				}
+			}
+		}
+	}
+	for _, r := range rep.Roots {
+		fmt.Fprintf(&b, "\n%s at %s@%d\n", r.Cause, r.Channel, r.Offset)
+		if r.Cause == inspect.CauseCycle {
+			fmt.Fprintf(&b, "  wait cycle: %s\n", strings.Join(r.Cycle, " → "))
+			for _, at := range r.Heads {
+				b.WriteString("  " + headLine(heads[at]) + "\n")
+			}
+		} else {
+			var draw func(at, indent, branch string)
+			draw = func(at, indent, branch string) {
+				b.WriteString("  " + indent + branch + headLine(heads[at]) + "\n")
+				next := indent
+				switch branch {
+				case "├─ ":
+					next += "│  "
+				case "└─ ":
+					next += "   "
+				}
+				kids := children[at]
+				for i, k := range kids {
+					br := "├─ "
+					if i == len(kids)-1 {
+						br = "└─ "
+					}
+					draw(k, next, br)
+				}
+			}
+			draw(r.Heads[0], "", "")
+		}
+		b.WriteString("  next step: " + r.NextStep + "\n")
+	}
+	return b.String()
+}
+
+// headLine is one head: where, how long, its retention and its blockers.
+func headLine(h *inspect.Head) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s@%d  held %s", h.Channel, h.Offset, h.Age)
+	if h.Queued > 1 {
+		fmt.Fprintf(&b, " (+%d behind)", h.Queued-1)
+	}
+	if r := h.Retention; r != nil {
+		left := inspect.Age{D: r.Left, Known: true}.String()
+		if r.Left < 0 {
+			left = "due"
+		}
+		fmt.Fprintf(&b, "  retention %s left", left)
+		if r.Warn {
+			b.WriteString(" (WARNING: below the threshold)")
+		}
+	}
+	if h.Undecodable != "" {
+		fmt.Fprintf(&b, "  undecodable (%s)", h.Undecodable)
+	}
+	for i, bl := range h.Blockers {
+		sep := "  waits "
+		if i > 0 {
+			sep = "; "
+		}
+		fmt.Fprintf(&b, "%s%s ≥ %d: %s", sep, bl.Channel, bl.Required, bl.Cause)
+		if bl.Log != nil {
+			fmt.Fprintf(&b, " (log %d…%d, last stable %d)", bl.Log.LogStart, bl.Log.HighWatermark, bl.Log.LastStable)
+		}
+		if t := bl.Producer; t != nil {
+			fmt.Fprintf(&b, " by producer %d", t.ProducerID)
+			if t.TransactionalID != "" {
+				fmt.Fprintf(&b, " (%s)", t.TransactionalID)
+			}
+		}
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
