@@ -84,6 +84,10 @@ func TestCompletionFromCluster(t *testing.T) {
 	if !slices.Equal(got, []string{"notifier"}) {
 		t.Errorf("--from-group: %q, want [notifier]", got)
 	}
+	got, _, _ = complete(t, nil, append(b, "topics", "payments", "")...)
+	if !slices.Equal(got, []string{"orders"}) {
+		t.Errorf("topics ARGS: %q, want the topics not given yet [orders]", got)
+	}
 	p.checkReadOnly(t)
 }
 

@@ -16,8 +16,8 @@ func NewCmdCompletion(f *cmdutil.Factory) *cobra.Command {
 		Long: `Print the script that makes SHELL complete causalctl's commands and flags.
 
 Besides commands and flag names, the scripts complete flag values:
-topic names and NAME/PARTITION for --topic, --scope and --start, consumer
-groups for --from-group (all read from the configured cluster, with about a
+topic names and NAME/PARTITION for --topic, --scope and --start (and the
+names given to causalctl topics), consumer groups for --from-group (all read from the configured cluster, with about a
 second's timeout; a dead cluster completes nothing rather than stall the
 shell), profile names for --profile, and the fixed values of --output,
 --interleave, --header-format and --fault.

@@ -41,6 +41,9 @@ func Register(tree *cobra.Command, f *cmdutil.Factory) {
 	}
 	var walk func(*cobra.Command)
 	walk = func(c *cobra.Command) {
+		if c.ValidArgsFunction == nil && c.Annotations[cmdutil.TopicArgsAnnotation] != "" {
+			c.ValidArgsFunction = topicArgs(f)
+		}
 		c.LocalFlags().VisitAll(func(fl *pflag.Flag) {
 			if fn, ok := values[fl.Name]; ok {
 				if _, has := c.GetFlagCompletionFunc(fl.Name); !has {
@@ -153,6 +156,24 @@ func clusterChannels(f *cmdutil.Factory, suffix string) func(*cobra.Command) ([]
 		if suffix != "" {
 			return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// topicArgs completes arguments that are topic names with the cluster's
+// topics not given yet.
+func topicArgs(f *cmdutil.Factory) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		topics, _ := askCluster(c, f, func(ctx context.Context, cl *kafka.Client) (map[string][]int32, error) {
+			return cl.TopicPartitions(ctx)
+		})
+		var out []cobra.Completion
+		for name := range topics {
+			if !slices.Contains(args, name) {
+				out = append(out, name)
+			}
+		}
+		slices.Sort(out)
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }

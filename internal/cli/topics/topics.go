@@ -49,6 +49,7 @@ Output: text (a table) or json.`,
 		},
 	}
 	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.DeclareTopicArgs(cmd)
 	return cmd
 }
 
