@@ -3,6 +3,7 @@ package docs_test
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -107,4 +108,52 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestScriptsParse: each generated completion script is valid syntax for
+// its shell (`bash -n`, `zsh -n`, `fish -n`), and every man page renders
+// without groff warnings. .ci/run installs the shells and man-db; a
+// machine without one skips that part.
+func TestScriptsParse(t *testing.T) {
+	dir := t.TempDir()
+	must(t, docs.Generate(tree(noEnv), dir))
+	for shell, script := range map[string]string{"bash": "causalctl.bash", "zsh": "causalctl.zsh", "fish": "causalctl.fish"} {
+		t.Run(shell, func(t *testing.T) {
+			if _, err := exec.LookPath(shell); err != nil {
+				t.Skipf("%s is not installed", shell)
+			}
+			path := filepath.Join(dir, "completions", script)
+			if out, err := exec.Command(shell, "-n", path).CombinedOutput(); err != nil || len(out) > 0 {
+				t.Errorf("%s -n %s: %v\n%s", shell, script, err, out)
+			}
+			// The check can fail: a broken script is refused.
+			broken := filepath.Join(dir, "broken."+shell)
+			must(t, os.WriteFile(broken, []byte("if true; then\n"), 0o644))
+			if err := exec.Command(shell, "-n", broken).Run(); err == nil {
+				t.Errorf("%s -n accepted a broken script: the check proves nothing", shell)
+			}
+		})
+	}
+	t.Run("man", func(t *testing.T) {
+		if _, err := exec.LookPath("man"); err != nil {
+			t.Skip("man is not installed")
+		}
+		pages, _ := filepath.Glob(filepath.Join(dir, "man", "*.1"))
+		if len(pages) < 2 {
+			t.Fatalf("only %d man pages", len(pages))
+		}
+		for _, page := range pages {
+			cmd := exec.Command("man", "--warnings", "-l", page)
+			cmd.Env = append(os.Environ(), "MANWIDTH=80", "MANPAGER=cat", "PAGER=cat")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			out, err := cmd.Output()
+			if err != nil || stderr.Len() > 0 {
+				t.Errorf("man -l %s: %v\n%s", filepath.Base(page), err, stderr.String())
+			}
+			if !bytes.Contains(out, []byte("SYNOPSIS")) {
+				t.Errorf("man -l %s rendered no SYNOPSIS:\n%s", filepath.Base(page), firstLines(out, 5))
+			}
+		}
+	})
 }
