@@ -172,15 +172,47 @@ type AuditReport struct {
 	// NotInInput lists the channels the clocks claim that the input does
 	// not hold: holes hiding behind them cannot be seen.
 	NotInInput []clock.Channel
-	// Findings, by kind, then producer channel, then record.
-	Findings []Finding
-	Counts   map[FindingKind]int
+	// Counts holds the number of findings by kind, ByProducer by kind and
+	// producer channel; Len and Each give the findings themselves.
+	Counts     map[FindingKind]int
+	ByProducer map[FindingKind]map[clock.Channel]int
 	// Truncated says the audit stopped at MaxFindings: counts are then
 	// lower bounds.
 	Truncated bool
 	// Unaudited counts the records not audited for holes: those in or
 	// behind a wait cycle, whose causes have no order.
 	Unaudited int64
+
+	a     *Auditor
+	order []findingRef
+}
+
+// findingRef is a finding in report order: a stored one (hole < 0) or
+// the hole of that index, whose evidence is built when it is asked for —
+// a broken pipeline has a hole in nearly every record, and their paths
+// would not fit in memory all at once.
+type findingRef struct {
+	stored, hole int
+}
+
+// Len returns the number of findings.
+func (r *AuditReport) Len() int { return len(r.order) }
+
+// Each calls yield with every finding, by kind, then producer channel,
+// then record, and stops at yield's first error, which it returns.
+func (r *AuditReport) Each(yield func(Finding) error) error {
+	for _, ref := range r.order {
+		var f Finding
+		if ref.hole >= 0 {
+			f = r.a.holeFinding(r.a.holes[ref.hole])
+		} else {
+			f = r.a.findings[ref.stored]
+		}
+		if err := yield(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // AuditConfig configures an Auditor.

@@ -15,6 +15,7 @@ import (
 var (
 	scaleCapture = flag.String("audit.capture", "", "TestWriteScaleCapture writes a generated capture to this `FILE`")
 	scaleRecords = flag.Int("audit.records", 10_000_000, "records of the generated capture")
+	scaleUnfold  = flag.Int("audit.unfolded", -1, "the stage of the generated capture that does not fold (-1: none)")
 )
 
 // scaleStages is the generated pipeline: five services of two partitions
@@ -92,7 +93,7 @@ func TestWriteScaleCapture(t *testing.T) {
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
 	var line []byte
-	err = generate(*scaleRecords, 1, -1, func(it *capture.Item) error {
+	err = generate(*scaleRecords, 1, *scaleUnfold, func(it *capture.Item) error {
 		it.Line = 0
 		line, err = capture.AppendItem(line[:0], it)
 		if err == nil {
@@ -124,13 +125,13 @@ func TestAuditGeneratedPipeline(t *testing.T) {
 		names := &clock.Names{}
 		rep := auditItems(t, NewAuditor(AuditConfig{Names: names}), items, benchScopes(names))
 		if unfolded < 0 {
-			if rep.Records != 20_000 || len(rep.Findings) != 0 {
-				t.Errorf("%d records, %d findings (%v): want 20000 and none", rep.Records, len(rep.Findings), rep.Counts)
+			if rep.Records != 20_000 || rep.Len() != 0 {
+				t.Errorf("%d records, %d findings (%v): want 20000 and none", rep.Records, rep.Len(), rep.Counts)
 			}
 			continue
 		}
 		byScope := map[string]int{}
-		for _, f := range rep.Findings {
+		for _, f := range all(rep) {
 			byScope[f.Scope]++
 			if f.Kind != FindingHole || f.Producer.Topic[15] != 3 { // stage2
 				t.Fatalf("finding %+v: want holes produced on stage2", f)
@@ -182,8 +183,8 @@ func BenchmarkAudit(b *testing.B) {
 			}
 		}
 		rep, err := a.Run(benchScopes(names))
-		if err != nil || len(rep.Findings) != 0 {
-			b.Fatalf("%v, %d findings", err, len(rep.Findings))
+		if err != nil || rep.Len() != 0 {
+			b.Fatalf("%v, %d findings", err, rep.Len())
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")

@@ -86,7 +86,7 @@ func TestAuditParsleyCluster(t *testing.T) {
 	if rep.Records != 594 || len(rep.Scopes) != 12 {
 		t.Errorf("%d records, %d scopes: want the run's 594 records and 12 units", rep.Records, len(rep.Scopes))
 	}
-	for _, f := range rep.Findings {
+	for _, f := range all(rep) {
 		t.Errorf("finding on Parsley's stamps: %+v", f)
 	}
 	if rep.Unaudited != 0 || len(rep.NotInInput) != 0 {

@@ -141,32 +141,67 @@ func compareChannels(names *clock.Names, x, y clock.Channel) int {
 	return cmp.Compare(x.Partition, y.Partition)
 }
 
-// sortFindings orders findings by kind, producer channel, record, then
-// scope and the rest, so that a report is the same for the same input.
-func (a *Auditor) sortFindings(fs []Finding) {
-	scopeIdx := map[string]int{}
-	for i, s := range a.scopes {
-		scopeIdx[s.name] = i
+// findingKey is what findings sort by: channels by their display rank.
+type findingKey struct {
+	kind             FindingKind
+	producer, record int
+	offset           int64
+	scope            uint32
+	other            int // the ancestor's or the claim's channel
+}
+
+func compareKeys(x, y *findingKey) int {
+	if r := cmp.Compare(x.kind, y.kind); r != 0 {
+		return r
 	}
-	slices.SortStableFunc(fs, func(x, y Finding) int {
-		if r := cmp.Compare(x.Kind, y.Kind); r != 0 {
-			return r
-		}
-		if r := compareChannels(a.names, x.Producer, y.Producer); r != 0 {
-			return r
-		}
-		if r := compareChannels(a.names, x.Record.Channel, y.Record.Channel); r != 0 {
-			return r
-		}
-		if r := cmp.Compare(x.Record.Offset, y.Record.Offset); r != 0 {
-			return r
-		}
-		if r := cmp.Compare(scopeIdx[x.Scope], scopeIdx[y.Scope]); r != 0 {
-			return r
-		}
-		if x.Hole != nil && y.Hole != nil {
-			return compareChannels(a.names, x.Hole.Ancestor.Channel, y.Hole.Ancestor.Channel)
-		}
-		return compareChannels(a.names, x.Claim.Channel, y.Claim.Channel)
-	})
+	if r := cmp.Compare(x.producer, y.producer); r != 0 {
+		return r
+	}
+	if r := cmp.Compare(x.record, y.record); r != 0 {
+		return r
+	}
+	if r := cmp.Compare(x.offset, y.offset); r != 0 {
+		return r
+	}
+	if r := cmp.Compare(x.scope, y.scope); r != 0 {
+		return r
+	}
+	return cmp.Compare(x.other, y.other)
+}
+
+// sortFindings returns every finding in report order: by kind, producer
+// channel, record, then scope and the rest, so that a report is the same
+// for the same input.
+func (a *Auditor) sortFindings() []findingRef {
+	// Every channel a finding names is of the input or claimed outside it.
+	all := a.Channels()
+	for ch := range a.external {
+		all = append(all, ch)
+	}
+	slices.SortFunc(all, func(x, y clock.Channel) int { return compareChannels(a.names, x, y) })
+	rank := make(map[clock.Channel]int, len(all))
+	for i, ch := range all {
+		rank[ch] = i
+	}
+	type keyed struct {
+		key findingKey
+		ref findingRef
+	}
+	out := make([]keyed, 0, len(a.findings)+len(a.holes))
+	for i, f := range a.findings {
+		out = append(out, keyed{findingKey{f.Kind, rank[f.Producer], rank[f.Record.Channel], f.Record.Offset, 0, rank[f.Claim.Channel]}, findingRef{i, -1}})
+	}
+	inRank := make([]int, len(a.chans))
+	for i, c := range a.chans {
+		inRank[i] = rank[c.ch]
+	}
+	for i, h := range a.holes {
+		out = append(out, keyed{findingKey{FindingHole, inRank[h.producer], inRank[h.ch], a.chans[h.ch].offs[h.rnk], h.scope, inRank[h.on]}, findingRef{-1, i}})
+	}
+	slices.SortStableFunc(out, func(x, y keyed) int { return compareKeys(&x.key, &y.key) })
+	refs := make([]findingRef, len(out))
+	for i, k := range out {
+		refs[i] = k.ref
+	}
+	return refs
 }

@@ -128,11 +128,11 @@ func TestAuditSimulatorHonest(t *testing.T) {
 		w := gatetest.Simulate(gatetest.Config{Seed: seed, SeededGrowthOnly: true})
 		rng := rand.New(rand.NewPCG(seed, 1))
 		scopes := randomScopes(w, rng)
-		if rep := auditWorld(t, w, worldItems(w, rng, false), scopes); len(rep.Findings) > 0 {
-			t.Fatalf("seed %d, scopes %v: %d findings on honest stamps, first %+v", seed, scopes, len(rep.Findings), rep.Findings[0])
+		if rep := auditWorld(t, w, worldItems(w, rng, false), scopes); rep.Len() > 0 {
+			t.Fatalf("seed %d, scopes %v: %d findings on honest stamps, first %+v", seed, scopes, rep.Len(), all(rep)[0])
 		}
 		rep := auditWorld(t, w, worldItems(w, rng, true), scopes)
-		for _, f := range rep.Findings {
+		for _, f := range all(rep) {
 			if f.Kind != FindingNotARecord || w.Record(f.Claim.Channel, f.Claim.Position) != nil {
 				t.Fatalf("seed %d: %v finding on honest stamps with proven gaps: %+v", seed, f.Kind, f)
 			}
@@ -264,7 +264,7 @@ func (r *reference) holes(scopes []AuditScope, names *clock.Names) map[string][]
 // fastHoles lists a report's holes the way reference.holes does.
 func fastHoles(rep *AuditReport, w *gatetest.World) map[string][]int64 {
 	out := map[string][]int64{}
-	for _, f := range rep.Findings {
+	for _, f := range all(rep) {
 		if f.Kind != FindingHole {
 			continue
 		}

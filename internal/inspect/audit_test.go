@@ -123,7 +123,7 @@ func (f *fixture) describe(x Finding) string {
 func (f *fixture) want(rep *AuditReport, want ...string) {
 	f.t.Helper()
 	var got []string
-	for _, x := range rep.Findings {
+	for _, x := range all(rep) {
 		got = append(got, f.describe(x))
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -133,8 +133,18 @@ func (f *fixture) want(rep *AuditReport, want ...string) {
 	for _, c := range rep.Counts {
 		n += c
 	}
-	if n != len(rep.Findings) {
-		f.t.Errorf("counts %v add up to %d, not %d findings", rep.Counts, n, len(rep.Findings))
+	if n != rep.Len() {
+		f.t.Errorf("counts %v add up to %d, not %d findings", rep.Counts, n, rep.Len())
+	}
+	for _, x := range all(rep) {
+		rep.ByProducer[x.Kind][x.Producer]--
+	}
+	for k, m := range rep.ByProducer {
+		for ch, n := range m {
+			if n != 0 {
+				f.t.Errorf("%v findings by producer %s: off by %d", k, f.names.Channel(ch), n)
+			}
+		}
 	}
 }
 
@@ -155,7 +165,7 @@ func TestAuditHoleTwoHopsDeep(t *testing.T) {
 		"hole c/0@0 misses a/0@1 (2, from a/0@0) claims -1 waits -1 by v/0 via c/0@0 > v/0@0 > u/0@0 > a/0@1",
 		"hole c/0@1 misses a/0@1 (1, from a/0@1) claims 0 waits 0 by v/0 via c/0@1 > v/0@0 > u/0@0 > a/0@1",
 	)
-	if p := rep.Findings[0].Hole.Path; p[1].Via != HopClaims || p[1].Claim != 0 || p[3].Claim != 1 {
+	if p := all(rep)[0].Hole.Path; p[1].Via != HopClaims || p[1].Claim != 0 || p[3].Claim != 1 {
 		t.Errorf("path hops %+v: want claims with the claimed positions", p)
 	}
 	// A node consuming u too waits for u/0@0, and so for a/0@1.
@@ -225,8 +235,8 @@ func TestAuditBeyondLogEnd(t *testing.T) {
 	f.rec("c/0", 2, "x/0=10")
 	rep := f.audit()
 	f.want(rep, "beyond-log-end c/0@1 claims a/0=2", "beyond-log-end c/0@2 claims x/0=10")
-	if rep.Findings[0].HighWatermark != 2 || rep.Findings[1].HighWatermark != 10 {
-		t.Errorf("high watermarks %d, %d: want 2 and 10", rep.Findings[0].HighWatermark, rep.Findings[1].HighWatermark)
+	if all(rep)[0].HighWatermark != 2 || all(rep)[1].HighWatermark != 10 {
+		t.Errorf("high watermarks %d, %d: want 2 and 10", all(rep)[0].HighWatermark, all(rep)[1].HighWatermark)
 	}
 }
 
@@ -295,7 +305,7 @@ func TestAuditUndecodable(t *testing.T) {
 	f.rec("c/0", 0, "c/0=0")
 	rep := f.audit()
 	f.want(rep, "self-cycle c/0@0 claims c/0=0", "undecodable a/0@0 unknown-version", "undecodable a/0@1 truncated")
-	if u := rep.Findings[1]; u.Record.Line != 1 || !strings.Contains(u.Reason, "unknown-version") {
+	if u := all(rep)[1]; u.Record.Line != 1 || !strings.Contains(u.Reason, "unknown-version") {
 		t.Errorf("finding %+v: want line 1 and the decoder's reason", u)
 	}
 }
@@ -306,11 +316,11 @@ func TestAuditMaxFindings(t *testing.T) {
 		f.rec("c/0", off, fmt.Sprintf("c/0=%d", off+1))
 	}
 	rep := f.auditMax(3)
-	if len(rep.Findings) != 3 || !rep.Truncated {
-		t.Errorf("%d findings, truncated %v: want 3, true", len(rep.Findings), rep.Truncated)
+	if rep.Len() != 3 || !rep.Truncated {
+		t.Errorf("%d findings, truncated %v: want 3, true", rep.Len(), rep.Truncated)
 	}
-	if rep := f.audit(); len(rep.Findings) != 10 || rep.Truncated {
-		t.Errorf("without a limit: %d findings, truncated %v", len(rep.Findings), rep.Truncated)
+	if rep := f.audit(); rep.Len() != 10 || rep.Truncated {
+		t.Errorf("without a limit: %d findings, truncated %v", rep.Len(), rep.Truncated)
 	}
 }
 
@@ -346,4 +356,14 @@ func TestAuditBadInput(t *testing.T) {
 	if err := a.Load(&other); !errors.Is(err, ErrChanged) {
 		t.Errorf("changed input: %v", err)
 	}
+}
+
+// all returns every finding of a report, in report order.
+func all(rep *AuditReport) []Finding {
+	var out []Finding
+	rep.Each(func(f Finding) error {
+		out = append(out, f)
+		return nil
+	})
+	return out
 }

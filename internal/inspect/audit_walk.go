@@ -33,9 +33,10 @@ type scopeState struct {
 
 // holeRef is a hole found by the walk; its evidence is built at the end.
 type holeRef struct {
-	scope   uint32
-	ch, rnk uint32 // the record m
-	on      uint32 // the channel s of the missed ancestors
+	scope    uint32
+	ch, rnk  uint32 // the record m
+	on       uint32 // the channel s of the missed ancestors
+	producer uint32 // the channel of the stamp that dropped the claim
 }
 
 // frame is a channel of the walk's stack: advance ch until target records
@@ -313,13 +314,23 @@ func (a *Auditor) Run(scopes []AuditScope) (*AuditReport, error) {
 	for _, c := range a.chans {
 		rep.Unaudited += int64(len(c.offs)) - int64(c.done)
 	}
-	rep.Findings = append(rep.Findings, a.findings...)
-	for _, h := range a.holes {
-		rep.Findings = append(rep.Findings, a.holeFinding(h))
+	rep.ByProducer = map[FindingKind]map[clock.Channel]int{}
+	count := func(k FindingKind, producer clock.Channel) {
+		rep.Counts[k]++
+		if rep.ByProducer[k] == nil {
+			rep.ByProducer[k] = map[clock.Channel]int{}
+		}
+		rep.ByProducer[k][producer]++
 	}
-	for _, f := range rep.Findings {
-		rep.Counts[f.Kind]++
+	for _, f := range a.findings {
+		count(f.Kind, f.Producer)
 	}
-	a.sortFindings(rep.Findings)
+	for i := range a.holes {
+		h := &a.holes[i]
+		_, producer := a.path(h.ch, h.rnk, h.on, a.cover(h.ch, h.rnk, h.on)-1)
+		h.producer = a.idx[producer]
+		count(FindingHole, producer)
+	}
+	rep.a, rep.order = a, a.sortFindings()
 	return rep, nil
 }

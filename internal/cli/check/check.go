@@ -155,7 +155,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := write(opts.IO.Out, opts.Output, source, opts.Names, rep); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
-	if len(rep.Findings) > 0 {
+	if rep.Len() > 0 {
 		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 	}
 	return nil

@@ -77,9 +77,9 @@ type jsonSummary struct {
 	Scopes     []jsonScope    `json:"scopes"`
 	NotInInput []string       `json:"not_in_input"`
 	Counts     map[string]int `json:"counts"`
-	Findings   *[]jsonFinding `json:"findings,omitempty"`
 	Truncated  bool           `json:"truncated"`
 	Unaudited  int64          `json:"unaudited"`
+	// The json report ends with "findings", written one by one (write).
 }
 
 type jsonWriter struct{ names *clock.Names }
@@ -165,20 +165,31 @@ func write(w io.Writer, format, source string, names *clock.Names, rep *inspect.
 	j := jsonWriter{names}
 	switch format {
 	case "json":
-		s := j.summary(source, rep)
-		fs := make([]jsonFinding, 0, len(rep.Findings))
-		for _, f := range rep.Findings {
-			fs = append(fs, j.finding(f))
-		}
-		s.Findings = &fs
-		if err := writeJSON(bw, s); err != nil {
+		// The summary, then the findings as they are built: a broken
+		// pipeline can have a hole in nearly every record.
+		b, err := render.JSONLine(j.summary(source, rep))
+		if err != nil {
 			return err
 		}
-	case "ndjson":
-		for _, f := range rep.Findings {
-			if err := writeJSON(bw, j.finding(f)); err != nil {
-				return err
+		bw.Write(b[:len(b)-2]) // without "}\n"
+		bw.WriteString(`,"findings":[`)
+		sep := ""
+		err = rep.Each(func(f inspect.Finding) error {
+			b, err := render.JSONLine(j.finding(f))
+			if err == nil {
+				bw.WriteString(sep)
+				_, err = bw.Write(b[:len(b)-1])
+				sep = ","
 			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		bw.WriteString("]}\n")
+	case "ndjson":
+		if err := rep.Each(func(f inspect.Finding) error { return writeJSON(bw, j.finding(f)) }); err != nil {
+			return err
 		}
 		s := j.summary(source, rep)
 		s.Kind = "summary"
@@ -228,7 +239,7 @@ func writeText(w io.Writer, source string, names *clock.Names, rep *inspect.Audi
 	if rep.Unaudited > 0 {
 		fmt.Fprintf(w, "%d records in or behind a wait cycle were not audited for holes.\n", rep.Unaudited)
 	}
-	if len(rep.Findings) == 0 {
+	if rep.Len() == 0 {
 		fmt.Fprintln(w, "No findings: every consumed cause is claimed where the gate can see it.")
 		return
 	}
@@ -238,33 +249,26 @@ func writeText(w io.Writer, source string, names *clock.Names, rep *inspect.Audi
 			counts = append(counts, fmt.Sprintf("%d %s", n, k))
 		}
 	}
-	fmt.Fprintf(w, "%d findings: %s.\n", len(rep.Findings), strings.Join(counts, ", "))
+	fmt.Fprintf(w, "%d findings: %s.\n", rep.Len(), strings.Join(counts, ", "))
 	if rep.Truncated {
 		fmt.Fprintln(w, "Stopped at --max-findings: the counts are lower bounds.")
 	}
-	fs := rep.Findings
-	for len(fs) > 0 {
-		kind := fs[0].Kind
-		n := 0
-		for n < len(fs) && fs[n].Kind == kind {
-			n++
+	// Findings come grouped: a heading at each new kind, and at each new
+	// producer within it, with the group's count.
+	var kind inspect.FindingKind
+	var producer clock.Channel
+	rep.Each(func(f inspect.Finding) error {
+		if f.Kind != kind {
+			kind, producer = f.Kind, clock.Channel{}
+			fmt.Fprintf(w, "\n%s (%d)\n", kind, rep.Counts[kind])
 		}
-		fmt.Fprintf(w, "\n%s (%d)\n", kind, n)
-		group := fs[:n]
-		fs = fs[n:]
-		for len(group) > 0 {
-			producer := group[0].Producer
-			m := 0
-			for m < len(group) && group[m].Producer == producer {
-				m++
-			}
-			fmt.Fprintf(w, "  producer %s (%d)\n", names.Channel(producer), m)
-			for _, f := range group[:m] {
-				writeFinding(w, names, f, ref, at)
-			}
-			group = group[m:]
+		if f.Producer != producer {
+			producer = f.Producer
+			fmt.Fprintf(w, "  producer %s (%d)\n", names.Channel(producer), rep.ByProducer[kind][producer])
 		}
-	}
+		writeFinding(w, names, f, ref, at)
+		return nil
+	})
 }
 
 func writeFinding(w io.Writer, names *clock.Names, f inspect.Finding, ref, at func(inspect.RecordRef) string) {
