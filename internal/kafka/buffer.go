@@ -156,14 +156,27 @@ func (rd *reader) emit(ch *rchan, r *record) {
 	ch.Records++
 }
 
-// decode adds the records of a fetched partition below end to the chunk
-// being filled, and returns the position after them.
-func (rd *reader) decode(ch *rchan, p fetched, end int64) (int64, error) {
+// decodeBelow adds the records of a fetched partition below end to the
+// chunk being filled, and returns the position after them.
+func (rd *reader) decodeBelow(ch *rchan, p fetched, end int64) (int64, error) {
+	return rd.decodeWhile(ch, p, func(r *record) bool { return r.Offset < end })
+}
+
+// decodeAll adds every record of a fetched partition to the chunk being
+// filled, and returns the position after them: a followed channel has no end.
+func (rd *reader) decodeAll(ch *rchan, p fetched) (int64, error) {
+	return rd.decodeWhile(ch, p, func(*record) bool { return true })
+}
+
+// decodeWhile adds the records of a fetched partition to the chunk being
+// filled for as long as keep accepts them, and returns the position after
+// the last one added.
+func (rd *reader) decodeWhile(ch *rchan, p fetched, keep func(*record) bool) (int64, error) {
 	if p.rp == nil {
 		return p.next, nil
 	}
 	return rd.dec.each(p.rp, ch.Topic, ch.Position, func(r *record) bool {
-		if r.Offset >= end {
+		if !keep(r) {
 			return false
 		}
 		rd.emit(ch, r)

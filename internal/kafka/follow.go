@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"math"
 	"sync"
 	"time"
 
@@ -126,7 +125,7 @@ func (f *Follower) take(now time.Time, ch *rchan, p fetched) {
 	rd := f.rd
 	rd.begin()
 	defer rd.commit(ch)
-	next, err := rd.decode(ch, p, math.MaxInt64) // a followed channel has no end
+	next, err := rd.decodeAll(ch, p)
 	if next <= ch.Position {
 		if err == nil && p.end >= 0 && ch.Position >= p.end {
 			ch.ok() // at the end of the log: nothing new yet

@@ -179,7 +179,7 @@ func (r *Range) take(now time.Time, ch *rchan, p fetched) {
 	end := r.ends[ch.index]
 	rd.begin()
 	defer rd.commit(ch)
-	next, err := rd.decode(ch, p, end)
+	next, err := rd.decodeBelow(ch, p, end)
 	if next <= ch.Position {
 		ch.failNoProgress(now, err)
 		return
