@@ -228,9 +228,9 @@ func TestWatchInTmux(t *testing.T) {
 	tm.keys("Enter") // the detail of the selected channel, full screen
 	tm.waitFor(5*time.Second, "orders/1  ", "received up to", "stamp ")
 	tm.keys("Escape")
-	// p in the same read as Escape is Alt-p: let the view take the
-	// Escape alone first (nothing on the screen tells when it has).
-	time.Sleep(300 * time.Millisecond)
+	// p in the same read as Escape is Alt-p: wait until the view has taken
+	// the Escape alone, which shows as the channels table coming back.
+	tm.waitFor(5*time.Second, "LOG END")
 	tm.keys("p")
 	tm.waitFor(5*time.Second, "PAUSED")
 	tm.keys("q")
