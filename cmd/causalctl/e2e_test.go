@@ -100,22 +100,30 @@ func (tm *tmux) screen() string {
 // waitFor polls the screen until every want is on it.
 func (tm *tmux) waitFor(timeout time.Duration, want ...string) string {
 	tm.t.Helper()
-	deadline := time.Now().Add(timeout)
-	var s string
-	for {
-		s = tm.screen()
-		missing := ""
+	return tm.waitUntil(timeout, func(s string) string {
 		for _, w := range want {
 			if !strings.Contains(s, w) {
-				missing = w
-				break
+				return strconv.Quote(w)
 			}
 		}
+		return ""
+	})
+}
+
+// waitUntil polls the screen until lacks finds nothing missing from it (an
+// empty answer), and fails the test with the screen and what is missing
+// after timeout.
+func (tm *tmux) waitUntil(timeout time.Duration, lacks func(screen string) string) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		s := tm.screen()
+		missing := lacks(s)
 		if missing == "" {
 			return s
 		}
 		if time.Now().After(deadline) {
-			tm.t.Fatalf("screen lacks %q after %v:\n%s", missing, timeout, s)
+			tm.t.Fatalf("screen lacks %s after %v:\n%s", missing, timeout, s)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -224,13 +232,20 @@ func TestWatchInTmux(t *testing.T) {
 	if strings.Contains(s, "\x1b") {
 		t.Errorf("NO_COLOR: escape sequences on the screen")
 	}
+	// Each key waits for the screen to show it was taken: keys sent while
+	// the view is still starting arrive in one read, where Escape then p is
+	// Alt-p, and the table's own rows would satisfy a wait for the detail.
 	tm.keys("j")
+	tm.waitFor(5*time.Second, "›  orders/1")
 	tm.keys("Enter") // the detail of the selected channel, full screen
-	tm.waitFor(5*time.Second, "orders/1  ", "received up to", "stamp ")
+	tm.waitUntil(5*time.Second, func(s string) string {
+		if strings.Contains(s, "orders/1  ") && strings.Contains(s, "received up to") && !strings.Contains(s, "LOG END") {
+			return ""
+		}
+		return "the detail of orders/1 alone"
+	})
 	tm.keys("Escape")
-	// p in the same read as Escape is Alt-p: wait until the view has taken
-	// the Escape alone, which shows as the channels table coming back.
-	tm.waitFor(5*time.Second, "LOG END")
+	tm.waitFor(5*time.Second, "LOG END", "recent events")
 	tm.keys("p")
 	tm.waitFor(5*time.Second, "PAUSED")
 	tm.keys("q")
