@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -30,17 +29,6 @@ func lookTool(t *testing.T, name string) string {
 		t.Skipf("%s is not installed (Debian's prometheus package)", name)
 	}
 	return path
-}
-
-// freeAddr returns a 127.0.0.1 address nothing listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // promAPI queries a Prometheus server's HTTP API.
@@ -110,7 +98,7 @@ func TestPrometheusScrapesDemo(t *testing.T) {
 	promtool := lookTool(t, "promtool")
 	addr := os.Getenv("CAUSALCTL_METRICS_ADDR")
 	if addr == "" {
-		addr = freeAddr(t)
+		addr = testutil.FreeAddr(t)
 	}
 	_, stderr, stop := startAsync(t, false, "demo", "--no-tui", "--fault", "dangling", "--metrics-addr", addr)
 	target := metricsURL(t, stderr)
@@ -141,7 +129,7 @@ scrape_configs:
 `, rules, strings.TrimPrefix(target, "http://")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	web := freeAddr(t)
+	web := testutil.FreeAddr(t)
 	var log bytes.Buffer
 	cmd := exec.Command(prom, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+web, "--log.level=warn")

@@ -14,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -98,6 +99,7 @@ func TestWatchUsage(t *testing.T) {
 		{[]string{"watch", "-t", "orders", "--metrics-addr", "9464"}, "--metrics-addr"},
 		{[]string{"watch", "-t", "orders", "--metrics-addr", "localhost:http"}, "--metrics-addr"},
 		{[]string{"demo", "--metrics-addr", "127.0.0.1:99999"}, "--metrics-addr"},
+		{[]string{"demo", "--tick", "-1s"}, "--tick"},
 	} {
 		code, _, stderr := runFor(t, 5*time.Second, false, append(tc.args, "--brokers", "127.0.0.1:1")...)
 		if code != 2 || !strings.Contains(stderr, tc.msg) {
@@ -266,4 +268,49 @@ func TestWatchMetricsFailClosed(t *testing.T) {
 	if code := stop(); code != cmdutil.ExitInterrupted {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
+}
+
+// TestWatchFromGroupRestart: watch --from-group starts where the watched
+// node's group committed, and a restarted watch starts there again — not
+// where the last run stopped, not at the start — since it commits nothing.
+func TestWatchFromGroupRestart(t *testing.T) {
+	p := newPipeline(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var off kadm.Offsets
+	off.AddOffset("orders", 0, 4, -1)   // orders/0@0 consumed
+	off.AddOffset("orders", 1, 2, -1)   // orders/1@0 consumed
+	off.AddOffset("payments", 0, 2, -1) // payments/0@0 consumed
+	if err := kadm.NewClient(cl).CommitAllOffsets(t.Context(), "notifier", off); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	p.mu.Lock()
+	p.keys = map[int16]int{} // the commit above was the test's, not causalctl's
+	p.mu.Unlock()
+	payments0 := `{partition="0",topic="payments",topic_id="` + p.payments.String() + `"}`
+	for run := range 2 {
+		_, stderr, stop := startAsync(t, false,
+			"watch", "--brokers", p.addr, "-t", "orders,payments", "--from-group", "notifier", "--interval", "100ms",
+			"--metrics-addr", "127.0.0.1:0")
+		base := metricsURL(t, stderr)
+		// From the group's offsets: orders/0@4, payments/0@2 (delivered)
+		// and payments/0@4 (held on orders/1@9), nothing before them.
+		scrapeUntil(t, base+"/metrics",
+			"causalctl_records_received_total 3\n",
+			"causalctl_records_delivered_total 2\n",
+			"causalctl_held_records 1\n",
+			"causalctl_channel_received_offset"+payments0+" 5\n",
+		)
+		time.Sleep(300 * time.Millisecond)
+		if _, body := httpGet(t, base+"/metrics"); !strings.Contains(body, "causalctl_records_received_total 3\n") {
+			t.Errorf("run %d: more than the records after the group's offsets:\n%s", run, body)
+		}
+		if code := stop(); code != cmdutil.ExitInterrupted {
+			t.Errorf("run %d: exit %d; stderr %s", run, code, stderr)
+		}
+	}
+	p.checkReadOnly(t)
 }

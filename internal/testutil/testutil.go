@@ -5,6 +5,7 @@ package testutil
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -65,4 +66,16 @@ func Golden(t testing.TB, update bool, name, got string) {
 	if got != string(want) {
 		t.Errorf("%s differs (go test -update rewrites it after review):\n--- got\n%s\n--- want\n%s", name, got, want)
 	}
+}
+
+// FreeAddr returns a 127.0.0.1 address nothing listens on now, for a
+// server a test starts in another process.
+func FreeAddr(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

@@ -51,8 +51,9 @@ type Options struct {
 
 	// Now reads the wall clock (time.Now).
 	Now func() time.Time
-	// Tick is the pipeline's step (demo.DefaultTick) and StatusEvery the
-	// time between status lines (one second); tests shorten them.
+	// Tick is the pipeline's step (--tick, demo.DefaultTick; 0 runs steps
+	// back to back) and StatusEvery the time between status lines (one
+	// second); tests shorten them.
 	Tick, StatusEvery time.Duration
 }
 
@@ -130,6 +131,9 @@ is in memory and gone when the demo stops.`,
 			if opts.Duration < 0 {
 				return cmdutil.Usagef("--duration must not be negative")
 			}
+			if opts.Tick < 0 {
+				return cmdutil.Usagef("--tick must not be negative")
+			}
 			if err := cmdutil.CheckListenAddr("--metrics-addr", opts.MetricsAddr); err != nil {
 				return err
 			}
@@ -147,6 +151,7 @@ is in memory and gone when the demo stops.`,
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the pipeline's choices")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print a status line every second instead of the live view")
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
+	fs.DurationVar(&opts.Tick, "tick", demo.DefaultTick, "wall time of one pipeline step (0: steps back to back, the highest rate)")
 	cmdutil.DeclareFormats(cmd, formats...)
 	return cmd
 }
@@ -160,9 +165,6 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	if opts.StatusEvery <= 0 {
 		opts.StatusEvery = time.Second
-	}
-	if opts.Tick <= 0 {
-		opts.Tick = demo.DefaultTick
 	}
 	d, err := demo.New(ctx, demo.Config{Listen: opts.Listen, DataDir: opts.DataDir, Seed: opts.Seed, Fault: opts.Fault, Tick: opts.Tick})
 	if err != nil {
@@ -427,7 +429,10 @@ orders they depend on. Its delivery gate then holds such a record back
 and drain all the time, and nothing is ever delivered before its cause.
 `, cfg.Lags[demo.TopicOrders])
 	if cfg.Fault != demo.NoFault {
-		at := time.Duration(cfg.FaultStep) * opts.Tick
+		at := (time.Duration(cfg.FaultStep) * opts.Tick).String()
+		if opts.Tick == 0 {
+			at = fmt.Sprintf("%d steps", cfg.FaultStep)
+		}
 		b.WriteString("\n")
 		b.WriteString(faultText(cfg.Fault, at, cfg.Stall, time.Duration(demo.OpenTxnSteps)*opts.Tick))
 	}
@@ -460,7 +465,7 @@ Try, in another terminal while it runs:
 	io.WriteString(w, b.String())
 }
 
-func faultText(f demo.Fault, at, stall, open time.Duration) string {
+func faultText(f demo.Fault, at string, stall, open time.Duration) string {
 	switch f {
 	case demo.FaultUndecodable:
 		return fmt.Sprintf(`Fault "undecodable": after %s the shipping service writes one shipment whose
