@@ -30,9 +30,9 @@ func NewRegistry(src Snapshots) *prometheus.Registry {
 
 // Handler serves reg at /metrics — OpenMetrics to a scraper that asks for
 // it (Prometheus does), the Prometheus text format otherwise — and the
-// health of src at /healthz: 200 "ok" while the gate runs, 503 with the
-// reason before the first snapshot and once the gate failed closed or its
-// feed stopped.
+// health of src at /healthz: 200 "ok" while the gate runs (also while it
+// retries unreachable brokers, saying so), 503 with the reason before the
+// first snapshot and once the gate failed closed or its feed stopped.
 func Handler(reg *prometheus.Registry, src Snapshots) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
@@ -56,7 +56,8 @@ func Handler(reg *prometheus.Registry, src Snapshots) http.Handler {
 }
 
 // Health reports whether the gate behind src runs, and says why not: "ok",
-// or e.g. "failed closed at payments/0@6: truncated".
+// "ok: disconnected (retrying, 7s)", or e.g. "failed closed at
+// payments/0@6: truncated".
 func Health(src Snapshots) (ok bool, why string) {
 	s, have := src.Latest()
 	switch {
@@ -66,6 +67,10 @@ func Health(src Snapshots) (ok bool, why string) {
 		return false, fmt.Sprintf("failed closed at %s@%d: %s", s.Failure.Channel, s.Failure.Offset, s.Failure.Code)
 	case s.State == replay.StateError:
 		return false, "stopped: " + s.Err
+	case s.State == replay.StateDisconnected:
+		// Retrying: the gate runs, and restarting it would not bring the
+		// brokers back.
+		return true, "ok: " + replay.Retrying(s.RetryingFor)
 	case s.State != replay.StateRunning:
 		return false, s.State.String()
 	}

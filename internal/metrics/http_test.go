@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
@@ -81,6 +82,15 @@ func TestServer(t *testing.T) {
 	resp, body = get(t, base+"/healthz", "")
 	if resp.StatusCode != http.StatusServiceUnavailable || body != "failed closed at orders/1@44: truncated\n" {
 		t.Errorf("healthz once failed closed: %d %q", resp.StatusCode, body)
+	}
+	s = twoChannels()
+	s.State, s.RetryingFor = replay.StateDisconnected, 7*time.Second
+	src.set(s)
+	if resp, body = get(t, base+"/healthz", ""); resp.StatusCode != http.StatusOK || body != "ok: disconnected (retrying, 7s)\n" {
+		t.Errorf("healthz while retrying the brokers: %d %q", resp.StatusCode, body)
+	}
+	if _, body = get(t, base+"/metrics", ""); !strings.Contains(body, "causalctl_disconnected_seconds 7\n") {
+		t.Errorf("no disconnected time while retrying")
 	}
 	s = twoChannels()
 	s.State, s.Err = replay.StateError, "no progress for 30s"

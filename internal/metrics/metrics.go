@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // Snapshots gives the latest snapshot of a live gate; *live.Driver is one.
@@ -70,7 +71,7 @@ type Collector struct {
 	received, delivered, dropped *prometheus.Desc
 	held, oldestHold, blocked    *prometheus.Desc
 	failedClosed, lastSnapshot   *prometheus.Desc
-	scope                        *prometheus.Desc
+	scope, disconnected          *prometheus.Desc
 
 	chHeld, chHeadAge, chSettled, chReceived *prometheus.Desc
 	chLogEnd, chLastStable                   *prometheus.Desc
@@ -101,6 +102,7 @@ func NewCollector(src Snapshots) *Collector {
 		failedClosed: node("failed_closed", "1 once the gate failed closed on an undecodable header (its reason code the label), else 0.", "reason"),
 		lastSnapshot: node("last_snapshot_timestamp_seconds", "When the snapshot this scrape reports was taken (Unix time)."),
 		scope:        node("scope_channels", "Channels the shadow node consumes."),
+		disconnected: node("disconnected_seconds", "How long the shadow node has been unable to reach its brokers, retrying (0 while connected)."),
 
 		chHeld:       channel("held_records", "Records held in the channel's hold queue."),
 		chHeadAge:    channel("head_age_seconds", "Age of the channel's held head (0 when nothing is held)."),
@@ -114,7 +116,7 @@ func NewCollector(src Snapshots) *Collector {
 // Describe sends the descriptions of every metric the Collector exports.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.received, c.delivered, c.dropped, c.held, c.oldestHold, c.blocked, c.failedClosed, c.lastSnapshot, c.scope,
+		c.received, c.delivered, c.dropped, c.held, c.oldestHold, c.blocked, c.failedClosed, c.lastSnapshot, c.scope, c.disconnected,
 		c.chHeld, c.chHeadAge, c.chSettled, c.chReceived, c.chLogEnd, c.chLastStable,
 	} {
 		ch <- d
@@ -138,6 +140,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.held, float64(s.Held))
 	gauge(c.oldestHold, ageSeconds(s.OldestHold))
 	gauge(c.scope, float64(s.Scope))
+	retrying := 0.0
+	if s.State == replay.StateDisconnected {
+		retrying = max(s.RetryingFor, 0).Seconds()
+	}
+	gauge(c.disconnected, retrying)
 	if !s.Taken.IsZero() {
 		gauge(c.lastSnapshot, float64(s.Taken.UnixNano())/1e9)
 	}

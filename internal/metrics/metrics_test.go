@@ -113,6 +113,9 @@ causalctl_channel_received_offset{partition="1",topic="orders",topic_id="` + ord
 # TYPE causalctl_channel_settled_offset gauge
 causalctl_channel_settled_offset{partition="0",topic="` + unnamedID + `",topic_id="` + unnamedID + `"} -1
 causalctl_channel_settled_offset{partition="1",topic="orders",topic_id="` + ordersID + `"} 40
+# HELP causalctl_disconnected_seconds How long the shadow node has been unable to reach its brokers, retrying (0 while connected).
+# TYPE causalctl_disconnected_seconds gauge
+causalctl_disconnected_seconds 0
 # HELP causalctl_failed_closed 1 once the gate failed closed on an undecodable header (its reason code the label), else 0.
 # TYPE causalctl_failed_closed gauge
 causalctl_failed_closed{reason=""} 0
