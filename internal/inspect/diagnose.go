@@ -141,7 +141,11 @@ func Diagnose(in Input) *Report {
 	warn := cmp.Or(in.RetentionWarn, DefaultRetentionWarn)
 	rep := &Report{Now: in.Now, RecordsHeld: g.Stats().Held, Cycles: [][]string{}}
 	for _, cyc := range g.Cycles() {
-		rep.Cycles = append(rep.Cycles, t.names2(cyc))
+		// Written from the member first in name order, as the heads'
+		// cycles are, whatever the topics' UUIDs.
+		names := t.names2(cyc)
+		at := slices.Index(names, slices.Min(names))
+		rep.Cycles = append(rep.Cycles, append(names[at:], names[:at]...))
 	}
 
 	order, _, _ := t.displayOrder(g)
@@ -242,7 +246,7 @@ func Diagnose(in Input) *Report {
 			rootAt[key] = at
 			rc, ro := root.Channel, root.Offset
 			if cyc != nil {
-				rc, ro = cyc[0], held[heldIdx[held[k].cycleStart(held)]].head.Offset
+				rc, ro = cyc[0], held[held[k].cycleStart(held)].head.Offset
 			}
 			rep.Roots = append(rep.Roots, Root{Channel: rc, Offset: ro, Cause: cause, Cycle: cyc,
 				NextStep: NextStep(cause, rc+"@"+strconv.FormatInt(ro, 10), first, cyc)})
@@ -342,15 +346,15 @@ func (f *Facts) headroom(ch clock.Channel, ts, now time.Time, warn time.Duration
 	return &Headroom{RetentionMs: lf.Retention.Ms, DeletesAt: at, Left: left, Warn: left < warn}
 }
 
-// cycleStart returns the channel the wait cycle that the chain from h
-// runs into is written from: its member first in channel order.
-func (h *heldInfo) cycleStart(held []heldInfo) clock.Channel {
+// cycleStart returns the index of the member of the wait cycle that the
+// chain from h runs into that is written first: the first in held's
+// order (channel order as people read it), so that every head on or into
+// the cycle names it alike, run after run.
+func (h *heldInfo) cycleStart(held []heldInfo) int32 {
 	start := held[h.root].next
-	best := held[start].ch
+	best := start
 	for j, n := held[start].next, 0; j != start && j >= 0 && n <= len(held); j, n = held[j].next, n+1 {
-		if held[j].ch.Compare(best) < 0 {
-			best = held[j].ch
-		}
+		best = min(best, j)
 	}
 	return best
 }
@@ -360,7 +364,7 @@ func (h *heldInfo) cycleStart(held []heldInfo) clock.Channel {
 // come back: the same list for every head on or into it.
 func (t *Tracker) cycleOf(held []heldInfo, heldIdx map[clock.Channel]int32, h *heldInfo) []string {
 	var out []string
-	start := heldIdx[h.cycleStart(held)]
+	start := h.cycleStart(held)
 	for j, n := start, 0; j >= 0 && n <= len(held); j, n = held[j].next, n+1 {
 		if n > 0 && j == start {
 			break

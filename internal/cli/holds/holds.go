@@ -51,6 +51,9 @@ type Options struct {
 func NewCmdHolds(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
 	formats := []string{"text", "json"} // --output
 	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange}
+	if f.Now != nil {
+		opts.Now = f.Now
+	}
 	names := &cmdutil.NamesFlag{}
 	var undecodable cmdutil.UndecodableFlag
 	var positionAdvance bool
