@@ -152,6 +152,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", source, err)
 	}
+	if ctx.Err() != nil { // Ctrl-C while the audit ran: it is not reported
+		return interrupted(ctx.Err())
+	}
 	if err := write(opts.IO.Out, opts.Output, source, opts.Names, rep); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}

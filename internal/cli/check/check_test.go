@@ -22,6 +22,13 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // exit code, stdout and stderr.
 func exec(t *testing.T, tty bool, stdin string, args ...string) (int, string, string) {
 	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return execContext(t, ctx, tty, stdin, args...)
+}
+
+func execContext(t *testing.T, ctx context.Context, tty bool, stdin string, args ...string) (int, string, string) {
+	t.Helper()
 	ios, in, out, errOut := iostreams.Test()
 	ios.SetTTY(tty)
 	in.WriteString(stdin)
@@ -34,8 +41,6 @@ func exec(t *testing.T, tty bool, stdin string, args ...string) (int, string, st
 	cmd.SetErr(errOut)
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.UsageError{Err: err} }) // as root does
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	err := cmd.ExecuteContext(ctx)
 	if err != nil && !errors.As(err, new(*cmdutil.ExitError)) {
 		errOut.WriteString(err.Error())
@@ -124,6 +129,12 @@ func TestFlagsAndErrors(t *testing.T) {
 	code, out, _ := exec(t, false, string(in), "-f", "-", "--scope", "a,c", "--max-findings", "2")
 	if code != cmdutil.ExitFound || !strings.Contains(out, "2 findings") || !strings.Contains(out, "Stopped at --max-findings") {
 		t.Errorf("--max-findings 2: exit %d\n%s", code, out)
+	}
+	// Ctrl-C: exit 130, no report.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if code, out, _ := execContext(t, ctx, false, "", "-f", "testdata/fixture.ndjson"); code != cmdutil.ExitInterrupted || out != "" {
+		t.Errorf("interrupted: exit %d, output %q: want 130 and nothing", code, out)
 	}
 	// A clean input exits 0.
 	clean := filepath.Join(t.TempDir(), "clean.ndjson")
