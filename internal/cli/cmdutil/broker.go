@@ -143,6 +143,10 @@ func (r *Range) Spool() (string, error) {
 		os.Remove(f.Name())
 		return "", err
 	}
+	if err := f.Close(); err != nil { // a full disk may show only now
+		os.Remove(f.Name())
+		return "", fmt.Errorf("spooling the range: %w", err)
+	}
 	return f.Name(), nil
 }
 
