@@ -3,7 +3,6 @@ package holds_test
 import (
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -140,24 +140,6 @@ func stable(s string) string {
 	return msRE.ReplaceAllString(s, `"started_at":MS`)
 }
 
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update creates it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs (go test -update rewrites it after review):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
-
 // headOf returns the reported head on channel.
 func headOf(t *testing.T, out string, channel string) (h struct {
 	Channel   string
@@ -191,86 +173,92 @@ func headOf(t *testing.T, out string, channel string) (h struct {
 	return h
 }
 
+// fixtureCase is a cluster state that holds one head for one cause.
+type fixtureCase struct {
+	name  string
+	setup func(f *fixture)
+	args  []string
+	head  string // the head to look at
+	cause string // its own cause
+	root  string // its root's channel
+	rootC string // the root cause
+	ageMs int64
+	room  int64 // retention headroom in ms; 0: none reported
+	warn  bool
+}
+
+// fixtureCases are the fixtures, one per cause.
+var fixtureCases = []fixtureCase{
+	{name: "lagging", setup: func(f *fixture) {
+		f.topic("a", 0)
+		f.topic("b", 0)
+		for range 10 {
+			f.produce(f.rec("a", time.Minute))
+		}
+		f.produce(f.rec("b", 30*time.Second, "a=5"))
+	}, args: []string{"--offsets", "0:3"}, head: "b/0", cause: "lagging", root: "b/0", rootC: "lagging", ageMs: 30000},
+	{name: "open-transaction", setup: func(f *fixture) {
+		f.topic("a", 0)
+		f.topic("b", 0)
+		f.produce(f.rec("a", time.Minute), f.rec("a", time.Minute))
+		f.txn("fixture-tx", false, f.rec("a", 50*time.Second))
+		f.produce(f.rec("b", 40*time.Second, "a=2"))
+	}, head: "b/0", cause: "open-transaction", root: "b/0", rootC: "open-transaction", ageMs: 40000},
+	{name: "beyond-log-end", setup: func(f *fixture) {
+		f.topic("a", 0)
+		f.topic("b", 0)
+		f.produce(f.rec("a", time.Minute), f.rec("b", 2*time.Second, "a=100"))
+	}, head: "b/0", cause: "beyond-log-end", root: "b/0", rootC: "beyond-log-end", ageMs: 2000},
+	{name: "marker-claim", setup: func(f *fixture) {
+		f.topic("a", 0)
+		f.topic("b", 0)
+		f.txn("fixture-tx", true, f.rec("a", time.Minute)) // a@0, its commit marker at a@1
+		f.produce(f.rec("b", 3*time.Second, "a=1"))
+	}, args: []string{"--position-advance=false"}, head: "b/0", cause: "not-a-record", root: "b/0", rootC: "not-a-record", ageMs: 3000},
+	{name: "truncated", setup: func(f *fixture) {
+		f.topic("a", 0)
+		f.topic("b", 0)
+		for range 5 {
+			f.produce(f.rec("a", time.Minute))
+		}
+		var del kadm.Offsets
+		del.Add(kadm.Offset{Topic: "a", Partition: 0, At: 5})
+		if _, err := f.adm.DeleteRecords(testCtx(f.t), del); err != nil {
+			f.t.Fatal(err)
+		}
+		f.produce(f.rec("b", 4*time.Second, "a=3"))
+	}, args: []string{"--start", "a/0=0", "--position-advance=false"}, head: "b/0", cause: "truncated", root: "b/0", rootC: "truncated", ageMs: 4000},
+	{name: "chain", setup: func(f *fixture) {
+		for _, n := range []string{"a", "b", "c", "d"} {
+			f.topic(n, 0)
+		}
+		f.produce(f.rec("d", time.Hour), f.rec("a", 3*time.Minute, "d=50"), f.rec("b", 2*time.Minute, "a=0"), f.rec("c", time.Minute, "b=0"))
+	}, head: "c/0", cause: "held", root: "a/0", rootC: "beyond-log-end", ageMs: 60000},
+	{name: "out-of-scope", setup: func(f *fixture) {
+		for _, n := range []string{"b", "c", "x"} {
+			f.topic(n, 0)
+		}
+		f.produce(f.rec("b", 2*time.Minute, "x=0"), f.rec("c", time.Minute, "b=0"))
+	}, args: []string{"--scope", "b,c,x/0"}, head: "c/0", cause: "held", root: "b/0", rootC: "out-of-scope", ageMs: 60000},
+	{name: "cycle", setup: func(f *fixture) {
+		f.topic("a", 0)
+		f.topic("b", 0)
+		f.produce(f.rec("a", 2*time.Second, "b=0"), f.rec("b", time.Second, "a=0"))
+	}, head: "a/0", cause: "cycle", root: "b/0", rootC: "cycle", ageMs: 2000}, // a chain on a cycle stops before repeating itself
+	{name: "retention", setup: func(f *fixture) {
+		f.topic("a", 0)
+		f.topic("b", 2*time.Hour)
+		f.produce(f.rec("a", 2*time.Hour), f.rec("b", 90*time.Minute, "a=9"))
+	}, head: "b/0", cause: "beyond-log-end", root: "b/0", rootC: "beyond-log-end", ageMs: 90 * 60000, room: 30 * 60000, warn: true},
+}
+
 // TestFixtures: one kfake fixture per cause. Each asserts the head's cause,
 // its root and root cause, its age and headroom, and the JSON and text
 // against goldens; then captures the cluster and checks that holds --input
 // reports exactly what holds against the cluster did, and that the replay
 // summary gives the head the same cause.
 func TestFixtures(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		setup func(f *fixture)
-		args  []string
-		head  string // the head to look at
-		cause string // its own cause
-		root  string // its root's channel
-		rootC string // the root cause
-		ageMs int64
-		room  int64 // retention headroom in ms; 0: none reported
-		warn  bool
-	}{
-		{name: "lagging", setup: func(f *fixture) {
-			f.topic("a", 0)
-			f.topic("b", 0)
-			for range 10 {
-				f.produce(f.rec("a", time.Minute))
-			}
-			f.produce(f.rec("b", 30*time.Second, "a=5"))
-		}, args: []string{"--offsets", "0:3"}, head: "b/0", cause: "lagging", root: "b/0", rootC: "lagging", ageMs: 30000},
-		{name: "open-transaction", setup: func(f *fixture) {
-			f.topic("a", 0)
-			f.topic("b", 0)
-			f.produce(f.rec("a", time.Minute), f.rec("a", time.Minute))
-			f.txn("fixture-tx", false, f.rec("a", 50*time.Second))
-			f.produce(f.rec("b", 40*time.Second, "a=2"))
-		}, head: "b/0", cause: "open-transaction", root: "b/0", rootC: "open-transaction", ageMs: 40000},
-		{name: "beyond-log-end", setup: func(f *fixture) {
-			f.topic("a", 0)
-			f.topic("b", 0)
-			f.produce(f.rec("a", time.Minute), f.rec("b", 2*time.Second, "a=100"))
-		}, head: "b/0", cause: "beyond-log-end", root: "b/0", rootC: "beyond-log-end", ageMs: 2000},
-		{name: "marker-claim", setup: func(f *fixture) {
-			f.topic("a", 0)
-			f.topic("b", 0)
-			f.txn("fixture-tx", true, f.rec("a", time.Minute)) // a@0, its commit marker at a@1
-			f.produce(f.rec("b", 3*time.Second, "a=1"))
-		}, args: []string{"--position-advance=false"}, head: "b/0", cause: "not-a-record", root: "b/0", rootC: "not-a-record", ageMs: 3000},
-		{name: "truncated", setup: func(f *fixture) {
-			f.topic("a", 0)
-			f.topic("b", 0)
-			for range 5 {
-				f.produce(f.rec("a", time.Minute))
-			}
-			var del kadm.Offsets
-			del.Add(kadm.Offset{Topic: "a", Partition: 0, At: 5})
-			if _, err := f.adm.DeleteRecords(testCtx(f.t), del); err != nil {
-				f.t.Fatal(err)
-			}
-			f.produce(f.rec("b", 4*time.Second, "a=3"))
-		}, args: []string{"--start", "a/0=0", "--position-advance=false"}, head: "b/0", cause: "truncated", root: "b/0", rootC: "truncated", ageMs: 4000},
-		{name: "chain", setup: func(f *fixture) {
-			for _, n := range []string{"a", "b", "c", "d"} {
-				f.topic(n, 0)
-			}
-			f.produce(f.rec("d", time.Hour), f.rec("a", 3*time.Minute, "d=50"), f.rec("b", 2*time.Minute, "a=0"), f.rec("c", time.Minute, "b=0"))
-		}, head: "c/0", cause: "held", root: "a/0", rootC: "beyond-log-end", ageMs: 60000},
-		{name: "out-of-scope", setup: func(f *fixture) {
-			for _, n := range []string{"b", "c", "x"} {
-				f.topic(n, 0)
-			}
-			f.produce(f.rec("b", 2*time.Minute, "x=0"), f.rec("c", time.Minute, "b=0"))
-		}, args: []string{"--scope", "b,c,x/0"}, head: "c/0", cause: "held", root: "b/0", rootC: "out-of-scope", ageMs: 60000},
-		{name: "cycle", setup: func(f *fixture) {
-			f.topic("a", 0)
-			f.topic("b", 0)
-			f.produce(f.rec("a", 2*time.Second, "b=0"), f.rec("b", time.Second, "a=0"))
-		}, head: "a/0", cause: "cycle", root: "b/0", rootC: "cycle", ageMs: 2000}, // a chain on a cycle stops before repeating itself
-		{name: "retention", setup: func(f *fixture) {
-			f.topic("a", 0)
-			f.topic("b", 2*time.Hour)
-			f.produce(f.rec("a", 2*time.Hour), f.rec("b", 90*time.Minute, "a=9"))
-		}, head: "b/0", cause: "beyond-log-end", root: "b/0", rootC: "beyond-log-end", ageMs: 90 * 60000, room: 30 * 60000, warn: true},
-	} {
+	for _, c := range fixtureCases {
 		t.Run(c.name, func(t *testing.T) {
 			f := newFixture(t)
 			c.setup(f)
@@ -298,12 +286,12 @@ func TestFixtures(t *testing.T) {
 			case c.room != 0 && (h.Retention == nil || h.Retention.HeadroomMs != c.room || h.Retention.Warn != c.warn):
 				t.Errorf("%s: retention %+v, want %d ms, warn %v", c.head, h.Retention, c.room, c.warn)
 			}
-			golden(t, c.name+".json.golden", stable(out))
+			testutil.Golden(t, *update, c.name+".json.golden", stable(out))
 			code, text, _ := f.run(args...)
 			if code != 4 {
 				t.Errorf("text: exit %d", code)
 			}
-			golden(t, c.name+".text.golden", stable(text))
+			testutil.Golden(t, *update, c.name+".text.golden", stable(text))
 
 			// capture, then holds --input: the same report.
 			file := filepath.Join(t.TempDir(), "capture.ndjson")
