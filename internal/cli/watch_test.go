@@ -314,3 +314,28 @@ func TestWatchFromGroupRestart(t *testing.T) {
 	}
 	p.checkReadOnly(t)
 }
+
+// TestWatchMetricsOutlivesBroker: a sidecar (--metrics-addr) whose broker
+// stays gone for longer than --request-timeout keeps running: healthy,
+// counting disconnected seconds, until stopped (130); without the endpoint
+// watch ends after the timeout (TestWatchBrokerKilled).
+func TestWatchMetricsOutlivesBroker(t *testing.T) {
+	p := newPipeline(t)
+	_, stderr, stop := startAsync(t, false,
+		"watch", "--brokers", p.addr, "-t", "orders,payments", "--offsets", "start", "--interval", "100ms",
+		"--request-timeout", "1s", "--dial-timeout", "500ms", "--metrics-addr", "127.0.0.1:0")
+	base := metricsURL(t, stderr)
+	scrapeUntil(t, base+"/metrics", "causalctl_records_received_total 6\n")
+	p.c.Close()
+	time.Sleep(3 * time.Second) // three request timeouts with no broker
+	_, body := scrapeUntil(t, base+"/metrics", "causalctl_records_received_total 6\n")
+	if strings.Contains(body, "causalctl_disconnected_seconds 0\n") || !strings.Contains(body, "causalctl_disconnected_seconds ") {
+		t.Errorf("3s without a broker, not disconnected:\n%s", body)
+	}
+	if code, _ := httpGet(t, base+"/healthz"); code != 200 {
+		t.Errorf("/healthz: %d while retrying, want 200", code)
+	}
+	if code := stop(); code != cmdutil.ExitInterrupted {
+		t.Errorf("exit %d, want %d (still running when stopped); stderr %q", code, cmdutil.ExitInterrupted, stderr)
+	}
+}

@@ -48,6 +48,7 @@ func (o readOpt) apply(c *readConfig) { o(c) }
 type readConfig struct {
 	starts    map[clock.Channel]int64
 	retryFor  time.Duration
+	forever   bool // RetryForever
 	partBytes int32
 	maxWait   time.Duration // how long a fetch may wait for data
 	clock     Clock
@@ -83,6 +84,15 @@ func WithStarts(starts map[clock.Channel]int64) ReadOption {
 // the channel resets the clock.
 func RetryFor(d time.Duration) ReadOption {
 	return readOpt(func(c *readConfig) { c.retryFor = d })
+}
+
+// RetryForever makes a read retry a failing channel for as long as its
+// context lasts, instead of giving up after RetryFor: what a shadow node
+// run as a sidecar wants, since it reports being disconnected (Follower's
+// Retrying) and a broker outage longer than the request timeout must not
+// end it. Backoff between tries is unchanged.
+func RetryForever() ReadOption {
+	return readOpt(func(c *readConfig) { c.forever = true })
 }
 
 // FetchPartitionBytes sets how many bytes one fetch asks for per partition,
@@ -513,7 +523,7 @@ func (rd *reader) budget(ctx context.Context, now time.Time, active []*rchan) (c
 			first = ch.failingSince
 		}
 	}
-	if first.IsZero() {
+	if first.IsZero() || rd.cfg.forever {
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, max(first.Add(rd.cfg.retryFor).Sub(now), minBackoff))
@@ -527,7 +537,7 @@ func (rd *reader) checkBounds(ctx context.Context, now time.Time, active, eligib
 		rd.observe(active)
 	}
 	for _, ch := range active {
-		if !ch.failingSince.IsZero() && now.Sub(ch.failingSince) >= rd.cfg.retryFor {
+		if !rd.cfg.forever && !ch.failingSince.IsZero() && now.Sub(ch.failingSince) >= rd.cfg.retryFor {
 			return rd.rangeError(ch, fmt.Errorf("no progress for %s: %w", now.Sub(ch.failingSince).Round(time.Millisecond), ch.lastErr))
 		}
 	}

@@ -207,3 +207,42 @@ func TestFollowCancel(t *testing.T) {
 	cl.Close()
 	testutil.WaitGoroutines(t, before)
 }
+
+// TestFollowRetryForever: with RetryForever a follower whose broker is gone
+// keeps retrying long past RetryFor, says so through Retrying, and ends only
+// when its context does; without it, it gives up (TestRangeBrokerGone).
+func TestFollowRetryForever(t *testing.T) {
+	c := newCluster(t, kfake.SeedTopics(1, "gone"))
+	cl := dialTest(t, c)
+	spec, _ := ParseOffsets("start", time.Now())
+	clk := newFakeClock()
+	const retryFor = 200 * time.Millisecond
+	f, err := cl.Follow(testCtx(t), []TopicSel{{Topic: "gone", Partition: AllPartitions}}, spec,
+		RetryFor(retryFor), RetryForever(), WithClock(clk), FetchWait(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	take(t, f, 1) // the start position
+	c.Close()
+	start := clk.Now()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.Next(ctx)
+		done <- err
+	}()
+	for clk.Now().Sub(start) < 5*retryFor {
+		select {
+		case err := <-done:
+			t.Fatalf("next returned %v after %s on the follower's clock; want it still retrying", err, clk.Now().Sub(start))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if f.Retrying().IsZero() {
+		t.Errorf("retrying for %s on the follower's clock, but Retrying says it is not", clk.Now().Sub(start))
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("next after cancel: %v, want context.Canceled", err)
+	}
+}

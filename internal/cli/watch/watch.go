@@ -111,8 +111,15 @@ written from now on).`,
 func Run(ctx context.Context, opts *Options) error {
 	// The log facts (log start, retention, open transactions) let the view
 	// name a hold's cause as `holds` does.
-	fol, err := opts.OpenFollow(ctx, cmdutil.BrokerRead{Flags: opts.Range, Start: opts.Start, Names: opts.Names,
-		Options: []kafka.ReadOption{kafka.WithLogFacts()}})
+	read := []kafka.ReadOption{kafka.WithLogFacts()}
+	if opts.MetricsAddr != "" {
+		// A sidecar outlives broker outages: it says it is disconnected
+		// (causalctl_disconnected_seconds, the view, the status line) and
+		// goes on retrying until stopped, instead of ending after
+		// --request-timeout as an interactive watch does.
+		read = append(read, kafka.RetryForever())
+	}
+	fol, err := opts.OpenFollow(ctx, cmdutil.BrokerRead{Flags: opts.Range, Start: opts.Start, Names: opts.Names, Options: read})
 	if err != nil {
 		return err
 	}
