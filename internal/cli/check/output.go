@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/causalctl/causalctl/internal/cli/render"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 )

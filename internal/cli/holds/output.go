@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/capture"
-	"github.com/causalctl/causalctl/internal/cli/render"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/inspect"
 )
 

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/causalctl/causalctl/internal/cli/render"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
