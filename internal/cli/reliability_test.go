@@ -319,6 +319,8 @@ func TestSmallFlagCases(t *testing.T) {
 		{"negative --max-header-size", []string{"replay", "-f", basicCapture, "--max-header-size", "-1"}, 2, "", "--max-header-size -1: must be a positive"},
 		{"zero --max-line-size", []string{"replay", "-f", basicCapture, "--max-line-size", "0"}, 2, "", "--max-line-size 0"},
 		{"negative --max-line-size", []string{"decode", "-f", basicCapture, "--max-line-size", "-5"}, 2, "", "--max-line-size -5"},
+		{"zero --max-header-size in holds", []string{"holds", "-f", basicCapture, "--max-header-size", "0"}, 2, "", "--max-header-size 0: must be a positive"},
+		{"negative --max-line-size in check", []string{"check", "-f", basicCapture, "--max-line-size", "-1"}, 2, "", "--max-line-size -1: must be a positive"},
 		{"a channel twice in --start", []string{"replay", "-f", basicCapture, "--start", "orders/0=1,orders/0=2"}, 2, "", "channel orders/0 given twice (1 and 2)"},
 		{"a channel twice across --start flags", []string{"replay", "-f", basicCapture, "--start", "orders/0=1", "--start", "orders/0=1"}, 2, "", "given twice"},
 		{"--topic-id with a slash", []string{"decode", "--hex", "0100", "--topic-id", "a/b=" + id}, 2, "", `"a/b" is not a Kafka topic name`},

@@ -91,9 +91,6 @@ Output (--output):
 			if given > 1 {
 				return cmdutil.Usagef("give one of --hex, --base64, --input and --topic")
 			}
-			if err := cmdutil.CheckPositive(c.Flags(), "max-header-size", "max-line-size"); err != nil {
-				return err
-			}
 			opts.ctx = c.Context()
 			if opts.HeaderFormat != "causes" && opts.HeaderFormat != "clock" {
 				return cmdutil.Usagef("--header-format %s: want causes or clock", opts.HeaderFormat)

@@ -106,9 +106,6 @@ after the summary of what was replayed.`,
   causalctl replay -f capture.ndjson --tui`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := cmdutil.CheckPositive(c.Flags(), "max-header-size", "max-line-size"); err != nil {
-				return err
-			}
 			var err error
 			def := "ndjson"
 			if opts.IO.OutTTY {

@@ -49,6 +49,11 @@ commits no offset and produces nothing.`,
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
 		return &cmdutil.UsageError{Err: err}
 	})
+	// Size limits are refused when not positive for every command that has
+	// them, in one place, so that no command can forget to.
+	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		return cmdutil.CheckPositive(c.Flags(), "max-header-size", "max-line-size")
+	}
 	cmd.PersistentFlags().StringVarP(&out.Value, "output", "o", "", "output format; the formats and default depend on the command")
 	if f.Conn == nil {
 		f.Conn = &conn.Options{}
