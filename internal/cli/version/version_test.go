@@ -12,7 +12,14 @@ import (
 
 func run(t *testing.T, f *cmdutil.Factory, args ...string) (string, error) {
 	t.Helper()
+	return runTTY(t, f, false, args...)
+}
+
+// runTTY runs version with stdout a terminal or a pipe.
+func runTTY(t *testing.T, f *cmdutil.Factory, tty bool, args ...string) (string, error) {
+	t.Helper()
 	ios, _, out, _ := iostreams.Test()
+	ios.SetTTY(tty)
 	f.IOStreams = ios
 	o := &cmdutil.Output{}
 	root := &cobra.Command{Use: "causalctl", SilenceErrors: true, SilenceUsage: true}
@@ -50,5 +57,18 @@ func TestVersion(t *testing.T) {
 	}
 	if _, err := run(t, full, "version", "extra"); err == nil {
 		t.Errorf("an argument was accepted")
+	}
+}
+
+// TestTerminalAndPipe: what version prints does not depend on where it
+// goes, so a script reads what a person sees; --version prints the same.
+func TestTerminalAndPipe(t *testing.T) {
+	f := &cmdutil.Factory{Version: "v1.4.0", Commit: "abc123", BuildDate: "2026-12-01T10:00:00Z"}
+	for _, args := range [][]string{{"version"}, {"version", "-o", "json"}} {
+		onTTY, err1 := runTTY(t, f, true, args...)
+		inPipe, err2 := runTTY(t, f, false, args...)
+		if err1 != nil || err2 != nil || onTTY != inPipe || !strings.Contains(onTTY, "v1.4.0") {
+			t.Errorf("%q: terminal %q (%v), pipe %q (%v)", args, onTTY, err1, inPipe, err2)
+		}
 	}
 }
