@@ -61,7 +61,7 @@ func TestVersion(t *testing.T) {
 }
 
 // TestTerminalAndPipe: what version prints does not depend on where it
-// goes, so a script reads what a person sees; --version prints the same.
+// goes, so a script reads what a person sees.
 func TestTerminalAndPipe(t *testing.T) {
 	f := &cmdutil.Factory{Version: "v1.4.0", Commit: "abc123", BuildDate: "2026-12-01T10:00:00Z"}
 	for _, args := range [][]string{{"version"}, {"version", "-o", "json"}} {
