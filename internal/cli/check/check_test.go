@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/testutil"
-	"github.com/spf13/cobra"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -34,13 +34,10 @@ func execContext(t *testing.T, ctx context.Context, tty bool, stdin string, args
 	in.WriteString(stdin)
 	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
 	o := &cmdutil.Output{}
-	cmd := NewCmdCheck(f, o, nil)
-	cmd.PersistentFlags().StringVarP(&o.Value, "output", "o", "", "")
+	cmd := cmdutiltest.AsRoot(NewCmdCheck(f, o, nil), o)
 	cmd.SetArgs(args)
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.UsageError{Err: err} }) // as root does
 	err := cmd.ExecuteContext(ctx)
 	if err != nil && !errors.As(err, new(*cmdutil.ExitError)) {
 		errOut.WriteString(err.Error())

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/spf13/cobra"
@@ -19,11 +20,7 @@ import (
 // newCmd returns holds as root would wire it, with --output.
 func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	o := &cmdutil.Output{}
-	cmd := NewCmdHolds(f, o, runF)
-	cmd.PersistentFlags().StringVarP(&o.Value, "output", "o", "", "")
-	cmd.SilenceErrors, cmd.SilenceUsage = true, true
-	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.UsageError{Err: err} })
-	return cmd
+	return cmdutiltest.AsRoot(NewCmdHolds(f, o, runF), o)
 }
 
 // TestFlags: the flags reach the options; what cannot be resolved on the
