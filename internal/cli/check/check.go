@@ -108,8 +108,7 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the node consumes, `CH[,CH...]` (default: every channel in the input)")
 	fs.StringVar(&opts.ScopesFile, "scopes", "", "audit several nodes: `FILE` of lines NAME: CH,CH,…")
 	fs.IntVar(&opts.MaxFindings, "max-findings", 0, "stop after `N` findings (0: no limit)")
-	fs.IntVar(&opts.MaxHeaderSize, "max-header-size", clock.DefaultMaxSize, "metadata budget of a clock header in bytes")
-	fs.IntVar(&opts.MaxLineSize, "max-line-size", capture.DefaultMaxLineSize, "longest capture line accepted, in bytes")
+	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
 	cmdutil.DeclareFormats(cmd, formats...)
 	return cmd

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/gate"
@@ -164,6 +165,14 @@ func (u *UndecodableFlag) Set(s string) error {
 		return fmt.Errorf("want fail or hold, not %q", s)
 	}
 	return nil
+}
+
+// AddSizeFlags registers the limits of reading clocks and capture lines,
+// --max-header-size and --max-line-size, with their defaults; the root
+// refuses values that are not positive (CheckPositive).
+func AddSizeFlags(fs *pflag.FlagSet, maxHeader, maxLine *int) {
+	fs.IntVar(maxHeader, "max-header-size", clock.DefaultMaxSize, "metadata budget of a clock header in bytes: a longer value is refused as too-large")
+	fs.IntVar(maxLine, "max-line-size", capture.DefaultMaxLineSize, "longest capture line accepted, in bytes")
 }
 
 // CheckPositive refuses a zero or negative value of the named int flags

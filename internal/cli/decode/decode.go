@@ -11,7 +11,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -106,9 +105,8 @@ Output (--output):
 	fs.StringVar(&opts.Hex, "hex", "", "the value as hexadecimal")
 	fs.StringVar(&opts.Base64, "base64", "", "the value as standard base64")
 	fs.StringVar(&opts.HeaderFormat, "header-format", "causes", "value layout: causes (parsley.causes) or clock (legacy parsley-clock)")
-	fs.IntVar(&opts.MaxSize, "max-header-size", clock.DefaultMaxSize, "metadata budget in bytes: a longer value is refused as too-large")
 	fs.StringVarP(&opts.Input, "input", "f", "", "decode the records of a capture `FILE` (- for stdin)")
-	fs.IntVar(&opts.MaxLineSize, "max-line-size", capture.DefaultMaxLineSize, "longest capture line accepted, in bytes")
+	cmdutil.AddSizeFlags(fs, &opts.MaxSize, &opts.MaxLineSize)
 	cmdutil.AddRangeFlags(fs, &opts.Range)
 	cmdutil.AddTopicIDFlag(fs, names)
 	cmdutil.DeclareFormats(cmd, formats...)

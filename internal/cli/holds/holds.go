@@ -116,8 +116,7 @@ Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.DurationVar(&opts.OlderThan, "older-than", 0, "report only holds at least `D` old (for cron and alerting)")
 	fs.DurationVar(&opts.RetentionWarn, "retention-warn", inspect.DefaultRetentionWarn, "flag a held record that retention deletes within `D`")
-	fs.IntVar(&opts.MaxHeaderSize, "max-header-size", clock.DefaultMaxSize, "metadata budget of a clock header in bytes")
-	fs.IntVar(&opts.MaxLineSize, "max-line-size", capture.DefaultMaxLineSize, "longest capture line accepted, in bytes")
+	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
 	cmdutil.DeclareFormats(cmd, formats...)
 	return cmd

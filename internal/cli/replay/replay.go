@@ -149,8 +149,7 @@ after the summary of what was replayed.`,
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.BoolVar(&opts.FailOnHeld, "fail-on-held", false, "exit 3 when records are still held at the end")
 	fs.BoolVar(&opts.TUI, "tui", false, "step through the replay in the terminal: one receive, to the next delivery or hold, run and pause, jump (? lists the keys)")
-	fs.IntVar(&opts.MaxHeaderSize, "max-header-size", clock.DefaultMaxSize, "metadata budget of a clock header in bytes")
-	fs.IntVar(&opts.MaxLineSize, "max-line-size", capture.DefaultMaxLineSize, "longest capture line accepted, in bytes")
+	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	opts.MaxMemory = DefaultMaxMemory
 	fs.Var(&opts.MaxMemory, "max-memory", "most memory the interleavings other than file may hold, which keep every record's clock (≈"+strconv.FormatInt(replay.ItemBaseCost, 10)+" bytes a record plus its headers), e.g. 512MiB or 4GiB")
 	cmdutil.AddTopicIDFlag(fs, names)
