@@ -465,6 +465,8 @@ type TrueRecord struct {
 	ID      int
 	Channel clock.Channel
 	Offset  int64
+	// Step is the pipeline step that committed it.
+	Step int
 	// Ancestors are record IDs, ascending.
 	Ancestors []int
 	// Forged is set for the records of a fault, whose claims are out of

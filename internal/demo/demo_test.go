@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -467,13 +470,13 @@ func TestDataDir(t *testing.T) {
 	}
 }
 
-// TestSlowFaultLive watches the notifier through a live driver under the
-// slow fault: hold ages stay short before it, grow while the payments feed
-// stalls, fall back once it recovers, and nothing is held once the node
-// has caught up.
+// TestSlowFaultLive watches the notifier through a live driver over the
+// embedded broker under the slow fault: once the fault is injected, a head
+// is held on a payments channel that lags below its log end (the stalled
+// feed), and once the stall is over and the node has caught up nothing is
+// held. How long holds last is TestSlowFaultHoldAges's, on a fake clock.
 func TestSlowFaultLive(t *testing.T) {
-	const stall = 1200 * time.Millisecond
-	d := start(t, demo.Config{Seed: 6, Fault: demo.FaultSlow, Tick: 20 * time.Millisecond, FaultStep: 25, Stall: stall,
+	d := start(t, demo.Config{Seed: 6, Fault: demo.FaultSlow, Tick: 20 * time.Millisecond, FaultStep: 25, Stall: 1200 * time.Millisecond,
 		Lags: map[string]time.Duration{demo.TopicOrders: 100 * time.Millisecond}})
 	ctx := testCtx(t)
 	cl, fol, err := d.Follow(ctx, kafka.FetchWait(50*time.Millisecond))
@@ -499,36 +502,22 @@ func TestSlowFaultLive(t *testing.T) {
 		<-drvDone
 	}()
 
-	var before, during time.Duration
-	var faultAt time.Time
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if time.Now().After(deadline) {
-			t.Fatalf("holds did not drain after the stall: oldest before %s, during %s, now %s", before, during, drv.Status().OldestHold)
-		}
-		time.Sleep(20 * time.Millisecond)
-		age := drv.Status().OldestHold.D
-		if faultAt.IsZero() {
-			select {
-			case <-d.Faulted():
-				faultAt = time.Now()
-			default:
-				before = max(before, age)
-				continue
-			}
-		}
-		since := time.Since(faultAt)
-		if since < stall+200*time.Millisecond {
-			during = max(during, age)
-			continue
-		}
-		if age < 600*time.Millisecond {
-			break // recovered
-		}
+	select {
+	case <-d.Faulted():
+	case <-ctx.Done():
+		t.Fatal("the fault was never injected")
 	}
-	t.Logf("oldest hold: %s before the stall, %s during it", before, during)
-	if during < 900*time.Millisecond || before >= during {
-		t.Errorf("oldest hold %s before the stall, %s during it: want short, then about the stall", before, during)
+	for stalled := false; !stalled; {
+		select {
+		case s := <-drv.Snapshots():
+			for _, h := range s.Heads {
+				for _, b := range h.Blockers {
+					stalled = stalled || strings.HasPrefix(b.Channel, demo.TopicPayments+"/") && b.Kind == inspect.CauseLagging
+				}
+			}
+		case <-ctx.Done():
+			t.Fatalf("no head held on a lagging payments channel after the fault; status %+v", drv.Status())
+		}
 	}
 	stopPipe()
 	if err := <-pipeDone; err != nil {
@@ -540,6 +529,198 @@ func TestSlowFaultLive(t *testing.T) {
 	if st.Delivered != st.Received {
 		t.Errorf("status %+v", st)
 	}
+}
+
+// TestSlowFaultHoldAges replays a slow-fault run through the notifier's
+// feed and a live driver on synctest's fake clock, each step's records
+// written at step×tick as a follower at the log end reads them: hold ages
+// stay within the orders lag before the fault, reach about the stall while
+// the payments feed stalls, fall back within the lag once it has
+// recovered, and nothing is held once the node has caught up.
+func TestSlowFaultHoldAges(t *testing.T) {
+	const (
+		tick      = 20 * time.Millisecond
+		lag       = 100 * time.Millisecond // of orders
+		stall     = 1200 * time.Millisecond
+		faultStep = 25
+		steps     = 150
+	)
+	d := runSteps(t, demo.Config{Seed: 6, Fault: demo.FaultSlow, FaultStep: faultStep, Stall: stall, RecordTruth: true,
+		Lags: map[string]time.Duration{demo.TopicOrders: lag}}, steps)
+	items := readAll(t, d.Addr())
+	items, stepOf := byStep(t, items, d.Truth())
+	records := 0
+	for _, it := range items {
+		if it.Kind == capture.KindRecord {
+			records++
+		}
+	}
+
+	synctest.Test(t, func(t *testing.T) {
+		src := &pacedSource{items: items, steps: stepOf, tick: tick, faultStep: faultStep,
+			faulted: make(chan struct{}), start: time.Now(), ends: map[clock.Channel]int64{}}
+		faulted := src.faulted
+		feed := d.WatchFaulted(src, faulted)
+		drv, err := live.New(feed, live.Config{Replay: replay.Config{Scope: d.Channels(), Names: d.Names()}, Interval: tick})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, stop := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- drv.Run(ctx) }()
+		defer func() {
+			stop()
+			if err := <-done; err != nil {
+				t.Errorf("driver: %v", err)
+			}
+			feed.Close()
+		}()
+
+		// Status is as of the latest snapshot, one tick old at most.
+		var before, during, after time.Duration
+		var faultAt time.Time
+		for range steps + (stall+lag)/tick + 10 {
+			time.Sleep(tick)
+			age := drv.Status().OldestHold.D
+			select {
+			case <-faulted:
+				if faultAt.IsZero() {
+					faultAt = time.Now()
+				}
+			default:
+			}
+			switch since := time.Since(faultAt); {
+			case faultAt.IsZero() || since <= tick:
+				before = max(before, age)
+			case since <= stall:
+				during = max(during, age)
+			case since > stall+lag+tick:
+				after = max(after, age)
+			}
+		}
+		t.Logf("oldest hold: %s before the fault, %s during the stall, %s after it", before, during, after)
+		if before == 0 || before > lag {
+			t.Errorf("oldest hold before the fault %s: want some, no older than the orders lag %s", before, lag)
+		}
+		if during < stall-4*tick || during > stall { // the first stalled hold begins a tick after the fault; status is a tick old
+			t.Errorf("oldest hold during the stall %s: want about the stall, %s", during, stall)
+		}
+		if after == 0 || after > lag {
+			t.Errorf("oldest hold after the stall %s: want some, no older than the orders lag %s", after, lag)
+		}
+		feed.Flush()
+		time.Sleep(2 * tick)
+		st := drv.Status()
+		if st.Held != 0 || !st.LagKnown || st.Lag != 0 || st.Received != int64(records) || st.Delivered != st.Received {
+			t.Errorf("after the flush: status %+v, want all %d records delivered", st, records)
+		}
+	})
+}
+
+// byStep orders items by the step at which they were written, keeping
+// each channel's order, and returns them with their steps: a record's from
+// the truth, a position item's that of the record before it on its channel
+// (it follows its transaction), or of the one after it when none is
+// before.
+func byStep(t *testing.T, items []*capture.Item, truth []demo.TrueRecord) ([]*capture.Item, []int) {
+	t.Helper()
+	type at struct {
+		ch  clock.Channel
+		off int64
+	}
+	written := map[at]int{}
+	for _, r := range truth {
+		written[at{r.Channel, r.Offset}] = r.Step
+	}
+	steps := make([]int, len(items))
+	last := map[clock.Channel]int{}
+	var unset []int // position items before their channel's first record
+	for i, it := range items {
+		ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
+		if it.Kind != capture.KindRecord {
+			s, ok := last[ch]
+			steps[i] = s
+			if !ok {
+				unset = append(unset, i)
+			}
+			continue
+		}
+		s, ok := written[at{ch, it.Offset}]
+		if !ok {
+			t.Fatalf("%s/%d@%d: not in the truth", it.Topic, it.Partition, it.Offset)
+		}
+		steps[i], last[ch] = s, s
+		for _, j := range unset {
+			if items[j].TopicID == ch.Topic && items[j].Partition == ch.Partition {
+				steps[j] = s
+			}
+		}
+	}
+	order := make([]int, len(items))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return steps[i] - steps[j] })
+	sorted, sortedSteps := make([]*capture.Item, len(items)), make([]int, len(items))
+	for k, i := range order {
+		sorted[k], sortedSteps[k] = items[i], steps[i]
+	}
+	return sorted, sortedSteps
+}
+
+// pacedSource is a live.Source replaying a recorded run as a follower at
+// the log end reads it: items of step s at start+s×tick (in their order,
+// which keeps each channel's), faulted closed once the fault step's are
+// out. Then it waits, as a follower does.
+type pacedSource struct {
+	items     []*capture.Item
+	steps     []int
+	tick      time.Duration
+	faultStep int
+	faulted   chan struct{}
+	start     time.Time
+
+	mu   sync.Mutex
+	ends map[clock.Channel]int64
+}
+
+func (s *pacedSource) Next(ctx context.Context) (*capture.Item, error) {
+	if len(s.items) == 0 {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	step := s.steps[0]
+	if step > s.faultStep && s.faulted != nil {
+		close(s.faulted)
+		s.faulted = nil
+	}
+	if wait := time.Until(s.start.Add(time.Duration(step) * s.tick)); wait > 0 {
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	it := s.items[0]
+	s.items, s.steps = s.items[1:], s.steps[1:]
+	s.mu.Lock()
+	ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
+	switch it.Kind {
+	case capture.KindRecord:
+		s.ends[ch] = max(s.ends[ch], it.Offset+1)
+	case capture.KindPosition:
+		s.ends[ch] = max(s.ends[ch], it.Offset)
+	}
+	s.mu.Unlock()
+	return it, nil
+}
+
+func (s *pacedSource) LogEnds() map[clock.Channel]int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.ends)
 }
 
 func waitStatus(t *testing.T, drv *live.Driver, ok func(live.Status) bool) live.Status {

@@ -427,7 +427,7 @@ func (p *pipeline) record(recs []*simRec) {
 	p.d.mu.Lock()
 	defer p.d.mu.Unlock()
 	for _, r := range recs {
-		p.d.truth = append(p.d.truth, TrueRecord{ID: r.id, Channel: r.ch, Offset: r.off, Ancestors: r.anc.ids(), Forged: r.forged})
+		p.d.truth = append(p.d.truth, TrueRecord{ID: r.id, Channel: r.ch, Offset: r.off, Step: p.now, Ancestors: r.anc.ids(), Forged: r.forged})
 	}
 }
 

@@ -81,7 +81,10 @@ type pending struct {
 // Watch returns the watched node's feed over src, reading it from now on
 // in a goroutine of its own until Close. The lags are Config.Lags; the
 // stall, under FaultSlow, Config.Stall.
-func (d *Demo) Watch(src live.Source) *Feed {
+func (d *Demo) Watch(src live.Source) *Feed { return d.watch(src, d.Faulted()) }
+
+// watch is Watch with the fault signalled on faulted.
+func (d *Demo) watch(src live.Source, faulted <-chan struct{}) *Feed {
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &Feed{
 		src:     src,
@@ -97,7 +100,7 @@ func (d *Demo) Watch(src live.Source) *Feed {
 		}
 	}
 	if d.cfg.Fault == FaultSlow {
-		f.stall, f.stallFor, f.faulted = d.ids[TopicPayments], d.cfg.Stall, d.Faulted()
+		f.stall, f.stallFor, f.faulted = d.ids[TopicPayments], d.cfg.Stall, faulted
 	}
 	f.wg.Go(func() { f.read(ctx) })
 	return f
