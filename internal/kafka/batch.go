@@ -34,6 +34,11 @@ type record struct {
 	Headers   []clock.Header
 	// Size is the record's encoded size, what buffers are bounded by.
 	Size int
+	// buf is the bytes of the record's batch, which Key, Value and the
+	// header values are slices of, with batch its sequence number; nil
+	// when they lie in no one buffer (a legacy message set).
+	buf   []byte
+	batch uint64
 }
 
 // batchDecoder decodes fetched partitions. It is used by one goroutine at
@@ -44,6 +49,7 @@ type batchDecoder struct {
 	headers      []clock.Header
 	keys         []string // interned header keys
 	rec          record
+	batches      uint64 // batches decoded
 }
 
 // abortedTxn is an aborted transaction of a fetched partition; done once
@@ -141,6 +147,8 @@ func (d *batchDecoder) each(rp *kmsg.FetchResponseTopicPartition, topic string, 
 		aborted := attrs&attrTransactional != 0 && d.aborted(producer, base)
 		markerSeen := false
 
+		d.batches++
+		buf := raw
 		decoded := 0
 		for ; decoded < count; decoded++ {
 			r, rest, ok := d.decode(raw)
@@ -148,6 +156,7 @@ func (d *batchDecoder) each(rp *kmsg.FetchResponseTopicPartition, topic string, 
 				break
 			}
 			raw = rest
+			r.buf, r.batch = buf, d.batches
 			off := base + r.Offset // decode leaves the offset delta
 			if control {
 				// A control batch holds one marker; an abort marker ends
@@ -243,7 +252,8 @@ func varint(b []byte) (int64, []byte, bool) {
 }
 
 // bytesField reads a varint-length byte field; length −1 is null (nil).
-// An empty field is an empty, non-nil slice.
+// An empty field is an empty, non-nil slice. The field keeps the capacity
+// of b, so that the buffer knows where in its batch it lies (spanIn).
 func bytesField(b []byte) ([]byte, []byte, bool) {
 	n, b, ok := varint(b)
 	switch {
@@ -252,7 +262,7 @@ func bytesField(b []byte) ([]byte, []byte, bool) {
 	case n == -1:
 		return nil, b, true
 	}
-	return b[:n:n], b[n:], true
+	return b[:n], b[n:], true
 }
 
 // intern returns k as a string, reusing the string of a key seen before.

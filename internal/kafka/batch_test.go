@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 )
 
@@ -53,6 +54,39 @@ func viaDecoder(rp *kmsg.FetchResponseTopicPartition, offset int64) (decoded, er
 		return true
 	})
 	out.next = next
+	return out, err
+}
+
+// How viaBuffer hands records to the buffer.
+const (
+	inBatch = iota // as the reader does: spans of the batch bytes
+	noBatch        // as a legacy message set's: lying in no batch, copied
+	foreign        // claiming zeroed bytes of another array as their batch
+)
+
+// viaBuffer reads rp with the package's decoder into a chunk, as a range
+// buffers it, and takes the items back out.
+func viaBuffer(rp *kmsg.FetchResponseTopicPartition, offset int64, mode int) (decoded, error) {
+	d := batchDecoder{decompressor: kgo.DefaultDecompressor()}
+	var c chunk
+	next, err := d.each(rp, "t", offset, func(r *record) bool {
+		switch mode {
+		case noBatch:
+			r.buf = nil
+		case foreign:
+			r.buf = make([]byte, len(r.buf), cap(r.buf))
+		}
+		c.addRecord(r)
+		return true
+	})
+	out := decoded{next: next}
+	ch := &rchan{}
+	var it capture.Item
+	var hs []clock.Header
+	for i := range c.recs {
+		hs = c.make(i, ch, &it, hs[:0])
+		out.records = append(out.records, showRecord(it.Offset, it.Timestamp, it.Key, it.Value, it.Headers))
+	}
 	return out, err
 }
 
@@ -194,6 +228,11 @@ func TestDecoderMatchesKgo(t *testing.T) {
 			compared++
 			if got.String() != want.String() || (gerr == nil) != (werr == nil) {
 				t.Fatalf("seed %d offset %d:\n got  %s (err %v)\n want %s (err %v)", seed, offset, got, gerr, want, werr)
+			}
+			for mode, name := range []string{"in the batch", "in no batch", "in a foreign array"} {
+				if got, gerr := viaBuffer(rp, offset, mode); got.String() != want.String() || (gerr == nil) != (werr == nil) {
+					t.Fatalf("seed %d offset %d, buffered %s:\n got  %s (err %v)\n want %s (err %v)", seed, offset, name, got, gerr, want, werr)
+				}
 			}
 			if len(rp.AbortedTransactions) > 0 {
 				stripped := *rp

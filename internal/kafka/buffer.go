@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"io"
+	"math"
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
@@ -11,7 +12,11 @@ import (
 // This file is what a read holds between the fetch and its caller: per
 // channel, the items read and not yet taken, in chunks — one chunk a
 // channel a fetch — whose storage is reused once taken, so that a steady
-// read allocates nothing per record. What is buffered is bounded by bytes:
+// read allocates nothing per record. A chunk holds records as spans of
+// their batch's bytes, not as items: an item (160 bytes, with pointers
+// the collector scans) is made of one as it is taken, into the channel's
+// one item, or into the chunk's own items for a Follower, whose items
+// stay valid. What is buffered is bounded by bytes:
 // a channel with data buffered is fetched again only while it holds less
 // than bufferedFetches fetches' worth and the whole read less than
 // maxBufferedBytes; a channel with nothing buffered may always be fetched
@@ -20,19 +25,192 @@ import (
 // Per channel the bound is in fetches (each at most FetchPartitionBytes on
 // the wire, or one batch), for the whole read in record bytes as decoded:
 // a well-compressed topic may fetch many more records than its fetch size
-// suggests, and memory holds them decompressed.
+// suggests, and memory holds them decompressed. 16 MiB keeps a fetch round
+// in flight for every channel of a typical read while the caller takes the
+// last one (docs/performance.md has the figures behind it).
 
 // Bounds of what a read buffers.
 const (
 	bufferedFetches  = 2        // per channel
-	maxBufferedBytes = 32 << 20 // for the whole read
+	maxBufferedBytes = 16 << 20 // for the whole read
 )
 
-// chunk is a run of items of one channel, read from one fetch.
+// chunk is a run of items of one channel, read from one fetch. It holds
+// its records compactly and without pointers — offsets, timestamps, and
+// where their keys, values and header values lie in the batch bytes they
+// were decoded from (bufs) — so that buffering a record costs little more
+// than its bytes and the collector need not scan what a read buffers. An
+// item is made of a record when it is taken.
 type chunk struct {
-	items []capture.Item
-	hdrs  []clock.Header // the items' headers
+	recs  []slot
+	hdrs  []hdr
+	keys  []string       // the header keys of hdrs, each once
+	bufs  [][]byte       // the batch bytes recs lie in
+	slab  []byte         // copies of records that lie in no batch (legacy message sets)
+	other []capture.Item // log-facts items
 	bytes int            // the records' encoded size
+	batch uint64         // the batch the last of bufs is of
+
+	// A Follower's items stay valid: they are made here once, on first
+	// take, and the chunk is never reused.
+	items []capture.Item
+	hvals []clock.Header
+}
+
+// slot is a buffered item: a record, a position, or (KindLogFacts) one of
+// its chunk's other items.
+type slot struct {
+	offset, timestamp int64
+	key, value        span
+	hdr0, nhdr        int32 // its headers, hdrs[hdr0 : hdr0+nhdr]
+	// idx is, for a record, its bytes: bufs[idx], or the slab when −1; for
+	// log facts, its item in other.
+	idx  int32
+	kind capture.Kind
+}
+
+// hdr is a buffered header: its key in the chunk's keys, its value's span.
+type hdr struct {
+	key   int32
+	value span
+}
+
+// span is where a byte field lies in its buffer; n is −1 for null.
+type span struct{ off, n int32 }
+
+// spanIn returns where b lies in buf, when b is a slice of buf's backing
+// array within buf (as the decoder's fields are of their batch's bytes).
+func spanIn(buf, b []byte) (span, bool) {
+	switch {
+	case b == nil:
+		return span{n: -1}, true
+	case len(b) == 0:
+		return span{}, true
+	}
+	off := cap(buf) - cap(b)
+	if off < 0 || off+len(b) > len(buf) || &buf[off] != &b[0] {
+		return span{}, false
+	}
+	return span{int32(off), int32(len(b))}, true
+}
+
+// slice returns the field sp of buf, its capacity its length.
+func (sp span) slice(buf []byte) []byte {
+	switch {
+	case sp.n < 0:
+		return nil
+	case sp.n == 0:
+		return []byte{} // empty, not null, even from an empty slab
+	}
+	end := sp.off + sp.n
+	return buf[sp.off:end:end]
+}
+
+// addRecord adds r, whose slices are valid only during this call: they
+// are kept as spans of r's batch bytes, or copied to the slab when they lie
+// in no batch.
+func (c *chunk) addRecord(r *record) {
+	x := slot{kind: capture.KindRecord, offset: r.Offset, timestamp: r.Timestamp, hdr0: int32(len(c.hdrs)), nhdr: int32(len(r.Headers))}
+	if !c.addSpans(&x, r) {
+		c.hdrs = c.hdrs[:x.hdr0]
+		c.copySpans(&x, r)
+	}
+	c.recs = append(c.recs, x)
+	c.bytes += r.Size
+}
+
+// addSpans sets x's spans in r's batch bytes; false when a field lies
+// outside them.
+func (c *chunk) addSpans(x *slot, r *record) bool {
+	buf := r.buf
+	if buf == nil || cap(buf) > math.MaxInt32 {
+		return false
+	}
+	var ok bool
+	if x.key, ok = spanIn(buf, r.Key); !ok {
+		return false
+	}
+	if x.value, ok = spanIn(buf, r.Value); !ok {
+		return false
+	}
+	for _, h := range r.Headers {
+		v, ok := spanIn(buf, h.Value)
+		if !ok {
+			return false
+		}
+		c.hdrs = append(c.hdrs, hdr{key: c.key(h.Key), value: v})
+	}
+	if len(c.bufs) == 0 || c.batch != r.batch {
+		c.bufs, c.batch = append(c.bufs, buf), r.batch
+	}
+	x.idx = int32(len(c.bufs) - 1)
+	return true
+}
+
+// copySpans copies r's fields to the slab and sets x's spans there.
+func (c *chunk) copySpans(x *slot, r *record) {
+	add := func(b []byte) span {
+		if b == nil {
+			return span{n: -1}
+		}
+		sp := span{int32(len(c.slab)), int32(len(b))}
+		c.slab = append(c.slab, b...)
+		return sp
+	}
+	x.idx, x.key, x.value = -1, add(r.Key), add(r.Value)
+	for _, h := range r.Headers {
+		c.hdrs = append(c.hdrs, hdr{key: c.key(h.Key), value: add(h.Value)})
+	}
+}
+
+// key returns the index of k in keys, adding it.
+func (c *chunk) key(k string) int32 {
+	for i, s := range c.keys {
+		if s == k {
+			return int32(i)
+		}
+	}
+	c.keys = append(c.keys, k)
+	return int32(len(c.keys) - 1)
+}
+
+// make sets *it to the item of recs[i], of channel ch, appending its
+// headers to hs; it returns hs.
+func (c *chunk) make(i int, ch *rchan, it *capture.Item, hs []clock.Header) []clock.Header {
+	x := &c.recs[i]
+	switch x.kind {
+	case capture.KindLogFacts:
+		*it = c.other[x.idx]
+		return hs
+	case capture.KindPosition:
+		*it = capture.Item{Kind: capture.KindPosition, Topic: ch.Topic, TopicID: ch.TopicID, Partition: ch.Partition, Offset: x.offset}
+		return hs
+	}
+	buf := c.slab
+	if x.idx >= 0 {
+		buf = c.bufs[x.idx]
+	}
+	var headers []clock.Header
+	if x.nhdr > 0 {
+		start := len(hs)
+		for _, h := range c.hdrs[x.hdr0 : x.hdr0+x.nhdr] {
+			hs = append(hs, clock.Header{Key: c.keys[h.key], Value: h.value.slice(buf)})
+		}
+		headers = hs[start:len(hs):len(hs)]
+	}
+	*it = capture.Item{
+		Kind:         capture.KindRecord,
+		Topic:        ch.Topic,
+		TopicID:      ch.TopicID,
+		Partition:    ch.Partition,
+		Offset:       x.offset,
+		Timestamp:    x.timestamp,
+		HasTimestamp: x.timestamp >= 0,
+		Headers:      headers,
+		Key:          x.key.slice(buf),
+		Value:        x.value.slice(buf),
+	}
+	return hs
 }
 
 // buffers is the reader's buffered state.
@@ -62,21 +240,28 @@ func (b *buffers) begin() {
 
 // addPosition adds a position item at p.
 func (b *buffers) addPosition(ch *rchan, p int64) {
-	b.cur.items = append(b.cur.items, capture.Item{Kind: capture.KindPosition, Topic: ch.Topic, TopicID: ch.TopicID, Partition: ch.Partition, Offset: p})
+	b.cur.recs = append(b.cur.recs, slot{kind: capture.KindPosition, offset: p})
+}
+
+// addItem adds an item that is neither a record nor a position (log facts).
+func (b *buffers) addItem(it *capture.Item) {
+	c := b.cur
+	c.recs = append(c.recs, slot{kind: it.Kind, idx: int32(len(c.other))})
+	c.other = append(c.other, *it)
 }
 
 // commit hands the chunk being filled to ch's buffer, unless it is empty.
 func (b *buffers) commit(ch *rchan) {
 	c := b.cur
 	b.cur = nil
-	if len(c.items) == 0 {
+	if len(c.recs) == 0 {
 		b.free = append(b.free, c)
 		return
 	}
 	ch.buf = append(ch.buf, c)
 	ch.bufBytes += c.bytes
 	b.bytes += c.bytes
-	b.ready += len(c.items)
+	b.ready += len(c.recs)
 	if !b.byChannel {
 		b.order = append(b.order, ch.index)
 	}
@@ -84,10 +269,11 @@ func (b *buffers) commit(ch *rchan) {
 
 // pop returns ch's next buffered item, or nil when ch's oldest chunk is
 // used up: that chunk is then released (its last item, returned by the
-// call before, is no longer in use).
+// call before, is no longer in use). The item is ch's, valid until the
+// next pop of ch, or for ever when b.keep.
 func (b *buffers) pop(ch *rchan) *capture.Item {
 	c := ch.buf[0]
-	if ch.head == len(c.items) {
+	if ch.head == len(c.recs) {
 		ch.buf[0] = nil
 		ch.buf, ch.head = ch.buf[1:], 0
 		ch.bufBytes -= c.bytes
@@ -95,9 +281,18 @@ func (b *buffers) pop(ch *rchan) *capture.Item {
 		b.release(c)
 		return nil
 	}
+	i := ch.head
 	ch.head++
 	b.ready--
-	return &c.items[ch.head-1]
+	if b.keep {
+		if c.items == nil {
+			c.items, c.hvals = make([]capture.Item, len(c.recs)), make([]clock.Header, 0, len(c.hdrs))
+		}
+		c.hvals = c.make(i, ch, &c.items[i], c.hvals)
+		return &c.items[i]
+	}
+	ch.hdrs = c.make(i, ch, &ch.item, ch.hdrs[:0])
+	return &ch.item
 }
 
 // release recycles a used-up chunk, clearing what it points to so that
@@ -106,9 +301,11 @@ func (b *buffers) release(c *chunk) {
 	if b.keep {
 		return
 	}
-	clear(c.items)
-	clear(c.hdrs)
-	c.items, c.hdrs, c.bytes = c.items[:0], c.hdrs[:0], 0
+	clear(c.keys)
+	clear(c.bufs)
+	clear(c.other)
+	c.recs, c.hdrs, c.keys, c.bufs, c.slab, c.other = c.recs[:0], c.hdrs[:0], c.keys[:0], c.bufs[:0], c.slab[:0], c.other[:0]
+	c.bytes, c.batch = 0, 0
 	if len(b.free) < 64 {
 		b.free = append(b.free, c)
 	}
@@ -131,26 +328,7 @@ func (rd *reader) emit(ch *rchan, r *record) {
 	if r.Offset > ch.emitted {
 		rd.addPosition(ch, r.Offset)
 	}
-	c := rd.cur
-	var hs []clock.Header
-	if len(r.Headers) > 0 {
-		start := len(c.hdrs)
-		c.hdrs = append(c.hdrs, r.Headers...)
-		hs = c.hdrs[start:len(c.hdrs):len(c.hdrs)]
-	}
-	c.items = append(c.items, capture.Item{
-		Kind:         capture.KindRecord,
-		Topic:        ch.Topic,
-		TopicID:      ch.TopicID,
-		Partition:    ch.Partition,
-		Offset:       r.Offset,
-		Timestamp:    r.Timestamp,
-		HasTimestamp: r.Timestamp >= 0,
-		Headers:      hs,
-		Key:          r.Key,
-		Value:        r.Value,
-	})
-	c.bytes += r.Size
+	rd.cur.addRecord(r)
 	ch.emitted = r.Offset + 1
 	ch.LastOffset = r.Offset
 	ch.Records++

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 )
 
@@ -187,6 +188,9 @@ type rchan struct {
 	buf      []*chunk // items read and not yet taken, oldest first
 	head     int      // the next item of buf[0]
 	bufBytes int      // record bytes in buf
+
+	item capture.Item   // the item taken last (unless the reader keeps items)
+	hdrs []clock.Header // its headers
 }
 
 func (ch *rchan) key() chanKey { return chanKey{ch.Topic, ch.Partition} }
@@ -335,7 +339,7 @@ func (c *Client) open(ctx context.Context, sels []TopicSel, spec OffsetSpec, max
 	if cfg.facts { // first, a log-facts item for each channel
 		for i, it := range c.logFacts(ctx, rd) {
 			rd.begin()
-			rd.cur.items = append(rd.cur.items, *it)
+			rd.addItem(it)
 			rd.commit(rd.chans[i])
 		}
 	}
