@@ -42,10 +42,10 @@ const (
 // than its bytes and the collector need not scan what a read buffers. An
 // item is made of a record when it is taken.
 type chunk struct {
-	recs  []slot
+	slots []slot
 	hdrs  []hdr
 	keys  []string       // the header keys of hdrs, each once
-	bufs  [][]byte       // the batch bytes recs lie in
+	bufs  [][]byte       // the batch bytes slots lie in
 	slab  []byte         // copies of records that lie in no batch (legacy message sets)
 	other []capture.Item // log-facts items
 	bytes int            // the records' encoded size
@@ -115,7 +115,7 @@ func (c *chunk) addRecord(r *record) {
 		c.hdrs = c.hdrs[:x.hdr0]
 		c.copySpans(&x, r)
 	}
-	c.recs = append(c.recs, x)
+	c.slots = append(c.slots, x)
 	c.bytes += r.Size
 }
 
@@ -174,10 +174,10 @@ func (c *chunk) key(k string) int32 {
 	return int32(len(c.keys) - 1)
 }
 
-// make sets *it to the item of recs[i], of channel ch, appending its
+// make sets *it to the item of slots[i], of channel ch, appending its
 // headers to hs; it returns hs.
 func (c *chunk) make(i int, ch *rchan, it *capture.Item, hs []clock.Header) []clock.Header {
-	x := &c.recs[i]
+	x := &c.slots[i]
 	switch x.kind {
 	case capture.KindLogFacts:
 		*it = c.other[x.idx]
@@ -240,13 +240,13 @@ func (b *buffers) begin() {
 
 // addPosition adds a position item at p.
 func (b *buffers) addPosition(ch *rchan, p int64) {
-	b.cur.recs = append(b.cur.recs, slot{kind: capture.KindPosition, offset: p})
+	b.cur.slots = append(b.cur.slots, slot{kind: capture.KindPosition, offset: p})
 }
 
 // addItem adds an item that is neither a record nor a position (log facts).
 func (b *buffers) addItem(it *capture.Item) {
 	c := b.cur
-	c.recs = append(c.recs, slot{kind: it.Kind, idx: int32(len(c.other))})
+	c.slots = append(c.slots, slot{kind: it.Kind, idx: int32(len(c.other))})
 	c.other = append(c.other, *it)
 }
 
@@ -254,14 +254,14 @@ func (b *buffers) addItem(it *capture.Item) {
 func (b *buffers) commit(ch *rchan) {
 	c := b.cur
 	b.cur = nil
-	if len(c.recs) == 0 {
+	if len(c.slots) == 0 {
 		b.free = append(b.free, c)
 		return
 	}
 	ch.buf = append(ch.buf, c)
 	ch.bufBytes += c.bytes
 	b.bytes += c.bytes
-	b.ready += len(c.recs)
+	b.ready += len(c.slots)
 	if !b.byChannel {
 		b.order = append(b.order, ch.index)
 	}
@@ -273,7 +273,7 @@ func (b *buffers) commit(ch *rchan) {
 // next pop of ch, or for ever when b.keep.
 func (b *buffers) pop(ch *rchan) *capture.Item {
 	c := ch.buf[0]
-	if ch.head == len(c.recs) {
+	if ch.head == len(c.slots) {
 		ch.buf[0] = nil
 		ch.buf, ch.head = ch.buf[1:], 0
 		ch.bufBytes -= c.bytes
@@ -286,7 +286,7 @@ func (b *buffers) pop(ch *rchan) *capture.Item {
 	b.ready--
 	if b.keep {
 		if c.items == nil {
-			c.items, c.hvals = make([]capture.Item, len(c.recs)), make([]clock.Header, 0, len(c.hdrs))
+			c.items, c.hvals = make([]capture.Item, len(c.slots)), make([]clock.Header, 0, len(c.hdrs))
 		}
 		c.hvals = c.make(i, ch, &c.items[i], c.hvals)
 		return &c.items[i]
@@ -304,7 +304,7 @@ func (b *buffers) release(c *chunk) {
 	clear(c.keys)
 	clear(c.bufs)
 	clear(c.other)
-	c.recs, c.hdrs, c.keys, c.bufs, c.slab, c.other = c.recs[:0], c.hdrs[:0], c.keys[:0], c.bufs[:0], c.slab[:0], c.other[:0]
+	c.slots, c.hdrs, c.keys, c.bufs, c.slab, c.other = c.slots[:0], c.hdrs[:0], c.keys[:0], c.bufs[:0], c.slab[:0], c.other[:0]
 	c.bytes, c.batch = 0, 0
 	if len(b.free) < 64 {
 		b.free = append(b.free, c)
