@@ -84,7 +84,7 @@ func viaBuffer(rp *kmsg.FetchResponseTopicPartition, offset int64, mode int) (de
 	var it capture.Item
 	var hs []clock.Header
 	for i := range c.slots {
-		hs = c.make(i, ch, &it, hs[:0])
+		hs = c.itemOf(i, ch, &it, hs[:0])
 		out.records = append(out.records, showRecord(it.Offset, it.Timestamp, it.Key, it.Value, it.Headers))
 	}
 	return out, err

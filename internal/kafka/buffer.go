@@ -174,9 +174,9 @@ func (c *chunk) key(k string) int32 {
 	return int32(len(c.keys) - 1)
 }
 
-// make sets *it to the item of slots[i], of channel ch, appending its
+// itemOf sets *it to the item of slots[i], of channel ch, appending its
 // headers to hs; it returns hs.
-func (c *chunk) make(i int, ch *rchan, it *capture.Item, hs []clock.Header) []clock.Header {
+func (c *chunk) itemOf(i int, ch *rchan, it *capture.Item, hs []clock.Header) []clock.Header {
 	x := &c.slots[i]
 	switch x.kind {
 	case capture.KindLogFacts:
@@ -288,10 +288,10 @@ func (b *buffers) pop(ch *rchan) *capture.Item {
 		if c.items == nil {
 			c.items, c.hvals = make([]capture.Item, len(c.slots)), make([]clock.Header, 0, len(c.hdrs))
 		}
-		c.hvals = c.make(i, ch, &c.items[i], c.hvals)
+		c.hvals = c.itemOf(i, ch, &c.items[i], c.hvals)
 		return &c.items[i]
 	}
-	ch.hdrs = c.make(i, ch, &ch.item, ch.hdrs[:0])
+	ch.hdrs = c.itemOf(i, ch, &ch.item, ch.hdrs[:0])
 	return &ch.item
 }
 
