@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -244,5 +245,46 @@ func TestFollowRetryForever(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Errorf("next after cancel: %v, want context.Canceled", err)
+	}
+}
+
+// TestFollowItemsStayValid: a Follower's items are handed to other
+// goroutines, so each must keep its own key, value and headers however
+// many fetches later it is looked at.
+func TestFollowItemsStayValid(t *testing.T) {
+	c := newCluster(t, kfake.SeedTopics(1, "kept"))
+	w := writer(t, c, kgo.DefaultProduceTopic("kept"))
+	const n = 300
+	for batch := range 3 {
+		var rs []*kgo.Record
+		for i := batch * n / 3; i < (batch+1)*n/3; i++ {
+			rs = append(rs, &kgo.Record{Key: fmt.Appendf(nil, "k%d", i), Value: fmt.Appendf(nil, "v%d", i),
+				Headers: []kgo.RecordHeader{{Key: "h", Value: fmt.Appendf(nil, "h%d", i)}}})
+		}
+		produce(t, w, rs...)
+	}
+	cl := dialTest(t, c)
+	spec, _ := ParseOffsets("start", time.Now())
+	f, err := cl.Follow(testCtx(t), []TopicSel{{Topic: "kept", Partition: AllPartitions}}, spec, FetchPartitionBytes(512))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records []*capture.Item
+	for len(records) < n {
+		for _, it := range take(t, f, 1) {
+			if it.Kind == capture.KindRecord {
+				records = append(records, it) // not cloned
+			}
+		}
+	}
+	for i, it := range records {
+		want := fmt.Sprintf("k%d=v%d [h:h%d]", i, i, i)
+		got := fmt.Sprintf("%s=%s", it.Key, it.Value)
+		for _, h := range it.Headers {
+			got += fmt.Sprintf(" [%s:%s]", h.Key, h.Value)
+		}
+		if it.Offset != int64(i) || got != want {
+			t.Fatalf("record %d, read %d records ago: offset %d, %q, want %q", i, n-i, it.Offset, got, want)
+		}
 	}
 }
