@@ -1,0 +1,189 @@
+package parsley
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/causalctl/causalctl/internal/clock"
+)
+
+var (
+	orders   = clock.TopicID{0x01, 1}
+	payments = clock.TopicID{0x02, 2}
+)
+
+func key(k Key) []byte { return AppendKey(nil, k) }
+
+func heldKey(ch clock.Channel, pos int64) []byte {
+	return key(Key{Tag: TagHeld, Channel: ch, Position: pos})
+}
+
+func heldValue(ts int64, causes ...clock.Entry) []byte {
+	return AppendHeldRecord(nil, &HeldRecord{Timestamp: ts, Key: []byte("k"), Value: []byte("v"), Causes: causes})
+}
+
+func TestStoreKeepsLastValueAndAppliesTombstones(t *testing.T) {
+	o0 := clock.Channel{Topic: orders, Partition: 0}
+	p0 := clock.Channel{Topic: payments, Partition: 0}
+	s := NewStore(0)
+	off := int64(0)
+	put := func(k, v []byte) { s.Apply(off, k, v); off++ }
+	put([]byte{'v'}, []byte{1})
+	put(key(Key{Tag: TagName, Name: "orders"}), AppendNameValue(nil, orders))
+	put(key(Key{Tag: TagFedUpTo, Channel: o0}), AppendPosition(nil, 4))
+	put(heldKey(o0, 3), heldValue(100, clock.Entry{Channel: p0, Position: 9}))
+	put(heldKey(o0, 4), heldValue(101))
+	put(heldKey(o0, 2), heldValue(99)) // written out of order: the queue is by position
+	put(heldKey(o0, 2), nil)           // delivered
+	put(key(Key{Tag: TagFedUpTo, Channel: o0}), AppendPosition(nil, 7))
+	put([]byte{'v'}, []byte{1}) // repeated, as every partition repeats it
+	if s.Len() != 5 {
+		t.Errorf("live keys %d, want 5 (tombstoned keys freed)", s.Len())
+	}
+	task := s.Decode()
+	if len(task.Corrupt) != 0 {
+		t.Fatalf("corrupt: %v", task.Corrupt)
+	}
+	if task.Version != 1 || task.Names["orders"] != orders {
+		t.Errorf("version %d names %v", task.Version, task.Names)
+	}
+	c := task.Channel(o0)
+	if c == nil || c.FedUpTo != 7 || len(c.Held) != 2 || c.Held[0].Offset != 3 || c.Held[1].Offset != 4 {
+		t.Fatalf("channel %+v", c)
+	}
+	if c.Settled() != 2 {
+		t.Errorf("settled %d, want 2 (head 3 − 1)", c.Settled())
+	}
+	if got := c.Held[0].Record.Causes; !slices.Equal(got, []clock.Entry{{Channel: p0, Position: 9}}) {
+		t.Errorf("head causes %v", got)
+	}
+	if c.Frontier != -1 || c.DeliveredPast != -1 {
+		t.Errorf("absent positions %d %d, want −1", c.Frontier, c.DeliveredPast)
+	}
+	if task.HeldCount() != 2 {
+		t.Errorf("held %d", task.HeldCount())
+	}
+}
+
+func TestStoreNamesCorruptEntries(t *testing.T) {
+	o0 := clock.Channel{Topic: orders, Partition: 1}
+	s := NewStore(1)
+	s.Apply(10, []byte{'v'}, []byte{1})
+	s.Apply(11, heldKey(o0, 3), heldValue(1))
+	bad := heldValue(2)
+	bad = append(bad, 0) // a byte after the last cause
+	s.Apply(12, heldKey(o0, 5), bad)
+	s.Apply(13, []byte{'x', 1}, []byte{1})
+	s.Apply(14, heldKey(o0, 6), heldValue(3)[:5]) // corrupt, then replaced: not corrupt
+	s.Apply(15, heldKey(o0, 6), heldValue(3))
+	task := s.Decode()
+	if len(task.Corrupt) != 2 {
+		t.Fatalf("corrupt %v, want 2", task.Corrupt)
+	}
+	e := task.Corrupt[0]
+	if e.Partition != 1 || e.Offset != 12 || !bytes.Equal(e.Key, heldKey(o0, 5)) {
+		t.Errorf("first corrupt entry %+v", e)
+	}
+	for _, want := range []string{"partition 1", "offset 12", "bytes after the last cause"} {
+		if !strings.Contains(e.Error(), want) {
+			t.Errorf("%q lacks %q", e.Error(), want)
+		}
+	}
+	if task.Corrupt[1].Offset != 13 {
+		t.Errorf("second corrupt entry %+v", task.Corrupt[1])
+	}
+	if c := task.Channel(o0); c == nil || len(c.Held) != 2 || c.Held[0].Offset != 3 || c.Held[1].Offset != 6 {
+		t.Errorf("the rest of the task lost: %+v", c)
+	}
+}
+
+func TestStoreWithoutVersionIsCorrupt(t *testing.T) {
+	s := NewStore(2)
+	s.Apply(0, key(Key{Tag: TagFedUpTo, Channel: clock.Channel{Topic: orders}}), AppendPosition(nil, 1))
+	task := s.Decode()
+	if len(task.Corrupt) != 1 || task.Corrupt[0].Offset != -1 || !strings.Contains(task.Corrupt[0].Error(), "partition 2: entries present but no version key") {
+		t.Fatalf("got %v", task.Corrupt)
+	}
+	if got := NewStore(0).Decode(); len(got.Corrupt) != 0 || got.Version != 0 {
+		t.Errorf("an empty store is not corrupt: %+v", got)
+	}
+	s = NewStore(0)
+	s.Apply(0, []byte{'v'}, []byte{2})
+	if task := s.Decode(); len(task.Corrupt) != 1 || !strings.Contains(task.Corrupt[0].Reason, "unknown store version 2") {
+		t.Errorf("version 2: %v", task.Corrupt)
+	}
+}
+
+// TestStoreAgainstReference applies random changelogs to a Store and to a
+// plain map of every entry ever written, replayed naively, and compares the
+// decoded held queues and positions.
+func TestStoreAgainstReference(t *testing.T) {
+	chans := []clock.Channel{{Topic: orders, Partition: 0}, {Topic: orders, Partition: 3}, {Topic: payments, Partition: 0}}
+	for seed := uint64(1); seed <= 300; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		s := NewStore(0)
+		type write struct{ k, v []byte }
+		var log []write
+		add := func(k, v []byte) { s.Apply(int64(len(log)), k, v); log = append(log, write{k, v}) }
+		add([]byte{'v'}, []byte{1})
+		for range 50 + rng.IntN(200) {
+			ch := chans[rng.IntN(len(chans))]
+			switch rng.IntN(4) {
+			case 0:
+				add(key(Key{Tag: TagFedUpTo, Channel: ch}), AppendPosition(nil, rng.Int64N(100)))
+			case 1:
+				add(heldKey(ch, rng.Int64N(30)), heldValue(rng.Int64N(1e12), clock.Entry{Channel: chans[rng.IntN(3)], Position: rng.Int64N(50)}))
+			case 2:
+				add(heldKey(ch, rng.Int64N(30)), nil)
+			case 3:
+				add(key(Key{Tag: TagFrontier, Channel: ch}), AppendPosition(nil, rng.Int64N(100)))
+			}
+		}
+		// The reference: for every key, its last write; a nil value is gone.
+		last := map[string][]byte{}
+		for _, w := range log {
+			last[string(w.k)] = w.v
+		}
+		task := s.Decode()
+		for _, ch := range chans {
+			var wantHeld []int64
+			for pos := int64(0); pos < 30; pos++ {
+				if v := last[string(heldKey(ch, pos))]; v != nil {
+					wantHeld = append(wantHeld, pos)
+				}
+			}
+			wantFed := int64(-1)
+			if v := last[string(key(Key{Tag: TagFedUpTo, Channel: ch}))]; v != nil {
+				wantFed, _ = ParsePosition(v)
+			}
+			var gotHeld []int64
+			gotFed := int64(-1)
+			if c := task.Channel(ch); c != nil {
+				for _, h := range c.Held {
+					gotHeld = append(gotHeld, h.Offset)
+					if !bytes.Equal(AppendHeldRecord(nil, &h.Record), last[string(heldKey(ch, h.Offset))]) {
+						t.Fatalf("seed %d: %s@%d holds another value than its last write", seed, ch, h.Offset)
+					}
+				}
+				gotFed = c.FedUpTo
+			}
+			if !reflect.DeepEqual(gotHeld, wantHeld) || gotFed != wantFed {
+				t.Fatalf("seed %d %s: held %v fed %d; reference %v %d", seed, ch, gotHeld, gotFed, wantHeld, wantFed)
+			}
+		}
+	}
+}
+
+func TestTaskScope(t *testing.T) {
+	parts := map[clock.TopicID]int32{orders: 4, payments: 2}
+	if got := TaskScope(3, parts); !slices.Equal(got, []clock.Channel{{Topic: orders, Partition: 3}}) {
+		t.Errorf("task 3: %v", got)
+	}
+	if got := TaskScope(1, parts); len(got) != 2 || got[0].Topic != orders || got[1].Topic != payments {
+		t.Errorf("task 1: %v", got)
+	}
+}
