@@ -69,7 +69,7 @@ func (t Tag) String() string {
 }
 
 const (
-	channelSize = 20              // topic UUID, int32 partition
+	channelSize = 20                  // topic UUID, int32 partition
 	heldKeySize = 1 + channelSize + 8 // tag, channel, int64 position
 )
 
