@@ -50,16 +50,14 @@ func (s *Store) Len() int { return len(s.live) }
 
 // Apply applies one committed changelog entry at offset: a null value
 // deletes the key, anything else replaces its value. The store keeps its
-// own copies of key and value.
+// own copies of key and value, and never changes a value it stored (a new
+// value is a new copy), so a Task decoded from it may alias them.
 func (s *Store) Apply(offset int64, key, value []byte) {
 	if value == nil {
 		delete(s.live, string(key))
 		return
 	}
-	v := s.live[string(key)]
-	v.offset = offset
-	v.value = append(v.value[:0], value...)
-	s.live[string(key)] = v
+	s.live[string(key)] = liveValue{offset: offset, value: append([]byte(nil), value...)}
 }
 
 // Task is one task's ordering state, decoded from its store.
@@ -133,8 +131,9 @@ func (t *Task) Channel(ch clock.Channel) *Channel {
 }
 
 // Decode decodes the live store into a task. Corrupt entries are listed in
-// Task.Corrupt and left out; everything else is decoded. The task's
-// records are its own: they share nothing with the store.
+// Task.Corrupt and left out; everything else is decoded. The task's held
+// records alias the store's values, which Apply never changes: they stay
+// valid however the store goes on.
 func (s *Store) Decode() *Task {
 	t := &Task{Task: s.partition, Names: map[string]clock.TopicID{}}
 	chans := map[clock.Channel]*Channel{}
@@ -192,7 +191,7 @@ func (s *Store) Decode() *Task {
 				continue
 			}
 			c := channel(k.Channel)
-			c.Held = append(c.Held, Held{Offset: k.Position, Record: cloneRecord(rec)})
+			c.Held = append(c.Held, Held{Offset: k.Position, Record: rec})
 		}
 	}
 	if t.Version == 0 && len(s.live) > 0 && !slices.ContainsFunc(t.Corrupt, func(e *CorruptError) bool { return len(e.Key) == 1 && e.Key[0] == byte(TagVersion) }) {
@@ -204,26 +203,6 @@ func (s *Store) Decode() *Task {
 	}
 	slices.SortFunc(t.Corrupt, func(a, b *CorruptError) int { return cmp.Compare(a.Offset, b.Offset) })
 	return t
-}
-
-func cloneRecord(r HeldRecord) HeldRecord {
-	c := r
-	c.Key, c.Value = cloneBytes(r.Key), cloneBytes(r.Value)
-	if r.Headers != nil {
-		c.Headers = make([]clock.Header, len(r.Headers))
-		for i, h := range r.Headers {
-			c.Headers[i] = clock.Header{Key: h.Key, Value: cloneBytes(h.Value)}
-		}
-	}
-	c.Causes = slices.Clone(r.Causes)
-	return c
-}
-
-func cloneBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...)
 }
 
 // TaskScope returns task p's scope (SPEC §6): partition p of every received

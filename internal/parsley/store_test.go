@@ -187,3 +187,21 @@ func TestTaskScope(t *testing.T) {
 		t.Errorf("task 1: %v", got)
 	}
 }
+
+// A decoded task aliases the store's values: the store going on must not
+// change it.
+func TestDecodedTaskOutlivesTheStore(t *testing.T) {
+	o0 := clock.Channel{Topic: orders, Partition: 0}
+	s := NewStore(0)
+	s.Apply(0, []byte{'v'}, []byte{1})
+	value := heldValue(100, clock.Entry{Channel: clock.Channel{Topic: payments}, Position: 9})
+	s.Apply(1, heldKey(o0, 3), value)
+	task := s.Decode()
+	before := AppendHeldRecord(nil, &task.Channel(o0).Held[0].Record)
+	value[len(value)-1] = 0x7f                                                        // the caller reuses its buffer
+	s.Apply(2, heldKey(o0, 3), heldValue(200, clock.Entry{Channel: o0, Position: 1})) // the key rewritten
+	s.Apply(3, heldKey(o0, 3), nil)                                                   // and deleted
+	if after := AppendHeldRecord(nil, &task.Channel(o0).Held[0].Record); !bytes.Equal(before, after) {
+		t.Fatalf("the decoded record changed:\n%x\n%x", before, after)
+	}
+}
