@@ -51,7 +51,7 @@ func TestGolden(t *testing.T) {
 		{
 			name:  "live",
 			model: func(*testing.T) *Model { return NewModel(plainStyles(), Options{Title: "causalctl watch"}) },
-			steps: append([]step{{SnapshotMsg{Snapshot: liveSnapshot(60, 1_234_567)}, "RUNNING"}}, keys("j", "j", "j", "j", "j", "j", "j", "j", "j", "j")...),
+			steps: append([]step{{SnapshotMsg{Snapshot: liveSnapshot(60, 1_234_567)}, "RUNNING"}}, keys("j", "j", "j")...),
 		},
 		{
 			name: "help",

@@ -160,7 +160,7 @@ func (m *Model) receive(s inspect.Snapshot) {
 
 func (m *Model) show(s inspect.Snapshot) {
 	m.snap, m.haveSnap = s, true
-	m.table.SetRows(m.snap.Channels, m.snap.Offline)
+	m.table.SetRows(&m.snap)
 	m.events.Set(m.snap.Recent)
 	m.syncHeader()
 	m.syncDetail()
@@ -242,7 +242,8 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 			m.layout()
 		case m.table.filter != "":
 			m.table.SetFilter("")
-			m.syncDetail()
+		case m.table.Sorted():
+			m.table.SortDefault()
 		}
 	case key.Matches(msg, k.Pause):
 		m.togglePause()
@@ -411,7 +412,7 @@ func (m *Model) View() string {
 	}
 	m.layout() // the header's height follows the snapshot
 	r := m.regions()
-	parts := []string{m.header.View(), m.rule("")}
+	parts := []string{m.header.View(), m.rule(m.header.causes())}
 	switch {
 	case m.showHelp:
 		parts = append(parts, m.help.View())
