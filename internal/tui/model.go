@@ -83,7 +83,7 @@ func NewModel(styles *Styles, opts Options) *Model {
 		table:  newTable(c),
 		detail: detail{common: c},
 		events: events{common: c},
-		help:   helpView{common: c},
+		help:   helpView{common: c, intro: opts.Intro},
 		prompt: prompt{common: c},
 		ctrl:   opts.Controller,
 		feed:   opts.Snapshots,
@@ -161,6 +161,7 @@ func (m *Model) receive(s inspect.Snapshot) {
 func (m *Model) show(s inspect.Snapshot) {
 	m.snap, m.haveSnap = s, true
 	m.table.SetRows(&m.snap)
+	m.help.offline = m.snap.Offline
 	m.events.Set(m.snap.Recent)
 	m.syncHeader()
 	m.syncDetail()
@@ -227,14 +228,27 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	m.setStatus("", false)
 	if m.showHelp {
-		if key.Matches(msg, k.Help, k.Back) {
+		switch {
+		case key.Matches(msg, k.Help, k.Back):
 			m.showHelp = false
+		case key.Matches(msg, k.Up):
+			m.help.Scroll(-1)
+		case key.Matches(msg, k.Down):
+			m.help.Scroll(1)
+		case key.Matches(msg, k.PageUp):
+			m.help.Scroll(-m.help.height)
+		case key.Matches(msg, k.PageDown):
+			m.help.Scroll(m.help.height)
+		case key.Matches(msg, k.Top):
+			m.help.offset = 0
+		case key.Matches(msg, k.Bottom):
+			m.help.Scroll(len(m.help.lines()))
 		}
 		return nil
 	}
 	switch {
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.showHelp, m.help.offset = true, 0
 	case key.Matches(msg, k.Back):
 		switch {
 		case m.zoom:
@@ -451,7 +465,12 @@ func (m *Model) footer() string {
 		}
 		return fit(style.Render(m.status), m.width)
 	}
-	left := shortHelp(m.common, m.keys.ShortHelp())
+	bs := m.keys.ShortHelp()
+	if m.zoom || m.showHelp {
+		// The way back first: nothing else on screen says it.
+		bs = append([]key.Binding{m.keys.BackHint()}, bs...)
+	}
+	left := shortHelp(m.common, bs)
 	var tags []string
 	if f := m.table.filter; f != "" {
 		tags = append(tags, "filter “"+f+"”: "+strconv.Itoa(len(m.table.view))+" of "+strconv.Itoa(len(m.table.rows)))

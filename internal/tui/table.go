@@ -52,8 +52,9 @@ func (c column) title() string {
 	return "?"
 }
 
-// legend is the column's line in the help overlay.
-func (c column) legend() string {
+// legend is the column's line in the help overlay, for a replay when
+// offline.
+func (c column) legend(offline bool) string {
 	switch c {
 	case colChannel:
 		return "topic/partition; ▲ marks a channel whose head is held"
@@ -68,6 +69,9 @@ func (c column) legend() string {
 	case colHead:
 		return "offset of the held head (the next record to deliver)"
 	case colAge:
+		if offline {
+			return "how long the head has been held: since its record's timestamp, on the replay's clock"
+		}
 		return "how long the head has been held: since this view received it"
 	case colWritten:
 		return "age of the head since its record's timestamp: what `holds` reports"
