@@ -174,6 +174,18 @@ type HeadDetail struct {
 	Cause, RootCause Cause
 }
 
+// MostTelling is the more telling (Cause.Rank) of the head's own cause and
+// its root cause: the root cause for a head that only waits behind another
+// (held), its own when that says more — a head whose requirement lies
+// beyond the log end of a channel that is itself held waits for good,
+// whatever the root of its chain waits for. The live view's CAUSE column.
+func (h *HeadDetail) MostTelling() Cause {
+	if h.RootCause != "" && h.RootCause.Rank() < h.Cause.Rank() {
+		return h.RootCause
+	}
+	return h.Cause
+}
+
 // BlockerDetail is one unmet entry of a head's clock.
 type BlockerDetail struct {
 	Channel  string

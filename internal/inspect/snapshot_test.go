@@ -536,7 +536,22 @@ func TestSnapshotAgesAndCauseCounts(t *testing.T) {
 	if got := s.CauseCounts(); !reflect.DeepEqual(got, want) {
 		t.Errorf("cause counts %v, want %v", got, want)
 	}
-	if rc := rowOf(t, s, "t3/0"); s.Heads[rc.Head].RootCause != CauseLagging {
-		t.Errorf("t3/0 root cause %v", s.Heads[rc.Head].RootCause)
+	if rc := rowOf(t, s, "t3/0"); s.Heads[rc.Head].RootCause != CauseLagging || s.Heads[rc.Head].MostTelling() != CauseLagging {
+		t.Errorf("t3/0 root cause %v, most telling %v", s.Heads[rc.Head].RootCause, s.Heads[rc.Head].MostTelling())
+	}
+}
+
+func TestMostTelling(t *testing.T) {
+	for _, c := range []struct{ own, root, want Cause }{
+		{CauseHeld, CauseLagging, CauseLagging},                            // behind a lagging root
+		{CauseBeyondLogEnd, CauseLagging, CauseBeyondLogEnd},               // beyond the end of a held channel
+		{CauseLagging, CauseBeyondLogEnd, CauseBeyondLogEnd},               // also behind a root that never delivers
+		{CauseOpenTransaction, CauseOpenTransaction, CauseOpenTransaction}, // its own root
+		{CauseUndecodable, "", CauseUndecodable},
+	} {
+		h := HeadDetail{Cause: c.own, RootCause: c.root}
+		if got := h.MostTelling(); got != c.want {
+			t.Errorf("own %s, root %s: %s, want %s", c.own, c.root, got, c.want)
+		}
 	}
 }

@@ -76,7 +76,7 @@ func (c column) legend(offline bool) string {
 	case colWritten:
 		return "age of the head since its record's timestamp: what `holds` reports"
 	case colCause:
-		return "root cause of the head's wait chain (docs/holds.md lists them)"
+		return "why the head is held: the root cause of its wait chain, or its own cause when that says more (docs/holds.md)"
 	case colWaits:
 		return "the head's first unmet clock entry, and how many more"
 	}
@@ -179,9 +179,10 @@ func (t *table) SetRows(s *inspect.Snapshot) {
 	t.rebuild()
 }
 
-// cause is the text of r's CAUSE cell: the root cause of its head's wait
-// chain as inspect classified it, "?" when the head was not detailed (past
-// the snapshot's cap), "" when nothing is held.
+// cause is the text of r's CAUSE cell: inspect's most telling cause of its
+// head (the root cause of its wait chain, or its own when that says more),
+// "?" when the head was not detailed (past the snapshot's cap), "" when
+// nothing is held.
 func (t *table) cause(r *inspect.ChannelRow) string {
 	switch {
 	case !r.Blocked:
@@ -189,7 +190,7 @@ func (t *table) cause(r *inspect.ChannelRow) string {
 	case r.Head < 0 || r.Head >= len(t.heads):
 		return unknownMark
 	}
-	return t.heads[r.Head].RootCause.String()
+	return t.heads[r.Head].MostTelling().String()
 }
 
 // causeRank orders rows by the rank of their cause, rows without one last.
@@ -200,7 +201,7 @@ func (t *table) causeRank(r *inspect.ChannelRow) int {
 	case r.Head < 0 || r.Head >= len(t.heads):
 		return len(inspect.Causes()) + 1
 	}
-	return t.heads[r.Head].RootCause.Rank()
+	return t.heads[r.Head].MostTelling().Rank()
 }
 
 // shown returns the columns of the view: all but the live-only ones of a

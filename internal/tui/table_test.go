@@ -22,10 +22,10 @@ func rowLine(t *testing.T, view, name string) string {
 }
 
 // TestCauseColumnAndCounts: over real replays, every blocked row's CAUSE is
-// the root cause inspect gave its head — for a head held behind another,
-// the cause at the root of its chain, not "held" — and the rule under the
-// header counts the heads by their own cause, as inspect counts them for
-// the status line and the metrics.
+// the cause inspect gave its head (HeadDetail.MostTelling) — for a head
+// held behind another, the cause at the root of its chain, not "held" —
+// and the rule under the header counts the heads by their own cause, as
+// inspect counts them for the status line and the metrics.
 func TestCauseColumnAndCounts(t *testing.T) {
 	for _, c := range []struct {
 		capture, rule string
@@ -56,7 +56,7 @@ func TestCauseColumnAndCounts(t *testing.T) {
 				continue
 			}
 			blocked++
-			root := m.snap.Heads[r.Head].RootCause
+			root := m.snap.Heads[r.Head].MostTelling()
 			if root != c.want[r.Channel] {
 				t.Fatalf("%s: inspect's root cause of %s is %s, the test expects %s", c.capture, r.Channel, root, c.want[r.Channel])
 			}
@@ -82,8 +82,18 @@ func TestCauseColumnAndCounts(t *testing.T) {
 	if !strings.Contains(view, "heads by cause: beyond-log-end 1 · lagging 4 · held 1") {
 		t.Errorf("80x24: counts:\n%s", view)
 	}
+	// A head whose own cause says more than its root's shows its own: its
+	// claim lies beyond the log end of a channel that is itself held.
+	s := liveSnapshot(60, 1)
+	h := &s.Heads[s.Channels[30].Head] // orders/10, lagging
+	h.Cause, h.RootCause = inspect.CauseBeyondLogEnd, inspect.CauseLagging
+	m.Update(SnapshotMsg{Snapshot: s})
+	if l := rowLine(t, m.View(), "orders/10"); !strings.Contains(l, "beyond-log-end") {
+		t.Errorf("orders/10, beyond the log end behind a lagging root, shows %q", l)
+	}
+
 	// Nothing held, no counts.
-	s := liveSnapshot(3, 1)
+	s = liveSnapshot(3, 1)
 	s.Channels[0].Blocked, s.Channels[0].Held, s.Channels[0].Head, s.Heads, s.HeldChannels = false, 0, -1, nil, 0
 	m.Update(SnapshotMsg{Snapshot: s})
 	if strings.Contains(m.View(), "by cause") {
