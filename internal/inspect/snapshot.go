@@ -121,7 +121,15 @@ type ChannelRow struct {
 	LogEnd     int64
 	Held       int
 	HeadOffset int64 // −1 when nothing is held
-	HeadAge    Age
+	// HeadAge is how long the head has been held: since it was received
+	// (live), or since its timestamp on the replay's clock (offline,
+	// where a record is received at its timestamp).
+	HeadAge Age
+	// HeadWritten is the age of the head's record since its timestamp,
+	// to SnapshotOptions.Now: the hold age `holds` reports. Live it is
+	// older than HeadAge by the time the record took to reach the node;
+	// unknown without a timestamp.
+	HeadWritten Age
 	// Blocked is set when the head is held (Held > 0).
 	Blocked bool
 	// Undecodable is the reason code of a head held undecodable.
@@ -143,7 +151,9 @@ type ChannelRow struct {
 type HeadDetail struct {
 	Channel string
 	Offset  int64
-	Age     Age
+	// Age is ChannelRow.HeadAge (since received), Written
+	// ChannelRow.HeadWritten (since the record's timestamp).
+	Age, Written Age
 	// Clock is the head's full clock as received, names resolved, cut
 	// after SnapshotOptions.MaxClockEntries entries; ClockEntries is the
 	// full count.
@@ -162,6 +172,18 @@ type HeadDetail struct {
 	// Cause is the head's own cause, RootCause that of its chain's root
 	// (CauseCycle when the chain runs into a wait cycle).
 	Cause, RootCause Cause
+}
+
+// MostTelling is the more telling (Cause.Rank) of the head's own cause and
+// its root cause: the root cause for a head that only waits behind another
+// (held), its own when that says more — a head whose requirement lies
+// beyond the log end of a channel that is itself held waits for good,
+// whatever the root of its chain waits for. The live view's CAUSE column.
+func (h *HeadDetail) MostTelling() Cause {
+	if h.RootCause != "" && h.RootCause.Rank() < h.Cause.Rank() {
+		return h.RootCause
+	}
+	return h.Cause
 }
 
 // BlockerDetail is one unmet entry of a head's clock.
@@ -362,7 +384,10 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 		row.Blocked = true
 		row.HeadOffset = head.Offset
 		row.Undecodable = head.Undecodable
-		row.HeadAge = t.age(ch, head.Offset, opts.Now)
+		since, ok := t.HeldSince(ch, head.Offset)
+		row.HeadAge = ageSince(since, ok, opts.Now)
+		written, ok := t.Timestamp(ch, head.Offset)
+		row.HeadWritten = ageSince(written, ok, opts.Now)
 		if row.HeadAge.Known && (!s.OldestHold.Known || row.HeadAge.D > s.OldestHold.D) {
 			s.OldestHold = row.HeadAge
 		}
@@ -402,6 +427,31 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 	}
 	s.Recent = t.recentEvents()
 	return s
+}
+
+// CauseCount is how many held heads have one cause.
+type CauseCount struct {
+	Cause Cause
+	N     int
+}
+
+// CauseCounts counts the detailed heads by their own cause (HeadDetail.Cause),
+// the most telling first, leaving out causes no head has: the counts of the
+// status line, the metrics and the live view's header.
+func (s *Snapshot) CauseCounts() []CauseCount {
+	var n [len(causes)]int
+	for i := range s.Heads {
+		if r := s.Heads[i].Cause.Rank(); r < len(causes) {
+			n[r]++
+		}
+	}
+	var out []CauseCount
+	for r, c := range causes {
+		if n[r] > 0 {
+			out = append(out, CauseCount{Cause: c, N: n[r]})
+		}
+	}
+	return out
 }
 
 // setStop sets State, Failure and Err from the tracker's stop error and
@@ -512,6 +562,7 @@ func (t *Tracker) headDetail(g *gate.Gate, k int32, held []heldInfo, heldIdx map
 		Channel:      rows[h.row].Channel,
 		Offset:       h.head.Offset,
 		Age:          rows[h.row].HeadAge,
+		Written:      rows[h.row].HeadWritten,
 		Clock:        t.clockText(h.head.Clock, maxClock),
 		ClockEntries: h.head.Clock.Len(),
 		Undecodable:  h.head.Undecodable,
@@ -576,9 +627,11 @@ func (t *Tracker) blockerText(b gate.Blocker) string {
 	return "waits " + t.name(b.Channel) + " ≥ " + strconv.FormatInt(b.Required, 10) + ", settled " + posText(b.Settled)
 }
 
+// posText writes a settled position; −1, nothing settled yet, is the
+// channel's start.
 func posText(p int64) string {
 	if p < 0 {
-		return "-"
+		return "start"
 	}
 	return strconv.FormatInt(p, 10)
 }
@@ -790,12 +843,9 @@ func (t *Tracker) held(ch clock.Channel, offset int64, times func(*holdQueue) []
 	return time.Time{}, false
 }
 
-func (t *Tracker) age(ch clock.Channel, off int64, now time.Time) Age {
-	if now.IsZero() {
-		return Age{}
-	}
-	since, ok := t.HeldSince(ch, off)
-	if !ok {
+// ageSince is now − since, unknown when either is.
+func ageSince(since time.Time, ok bool, now time.Time) Age {
+	if !ok || now.IsZero() {
 		return Age{}
 	}
 	return Age{D: now.Sub(since), Known: true}

@@ -497,3 +497,61 @@ func benchFeeder(b *testing.B) *feeder {
 	}
 	return f
 }
+
+// TestSnapshotAgesAndCauseCounts: a head received late has two ages, since
+// it was received (HeadAge) and since its timestamp (HeadWritten); heads
+// are counted by their own cause, a chained head as held; and a blocker
+// on a channel that settled nothing yet says "start", not "-".
+func TestSnapshotAgesAndCauseCounts(t *testing.T) {
+	a, b, c := testChannel(1, 0), testChannel(2, 0), testChannel(3, 0)
+	f := newFeeder(t, []clock.Channel{a, b, c}, 10)
+	written := f.at.Add(-time.Minute) // a minute before it is received
+	it := &capture.Item{Kind: capture.KindRecord, TopicID: b.Topic, Partition: b.Partition, Offset: 0,
+		Timestamp: written.UnixMilli(), HasTimestamp: true,
+		Headers: []clock.Header{{Key: clock.HeaderCauses, Value: clock.Encode(clock.MustNew(clock.Entry{Channel: a, Position: 9}))}}}
+	if err := f.r.Feed(it, func(ev *replay.Event) error { f.tr.Observe(ev, f.at); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	f.record(c, 0, clock.Entry{Channel: b, Position: 0}) // waits behind t2/0, received a second later
+	now := f.at.Add(2 * time.Second)
+	ends := map[clock.Channel]int64{a: 20, b: 1, c: 1}
+	s := f.snapshot(SnapshotOptions{Now: now, Facts: Facts{Log: func(ch clock.Channel) (*capture.LogFacts, bool) {
+		e, ok := ends[ch]
+		return &capture.LogFacts{LastStable: e, HighWatermark: e}, ok
+	}}})
+	rb := rowOf(t, s, "t2/0")
+	if want := (Age{3 * time.Second, true}); rb.HeadAge != want {
+		t.Errorf("t2/0 held for %v, want %v (since received)", rb.HeadAge, want)
+	}
+	if want := (Age{time.Minute + 3*time.Second, true}); rb.HeadWritten != want || s.Heads[rb.Head].Written != want {
+		t.Errorf("t2/0 written %v (detail %v), want %v (since its timestamp)", rb.HeadWritten, s.Heads[rb.Head].Written, want)
+	}
+	if rc := rowOf(t, s, "t3/0"); rc.HeadWritten.Known || !rc.HeadAge.Known {
+		t.Errorf("t3/0 without a timestamp: written %v, held for %v", rc.HeadWritten, rc.HeadAge)
+	}
+	if rb.Waits != "waits t1/0 ≥ 9, settled start" {
+		t.Errorf("t2/0 waits %q", rb.Waits)
+	}
+	want := []CauseCount{{CauseLagging, 1}, {CauseHeld, 1}}
+	if got := s.CauseCounts(); !reflect.DeepEqual(got, want) {
+		t.Errorf("cause counts %v, want %v", got, want)
+	}
+	if rc := rowOf(t, s, "t3/0"); s.Heads[rc.Head].RootCause != CauseLagging || s.Heads[rc.Head].MostTelling() != CauseLagging {
+		t.Errorf("t3/0 root cause %v, most telling %v", s.Heads[rc.Head].RootCause, s.Heads[rc.Head].MostTelling())
+	}
+}
+
+func TestMostTelling(t *testing.T) {
+	for _, c := range []struct{ own, root, want Cause }{
+		{CauseHeld, CauseLagging, CauseLagging},                            // behind a lagging root
+		{CauseBeyondLogEnd, CauseLagging, CauseBeyondLogEnd},               // beyond the end of a held channel
+		{CauseLagging, CauseBeyondLogEnd, CauseBeyondLogEnd},               // also behind a root that never delivers
+		{CauseOpenTransaction, CauseOpenTransaction, CauseOpenTransaction}, // its own root
+		{CauseUndecodable, "", CauseUndecodable},
+	} {
+		h := HeadDetail{Cause: c.own, RootCause: c.root}
+		if got := h.MostTelling(); got != c.want {
+			t.Errorf("own %s, root %s: %s, want %s", c.own, c.root, got, c.want)
+		}
+	}
+}

@@ -422,7 +422,7 @@ func StatusOf(s *inspect.Snapshot) Status {
 		Held:         s.Held,
 		HeldChannels: s.HeldChannels,
 		OldestHold:   s.OldestHold,
-		Causes:       causeCounts(s.Heads),
+		Causes:       causeCounts(s),
 		RecvRate:     s.RecvRate,
 		DeliverRate:  s.DeliverRate,
 		Failure:      s.Failure,
@@ -488,16 +488,10 @@ func (s Status) String() string {
 
 // causeCounts counts heads by their own cause, the most telling first:
 // "beyond-log-end:1,held:2"; "" when none is held.
-func causeCounts(heads []inspect.HeadDetail) string {
-	n := map[inspect.Cause]int{}
-	for _, h := range heads {
-		n[h.Cause]++
-	}
+func causeCounts(s *inspect.Snapshot) string {
 	var parts []string
-	for _, c := range inspect.Causes() {
-		if n[c] > 0 {
-			parts = append(parts, c.String()+":"+strconv.Itoa(n[c]))
-		}
+	for _, c := range s.CauseCounts() {
+		parts = append(parts, c.Cause.String()+":"+strconv.Itoa(c.N))
 	}
 	return strings.Join(parts, ",")
 }

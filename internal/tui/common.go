@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -55,12 +56,47 @@ func spread(left, right string, w int) string {
 	return fit(left, w-rw-1) + " " + right
 }
 
-// posText writes a position, "-" when unknown.
+// The marks of what is not a number: a position or age not known, a
+// channel that settled or received nothing yet, a cell of a channel with
+// nothing held. docs/live-view.md explains them.
+const (
+	unknownMark = "?"
+	startMark   = "start"
+	noneMark    = "-"
+)
+
+// posText writes a position, unknownMark when unknown (−1).
 func posText(p int64) string {
 	if p < 0 {
-		return "-"
+		return unknownMark
 	}
 	return strconv.FormatInt(p, 10)
+}
+
+// startText writes a settled or received position, −1 (nothing yet) as
+// startMark: the channel is at its start.
+func startText(p int64) string {
+	if p < 0 {
+		return startMark
+	}
+	return strconv.FormatInt(p, 10)
+}
+
+// ageText writes an age, unknownMark when unknown.
+func ageText(a inspect.Age) string {
+	if !a.Known {
+		return unknownMark
+	}
+	return a.String()
+}
+
+// heldText is s for a channel holding a head, noneMark for one that holds
+// nothing (no head, no age).
+func heldText(held bool, s string) string {
+	if !held {
+		return noneMark
+	}
+	return s
 }
 
 // count writes n with groups of three digits: 1 234 567.

@@ -42,7 +42,10 @@ func (d *detail) lines() []string {
 	var out []string
 	title := st.DetailTitle.Render(r.Channel) + st.Muted.Render("  "+r.TopicID)
 	out = append(out, fit(title, w))
-	facts := "settled " + posText(r.Settled) + " · received up to " + posText(r.ReceivedUpTo)
+	facts := "settled " + startText(r.Settled) + " · received up to " + posText(r.ReceivedUpTo)
+	if r.ReceivedUpTo < 0 {
+		facts = "settled " + startText(r.Settled) + " · nothing received yet"
+	}
 	if r.LogEnd >= 0 {
 		facts += " · log end " + posText(r.LogEnd)
 	}
@@ -68,7 +71,13 @@ func (d *detail) lines() []string {
 func (d *detail) head(h *inspect.HeadDetail, label func(string) string, field func(string, string) []string) []string {
 	st := d.styles
 	var out []string
-	head := st.Glyphs.Blocked + " @" + strconv.FormatInt(h.Offset, 10) + " held for " + h.Age.String()
+	// Both ages, named: holds reports the one since written.
+	head := st.Glyphs.Blocked + " @" + strconv.FormatInt(h.Offset, 10) + " held for " + ageText(h.Age)
+	if d.snap.Offline {
+		head += " (since written, on the replay's clock)"
+	} else {
+		head += " since received · written " + ageText(h.Written) + " ago"
+	}
 	if h.Undecodable != "" {
 		head = st.Glyphs.Undecodable + " @" + strconv.FormatInt(h.Offset, 10) + " undecodable header (" + h.Undecodable + "): it never delivers"
 	}
@@ -83,7 +92,7 @@ func (d *detail) head(h *inspect.HeadDetail, label func(string) string, field fu
 		if k == 0 {
 			name = "blockers"
 		}
-		text := b.Channel + " ≥ " + strconv.FormatInt(b.Required, 10) + ", settled " + posText(b.Settled) + "  "
+		text := b.Channel + " ≥ " + strconv.FormatInt(b.Required, 10) + ", settled " + startText(b.Settled) + "  "
 		kind := b.Kind.String()
 		if b.Kind == inspect.CauseHeld || b.Kind == inspect.CauseCycle {
 			text += st.KindHeld.Render(kind)

@@ -51,7 +51,18 @@ func TestGolden(t *testing.T) {
 		{
 			name:  "live",
 			model: func(*testing.T) *Model { return NewModel(plainStyles(), Options{Title: "causalctl watch"}) },
-			steps: append([]step{{SnapshotMsg{Snapshot: liveSnapshot(60, 1_234_567)}, "RUNNING"}}, keys("j", "j", "j", "j", "j", "j", "j", "j", "j", "j")...),
+			steps: append([]step{{SnapshotMsg{Snapshot: liveSnapshot(60, 1_234_567)}, "RUNNING"}}, keys("j", "j", "j")...),
+		},
+		{
+			name: "demohelp",
+			model: func(*testing.T) *Model {
+				return NewModel(plainStyles(), Options{Title: "causalctl demo", Intro: []string{
+					"Try, in another terminal while it runs:",
+					"  causalctl topics --brokers 127.0.0.1:9092",
+					"  causalctl holds --brokers 127.0.0.1:9092 -t orders -t payments -t shipments",
+				}})
+			},
+			steps: []step{{SnapshotMsg{Snapshot: liveSnapshot(60, 1_234_567)}, "RUNNING"}, {keyMsg("?"), "Keys"}},
 		},
 		{
 			name: "help",

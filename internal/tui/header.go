@@ -95,7 +95,11 @@ func (h *header) View() string {
 	if !s.Offline {
 		third = append(third, kv("in", rate(s.RecvRate)+"/s"), kv("out", rate(s.DeliverRate)+"/s"))
 	}
-	third = append(third, kv("oldest hold", s.OldestHold.String()))
+	oldest := noneMark
+	if s.HeldChannels > 0 {
+		oldest = ageText(s.OldestHold)
+	}
+	third = append(third, kv("oldest hold", oldest))
 	if s.RowsOmitted > 0 {
 		third = append(third, st.Muted.Render("rows: held first, "+count(int64(s.RowsOmitted))+" cut"))
 	}
@@ -117,6 +121,25 @@ func (h *header) View() string {
 		lines = append(lines, fit(st.Error.Render("stopped: "+s.Err), h.width))
 	}
 	return strings.Join(lines, "\n")
+}
+
+// causes is the title of the rule under the header: the held heads by
+// their own cause, the most telling first, as the status line and the
+// metrics count them ("" when nothing is held).
+func (h *header) causes() string {
+	s := h.snap
+	cs := s.CauseCounts()
+	if len(cs) == 0 && s.HeadsOmitted == 0 {
+		return ""
+	}
+	var parts []string
+	for _, c := range cs {
+		parts = append(parts, c.Cause.String()+" "+count(int64(c.N)))
+	}
+	if s.HeadsOmitted > 0 {
+		parts = append(parts, "not detailed "+count(int64(s.HeadsOmitted)))
+	}
+	return "heads by cause: " + strings.Join(parts, " · ")
 }
 
 func cmpOr(s, def string) string {

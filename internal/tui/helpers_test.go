@@ -65,7 +65,9 @@ func liveModel(w, h int) *Model {
 }
 
 // liveSnapshot is a snapshot as watch would send it: log ends, rates, ages,
-// n channels of which every tenth is held, the first few in a chain.
+// n channels of which every tenth is held, the first few in a chain: the
+// heads are lagging but for shipments/6 (beyond the log end) and
+// shipments/16 (held behind it).
 func liveSnapshot(n int, received int64) inspect.Snapshot {
 	s := inspect.Snapshot{
 		Title: "causalctl watch", Source: "broker-1:9092,broker-2:9092", State: replay.StateRunning,
@@ -85,15 +87,27 @@ func liveSnapshot(n int, received int64) inspect.Snapshot {
 			r.Blocked = true
 			r.HeadOffset = r.Settled + 1
 			r.HeadAge = inspect.Age{D: time.Duration(k+3) * time.Second, Known: true}
+			r.HeadWritten = inspect.Age{D: r.HeadAge.D + 2*time.Second, Known: true}
 			r.Waits = fmt.Sprintf("waits payments/%d ≥ %d, settled %d", k+1, 2000+k, 1000+k)
 			r.Head = len(s.Heads)
 			h := inspect.HeadDetail{
-				Channel: r.Channel, Offset: r.HeadOffset, Age: r.HeadAge,
+				Channel: r.Channel, Offset: r.HeadOffset, Age: r.HeadAge, Written: r.HeadWritten,
 				Clock:        fmt.Sprintf("orders/%d=%d,payments/%d=%d", k, 990+k, k+1, 2000+k),
 				ClockEntries: 2,
 				Blockers: []inspect.BlockerDetail{{Channel: fmt.Sprintf("payments/%d", k+1), Required: int64(2000 + k),
 					Settled: int64(1000 + k), Kind: inspect.CauseLagging, LogEnd: int64(2100 + k)}},
 				Chain: []string{r.Channel}, ChainLen: 1,
+				Cause: inspect.CauseLagging, RootCause: inspect.CauseLagging,
+			}
+			switch k {
+			case 20: // a stamp beyond the log end
+				h.Blockers[0].Kind, h.Cause, h.RootCause = inspect.CauseBeyondLogEnd, inspect.CauseBeyondLogEnd, inspect.CauseBeyondLogEnd
+			case 50: // behind it
+				h.Blockers[0] = inspect.BlockerDetail{Channel: "shipments/6", Required: 1021, Settled: 1020,
+					Kind: inspect.CauseHeld, LogEnd: 1220, Root: "shipments/6", RootWaits: "waits payments/21 ≥ 2020, settled 1020"}
+				h.Chain, h.ChainLen = []string{r.Channel, "shipments/6"}, 2
+				h.Cause, h.RootCause = inspect.CauseHeld, inspect.CauseBeyondLogEnd
+				r.Waits = "waits shipments/6 ≥ 1021, settled 1020"
 			}
 			if k == 10 {
 				h.Blockers = append(h.Blockers, inspect.BlockerDetail{Channel: "orders/0", Required: 1001, Settled: 1000,

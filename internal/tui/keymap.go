@@ -41,7 +41,7 @@ func DefaultKeyMap() KeyMap {
 
 		Pause: key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "pause the view")),
 		Help:  key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Back:  key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close, clear filter")),
+		Back:  key.NewBinding(key.WithKeys("esc", "backspace"), key.WithHelp("esc/bksp", "back, clear filter/sort")),
 		Quit:  key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 
 		Step:         key.NewBinding(key.WithKeys(" ", "n"), key.WithHelp("space/n", "step one receive")),
@@ -86,6 +86,14 @@ func (k KeyMap) Groups() []HelpGroup {
 // ShortHelp returns the bindings of the one-line footer.
 func (k KeyMap) ShortHelp() []key.Binding {
 	return []key.Binding{k.Help, k.Quit, k.Step, k.NextDelivery, k.NextHold, k.Run, k.Jump, k.Detail, k.Filter, k.Sort, k.Pause}
+}
+
+// BackHint is the Back binding as the footer shows it where it leads back
+// to the table: in the detail view and in help.
+func (k KeyMap) BackHint() key.Binding {
+	b := k.Back
+	b.SetHelp(k.Back.Help().Key, "back to the table")
+	return b
 }
 
 // FullHelp returns every binding in columns (bubbles/help's KeyMap).

@@ -83,7 +83,7 @@ func NewModel(styles *Styles, opts Options) *Model {
 		table:  newTable(c),
 		detail: detail{common: c},
 		events: events{common: c},
-		help:   helpView{common: c},
+		help:   helpView{common: c, intro: opts.Intro},
 		prompt: prompt{common: c},
 		ctrl:   opts.Controller,
 		feed:   opts.Snapshots,
@@ -160,7 +160,8 @@ func (m *Model) receive(s inspect.Snapshot) {
 
 func (m *Model) show(s inspect.Snapshot) {
 	m.snap, m.haveSnap = s, true
-	m.table.SetRows(m.snap.Channels, m.snap.Offline)
+	m.table.SetRows(&m.snap)
+	m.help.offline = m.snap.Offline
 	m.events.Set(m.snap.Recent)
 	m.syncHeader()
 	m.syncDetail()
@@ -227,14 +228,27 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	m.setStatus("", false)
 	if m.showHelp {
-		if key.Matches(msg, k.Help, k.Back) {
+		switch {
+		case key.Matches(msg, k.Help, k.Back):
 			m.showHelp = false
+		case key.Matches(msg, k.Up):
+			m.help.Scroll(-1)
+		case key.Matches(msg, k.Down):
+			m.help.Scroll(1)
+		case key.Matches(msg, k.PageUp):
+			m.help.Scroll(-m.help.height)
+		case key.Matches(msg, k.PageDown):
+			m.help.Scroll(m.help.height)
+		case key.Matches(msg, k.Top):
+			m.help.offset = 0
+		case key.Matches(msg, k.Bottom):
+			m.help.Scroll(len(m.help.lines()))
 		}
 		return nil
 	}
 	switch {
 	case key.Matches(msg, k.Help):
-		m.showHelp = true
+		m.showHelp, m.help.offset = true, 0
 	case key.Matches(msg, k.Back):
 		switch {
 		case m.zoom:
@@ -242,7 +256,8 @@ func (m *Model) onKey(msg tea.KeyMsg) tea.Cmd {
 			m.layout()
 		case m.table.filter != "":
 			m.table.SetFilter("")
-			m.syncDetail()
+		case m.table.Sorted():
+			m.table.SortDefault()
 		}
 	case key.Matches(msg, k.Pause):
 		m.togglePause()
@@ -411,7 +426,7 @@ func (m *Model) View() string {
 	}
 	m.layout() // the header's height follows the snapshot
 	r := m.regions()
-	parts := []string{m.header.View(), m.rule("")}
+	parts := []string{m.header.View(), m.rule(m.header.causes())}
 	switch {
 	case m.showHelp:
 		parts = append(parts, m.help.View())
@@ -450,7 +465,12 @@ func (m *Model) footer() string {
 		}
 		return fit(style.Render(m.status), m.width)
 	}
-	left := shortHelp(m.common, m.keys.ShortHelp())
+	bs := m.keys.ShortHelp()
+	if m.zoom || m.showHelp {
+		// The way back first: nothing else on screen says it.
+		bs = append([]key.Binding{m.keys.BackHint()}, bs...)
+	}
+	left := shortHelp(m.common, bs)
 	var tags []string
 	if f := m.table.filter; f != "" {
 		tags = append(tags, "filter “"+f+"”: "+strconv.Itoa(len(m.table.view))+" of "+strconv.Itoa(len(m.table.rows)))

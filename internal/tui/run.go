@@ -40,6 +40,10 @@ type Options struct {
 	Getenv func(string) string
 	// KeyMap replaces DefaultKeyMap.
 	KeyMap *KeyMap
+	// Intro opens the help overlay (?): what the caller printed before
+	// the view took the screen, which the alternate screen hides — the
+	// demo's commands to try. The first line is its heading.
+	Intro []string
 }
 
 // Run runs the view on the alternate screen of out, reading keys from in,

@@ -20,6 +20,8 @@ const (
 	colHeld
 	colHead
 	colAge
+	colWritten
+	colCause
 	colWaits
 	numColumns
 )
@@ -39,24 +41,78 @@ func (c column) title() string {
 	case colHead:
 		return "HEAD"
 	case colAge:
-		return "AGE"
+		return "HELD FOR"
+	case colWritten:
+		return "WRITTEN"
+	case colCause:
+		return "CAUSE"
 	case colWaits:
 		return "WAITS ON"
 	}
 	return "?"
 }
 
+// legend is the column's line in the help overlay, for a replay when
+// offline.
+func (c column) legend(offline bool) string {
+	switch c {
+	case colChannel:
+		return "topic/partition; ▲ marks a channel whose head is held"
+	case colSettled:
+		return "highest offset settled: delivered, or passed with nothing to deliver"
+	case colReceived:
+		return "highest offset received (or advanced past)"
+	case colLogEnd:
+		return "the channel's last stable offset on the brokers"
+	case colHeld:
+		return "records held on the channel, the head included"
+	case colHead:
+		return "offset of the held head (the next record to deliver)"
+	case colAge:
+		if offline {
+			return "how long the head has been held: since its record's timestamp, on the replay's clock"
+		}
+		return "how long the head has been held: since this view received it"
+	case colWritten:
+		return "age of the head since its record's timestamp: what `holds` reports"
+	case colCause:
+		return "why the head is held: the root cause of its wait chain, or its own cause when that says more (docs/holds.md)"
+	case colWaits:
+		return "the head's first unmet clock entry, and how many more"
+	}
+	return ""
+}
+
 // numeric reports whether c holds numbers (right-aligned, sized to its
 // data).
 func (c column) numeric() bool {
-	return c != colChannel && c != colWaits
+	return c != colChannel && c != colCause && c != colWaits
 }
 
 // descFirst says whether a first sort on c puts the largest first: the
 // columns where big means trouble.
 func (c column) descFirst() bool {
-	return c == colHeld || c == colAge || c == colHead
+	return c == colHeld || c == colAge || c == colWritten || c == colHead
 }
+
+// live reports whether c is shown only for a live feed: a replay has no
+// log ends, and its records are received at their timestamps, so WRITTEN
+// would repeat HELD FOR.
+func (c column) live() bool {
+	return c == colLogEnd || c == colWritten
+}
+
+// dropOrder is the order columns are left out in when the terminal is too
+// narrow for all: WRITTEN unless WAITS ON keeps wideWaits cells, then
+// WAITS ON below minWaits (the detail pane has both), then HEAD and LOG
+// END. CAUSE and the positions stay.
+var dropOrder = [...]column{colWritten, colWaits, colHead, colLogEnd}
+
+const (
+	minWaits  = 16
+	wideWaits = 40
+	minChan   = 12
+)
 
 // table is the channels table: one row per channel, a cursor row that
 // stays on its channel across snapshots, filtering, sorting by a chosen
@@ -64,6 +120,7 @@ func (c column) descFirst() bool {
 type table struct {
 	common
 	rows    []inspect.ChannelRow // the snapshot's, never modified
+	heads   []inspect.HeadDetail // the snapshot's, for the rows' causes
 	offline bool
 
 	view     []int // indexes into rows: filtered, sorted
@@ -82,11 +139,12 @@ func newTable(c common) *table {
 	return &table{common: c}
 }
 
-// SetRows replaces the rows (a new snapshot) keeping filter, sort and the
+// SetRows replaces the rows of a new snapshot keeping filter, sort and the
 // cursor's channel.
-func (t *table) SetRows(rows []inspect.ChannelRow, offline bool) {
-	t.rows, t.offline = rows, offline
-	if offline && t.colCur == colLogEnd {
+func (t *table) SetRows(s *inspect.Snapshot) {
+	rows := s.Channels
+	t.rows, t.heads, t.offline = rows, s.Heads, s.Offline
+	if t.offline && t.colCur.live() {
 		t.colCur = colHeld
 	}
 	// Columns fit their widest value, their title with its sort marks, and
@@ -96,6 +154,12 @@ func (t *table) SetRows(rows []inspect.ChannelRow, offline bool) {
 		t.colW[c] = len(column(c).title()) + 2
 	}
 	t.colW[colAge] = max(t.colW[colAge], 6) // Age.String is at most 6 cells
+	t.colW[colWritten] = max(t.colW[colWritten], 6)
+	for i := range rows {
+		if c := t.cause(&rows[i]); len(c) > t.colW[colCause] {
+			t.colW[colCause] = len(c)
+		}
+	}
 	var settled, received, logEnd, head, held int64 = -1, -1, -1, -1, 0
 	for i := range rows {
 		r := &rows[i]
@@ -105,8 +169,8 @@ func (t *table) SetRows(rows []inspect.ChannelRow, offline bool) {
 		settled, received = max(settled, r.Settled), max(received, r.ReceivedUpTo)
 		logEnd, head, held = max(logEnd, r.LogEnd), max(head, r.HeadOffset), max(held, int64(r.Held))
 	}
-	t.colW[colSettled] = max(t.colW[colSettled], posWidth(settled))
-	t.colW[colReceived] = max(t.colW[colReceived], posWidth(received))
+	t.colW[colSettled] = max(t.colW[colSettled], len(startText(settled)))
+	t.colW[colReceived] = max(t.colW[colReceived], len(startText(received)))
 	t.colW[colLogEnd] = max(t.colW[colLogEnd], posWidth(logEnd))
 	t.colW[colHead] = max(t.colW[colHead], posWidth(head))
 	d := posWidth(held)
@@ -115,15 +179,82 @@ func (t *table) SetRows(rows []inspect.ChannelRow, offline bool) {
 	t.rebuild()
 }
 
-func (t *table) columns() []column {
+// cause is the text of r's CAUSE cell: inspect's most telling cause of its
+// head (the root cause of its wait chain, or its own when that says more),
+// "?" when the head was not detailed (past the snapshot's cap), "" when
+// nothing is held.
+func (t *table) cause(r *inspect.ChannelRow) string {
+	switch {
+	case !r.Blocked:
+		return ""
+	case r.Head < 0 || r.Head >= len(t.heads):
+		return unknownMark
+	}
+	return t.heads[r.Head].MostTelling().String()
+}
+
+// causeRank orders rows by the rank of their cause, rows without one last.
+func (t *table) causeRank(r *inspect.ChannelRow) int {
+	switch {
+	case !r.Blocked:
+		return len(inspect.Causes()) + 2
+	case r.Head < 0 || r.Head >= len(t.heads):
+		return len(inspect.Causes()) + 1
+	}
+	return t.heads[r.Head].MostTelling().Rank()
+}
+
+// shown returns the columns of the view: all but the live-only ones of a
+// replay.
+func (t *table) shown() []column {
 	cols := make([]column, 0, numColumns)
 	for c := colChannel; c < numColumns; c++ {
-		if c == colLogEnd && t.offline {
+		if c.live() && t.offline {
 			continue
 		}
 		cols = append(cols, c)
 	}
 	return cols
+}
+
+// columns returns the columns that fit the width, leaving out those of
+// dropOrder as needed.
+func (t *table) columns() []column {
+	cols := t.shown()
+	for _, d := range dropOrder {
+		k := slices.Index(cols, d)
+		if k < 0 {
+			continue
+		}
+		free := t.freeWidth(cols)
+		switch {
+		case d == colWritten && free >= wideWaits:
+			return cols
+		case d == colWaits && free >= minWaits:
+			return cols
+		case d != colWritten && d != colWaits && free >= 0:
+			return cols
+		}
+		cols = slices.Delete(cols, k, k+1)
+	}
+	return cols
+}
+
+// freeWidth is what is left of the width for WAITS ON (or, without it,
+// spare) once cols are laid out with the channel column at its smallest.
+func (t *table) freeWidth(cols []column) int {
+	const prefix = 3 // cursor glyph, state glyph, space
+	used := prefix + len(cols) - 1
+	for _, c := range cols {
+		switch c {
+		case colWaits:
+		case colChannel:
+			used += min(t.colW[colChannel], minChan)
+		default:
+			used += t.colW[c]
+		}
+	}
+	return t.width - used
 }
 
 // rebuild recomputes the view from rows, filter and sort.
@@ -139,6 +270,8 @@ func (t *table) rebuild() {
 	}
 	if t.sorted {
 		t.sortView()
+	} else {
+		t.defaultOrder()
 	}
 	t.selected = 0
 	if t.selName != "" {
@@ -150,6 +283,23 @@ func (t *table) rebuild() {
 		}
 	}
 	t.clamp()
+}
+
+// defaultOrder puts blocked rows first, the oldest hold first (heads of
+// unknown age after those of known age), then the rest; ties keep the
+// snapshot's order, by channel.
+func (t *table) defaultOrder() {
+	rows := t.rows
+	slices.SortStableFunc(t.view, func(a, b int) int {
+		x, y := &rows[a], &rows[b]
+		if x.Blocked != y.Blocked {
+			if x.Blocked {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(ageKey(y.HeadAge), ageKey(x.HeadAge))
+	})
 }
 
 func (t *table) sortView() {
@@ -171,6 +321,10 @@ func (t *table) sortView() {
 			r = cmp.Compare(x.HeadOffset, y.HeadOffset)
 		case colAge:
 			r = cmp.Compare(ageKey(x.HeadAge), ageKey(y.HeadAge))
+		case colWritten:
+			r = cmp.Compare(ageKey(x.HeadWritten), ageKey(y.HeadWritten))
+		case colCause:
+			r = cmp.Compare(t.causeRank(x), t.causeRank(y))
 		case colWaits:
 			r = strings.Compare(x.Waits, y.Waits)
 		}
@@ -247,6 +401,17 @@ func (t *table) SetFilter(f string) {
 	t.rebuild()
 }
 
+// SortDefault goes back to the default order (blocked first, oldest hold
+// first).
+func (t *table) SortDefault() {
+	t.sorted, t.desc = false, false
+	t.rebuild()
+}
+
+// Sorted reports whether the rows are sorted by a column rather than in
+// the default order.
+func (t *table) Sorted() bool { return t.sorted }
+
 // MoveColumn moves the sort column cursor by d, skipping hidden columns.
 func (t *table) MoveColumn(d int) {
 	cols := t.columns()
@@ -317,24 +482,29 @@ func (t *table) SetSize(w, h int) {
 	t.clamp()
 }
 
-// widths returns the width of each shown column and of the row prefix.
+// widths returns the width of each of cols (columns()).
 func (t *table) widths(cols []column) []int {
 	const prefix = 3 // cursor glyph, state glyph, space
 	ws := make([]int, len(cols))
-	fixed := prefix
+	fixed := prefix + len(cols) - 1
 	for k, c := range cols {
-		if c.numeric() {
+		if c != colChannel && c != colWaits {
 			ws[k] = t.colW[c]
 		}
-		fixed += ws[k] + 1
+		fixed += ws[k]
 	}
-	ch := t.colW[colChannel]
 	free := t.width - fixed
+	waits := slices.Contains(cols, colWaits)
 	// The channel column takes what it needs; WAITS ON the rest, at
-	// least 16 cells (the channel column shrinks first, down to 12).
-	const minWaits = 16
-	if free-ch < minWaits {
-		ch = max(free-minWaits, 12)
+	// least minWaits cells (the channel column shrinks first, down to
+	// minChan). Without WAITS ON the last column takes what is left.
+	ch := t.colW[colChannel]
+	need := 0
+	if waits {
+		need = minWaits
+	}
+	if free-ch < need {
+		ch = max(free-need, min(ch, minChan))
 	}
 	for k, c := range cols {
 		switch c {
@@ -343,6 +513,9 @@ func (t *table) widths(cols []column) []int {
 		case colWaits:
 			ws[k] = max(free-ch, 4)
 		}
+	}
+	if !waits && len(ws) > 0 {
+		ws[len(ws)-1] += max(free-ch, 0)
 	}
 	return ws
 }
@@ -421,17 +594,21 @@ func (t *table) row(r *inspect.ChannelRow, selected bool, cols []column, ws []in
 		case colChannel:
 			cell = fit(r.Channel, ws[k])
 		case colSettled:
-			cell = fitRight(posText(r.Settled), ws[k])
+			cell = fitRight(startText(r.Settled), ws[k])
 		case colReceived:
-			cell = fitRight(posText(r.ReceivedUpTo), ws[k])
+			cell = fitRight(startText(r.ReceivedUpTo), ws[k])
 		case colLogEnd:
 			cell = fitRight(posText(r.LogEnd), ws[k])
 		case colHeld:
 			cell = fitRight(count(int64(r.Held)), ws[k])
 		case colHead:
-			cell = fitRight(posText(r.HeadOffset), ws[k])
+			cell = fitRight(heldText(r.Blocked, posText(r.HeadOffset)), ws[k])
 		case colAge:
-			cell = fitRight(r.HeadAge.String(), ws[k])
+			cell = fitRight(heldText(r.Blocked, ageText(r.HeadAge)), ws[k])
+		case colWritten:
+			cell = fitRight(heldText(r.Blocked, ageText(r.HeadWritten)), ws[k])
+		case colCause:
+			cell = fit(t.cause(r), ws[k])
 		case colWaits:
 			cell = fit(r.Waits, ws[k])
 		}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,8 +47,11 @@ type Options struct {
 	// node stops); an error it returns after ctx is done is not one. It is
 	// used when set, stdout is a terminal, the output is text and --no-tui
 	// is not given; otherwise a status line is printed every second.
-	// NewCmdDemo sets it to tui.Run; a runF may replace it, nil means none.
-	RunTUI func(ctx context.Context, snapshots <-chan inspect.Snapshot) error
+	// intro is what the introduction printed before the view suggests
+	// trying, for the view's help: its alternate screen hides the
+	// introduction. NewCmdDemo sets it to tui.Run; a runF may replace it,
+	// nil means none.
+	RunTUI func(ctx context.Context, snapshots <-chan inspect.Snapshot, intro []string) error
 
 	// Now reads the wall clock (time.Now).
 	Now func() time.Time
@@ -63,8 +67,9 @@ type Options struct {
 func NewCmdDemo(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
 	formats := []string{"text", "json"} // --output
 	opts := &Options{IO: f.IOStreams, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second}
-	opts.RunTUI = func(ctx context.Context, snapshots <-chan inspect.Snapshot) error {
-		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color, Getenv: f.Getenv})
+	opts.RunTUI = func(ctx context.Context, snapshots <-chan inspect.Snapshot, intro []string) error {
+		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color, Getenv: f.Getenv,
+			Intro: intro})
 	}
 	var fault string
 	cmd := &cobra.Command{
@@ -205,7 +210,7 @@ func Run(ctx context.Context, opts *Options) error {
 		info = opts.IO.ErrOut // stdout carries the JSON summary only
 	}
 	useTUI := opts.RunTUI != nil && opts.IO.OutTTY && !opts.NoTUI && opts.Output == "text"
-	writeIntro(info, d, opts, useTUI)
+	intro := writeIntro(info, d, opts, useTUI)
 
 	pctx, stopPipeline := context.WithCancel(bg)
 	dctx, stopDriver := context.WithCancel(bg)
@@ -239,7 +244,7 @@ func Run(ctx context.Context, opts *Options) error {
 			case <-tctx.Done():
 			}
 		}()
-		err := opts.RunTUI(tctx, drv.Snapshots())
+		err := opts.RunTUI(tctx, drv.Snapshots(), intro)
 		timedOut := opts.Duration > 0 && errors.Is(tctx.Err(), context.DeadlineExceeded)
 		cancel()
 		<-watched
@@ -396,8 +401,9 @@ func writeSummary(opts *Options, info io.Writer, sum *inspect.Summary, took time
 }
 
 // writeIntro says, for someone who never heard of Parsley, what runs and
-// what to try.
-func writeIntro(w io.Writer, d *demo.Demo, opts *Options, tui bool) {
+// what to try, and returns what to try again for the live view's help: a
+// heading and the commands, one a line.
+func writeIntro(w io.Writer, d *demo.Demo, opts *Options, tui bool) []string {
 	addr := d.Addr()
 	cfg := d.Config()
 	var b strings.Builder
@@ -428,22 +434,36 @@ orders they depend on. Its delivery gate then holds such a record back
 ("held") until everything it depends on has been delivered: holds appear
 and drain all the time, and nothing is ever delivered before its cause.
 `, cfg.Lags[demo.TopicOrders])
-	if cfg.Fault != demo.NoFault {
-		at := (time.Duration(cfg.FaultStep) * opts.Tick).String()
-		if opts.Tick == 0 {
-			at = fmt.Sprintf("%d steps", cfg.FaultStep)
-		}
-		b.WriteString("\n")
-		b.WriteString(faultText(cfg.Fault, at, cfg.Stall, time.Duration(demo.OpenTxnSteps)*opts.Tick))
+	at := (time.Duration(cfg.FaultStep) * opts.Tick).String()
+	if opts.Tick == 0 {
+		at = fmt.Sprintf("%d steps", cfg.FaultStep)
 	}
-	fmt.Fprintf(&b, `
-Try, in another terminal while it runs:
-  causalctl topics --brokers %[1]s
-  causalctl replay --brokers %[1]s -t orders,payments,shipments
-  causalctl decode --brokers %[1]s -t shipments --offsets -5
-  kcat -b %[1]s -L
-
-`, addr)
+	try := []string{
+		"causalctl topics --brokers " + addr,
+		"causalctl replay --brokers " + addr + " -t orders,payments,shipments",
+		"causalctl decode --brokers " + addr + " -t shipments --offsets -5",
+		"kcat -b " + addr + " -L",
+	}
+	help := []string{"Try, in another terminal while it runs:"}
+	for _, c := range try {
+		help = append(help, "  "+c)
+	}
+	var faultCmd string
+	if cfg.Fault != demo.NoFault {
+		var text string
+		text, faultCmd = faultText(cfg.Fault, at, cfg.Stall, time.Duration(demo.OpenTxnSteps)*opts.Tick)
+		b.WriteString("\n")
+		b.WriteString(text)
+		if faultCmd != "" {
+			b.WriteString("  " + faultCmd + "\n")
+		}
+	}
+	b.WriteString("\n")
+	b.WriteString(strings.Join(help, "\n"))
+	b.WriteString("\n\n")
+	if faultCmd != "" {
+		help = append(help, "", "Fault "+strconv.Quote(string(cfg.Fault))+", see it with:", "  "+faultCmd)
+	}
 	stop := "Ctrl-C"
 	if tui {
 		stop = "q or Ctrl-C"
@@ -463,54 +483,53 @@ Try, in another terminal while it runs:
 	}
 	b.WriteString("\n")
 	io.WriteString(w, b.String())
+	return help
 }
 
-func faultText(f demo.Fault, at string, stall, open time.Duration) string {
+// faultText says what the fault does and returns, apart, the command that
+// shows it ("" when the view shows it).
+func faultText(f demo.Fault, at string, stall, open time.Duration) (text, cmd string) {
 	switch f {
 	case demo.FaultUndecodable:
 		return fmt.Sprintf(`Fault "undecodable": after %s the shipping service writes one shipment whose
 header is cut short. The notifier fails closed there and delivers nothing
 more: it cannot know what the record depends on, so it does not guess.
-`, at)
+`, at), ""
 	case demo.FaultDangling:
 		return fmt.Sprintf(`Fault "dangling": after %s the shipping service writes one shipment claiming
 a payments position that is never written. It stays held, waiting for a
 record that will not come (beyond-log-end), and so does every shipment
 behind it on its partition. Ask why with:
-  causalctl holds -t orders -t payments -t shipments
-`, at)
+`, at), "causalctl holds -t orders -t payments -t shipments"
 	case demo.FaultSlow:
 		return fmt.Sprintf(`Fault "slow": after %s the notifier's feed of payments stalls for %s, then
 recovers. The shipments that depend on those payments pile up in the hold
 queues, then drain.
-`, at, stall)
+`, at, stall), ""
 	case demo.FaultCycle:
 		return fmt.Sprintf(`Fault "cycle": after %s a payment and a shipment are forged to claim each
 other. The notifier holds both, each waiting for the other, and reports a
 wait cycle: proof that a stamp broke the contract.
-`, at)
+`, at), ""
 	case demo.FaultUnfolded:
 		return fmt.Sprintf(`Fault "unfolded": after %s the shipping service stamps each shipment for a
 payment with that payment alone, folding none of the clocks it received.
 Nothing fails and nothing is held here — the notifier consumes payments too —
 but a node consuming orders and shipments only could deliver a shipment
 before its order. Find the holes with:
-  causalctl check -t orders -t payments -t shipments --scope orders,shipments
-`, at)
+`, at), "causalctl check -t orders -t payments -t shipments --scope orders,shipments"
 	case demo.FaultOpenTxn:
 		return fmt.Sprintf(`Fault "open-txn": after %s a late producer (transactional id %s)
 writes a payment to payments/1 in a transaction it leaves open for %s, then
 commits. Until then no read_committed reader gets past it: shipments claiming
 later payments on payments/1 are held. Ask why with:
-  causalctl holds -t orders -t payments -t shipments
-`, at, demo.TxnLatePayment, open)
+`, at, demo.TxnLatePayment, open), "causalctl holds -t orders -t payments -t shipments"
 	case demo.FaultMarkerClaim:
 		return fmt.Sprintf(`Fault "marker-claim": after %s one shipment claims the offset of the commit
 marker that ends the last transaction on payments/1, and no payment follows
 it there. Parsley's wire contract forbids claiming a marker: a node that
 settles only on receipt holds the shipment for good. See it with:
-  causalctl holds -t orders -t payments -t shipments --position-advance=false
-`, at)
+`, at), "causalctl holds -t orders -t payments -t shipments --position-advance=false"
 	}
-	return ""
+	return "", ""
 }

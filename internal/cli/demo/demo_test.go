@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -227,10 +228,12 @@ func TestDemoTUIHook(t *testing.T) {
 			ios, out, errOut := streams()
 			ios.SetTTY(tc.tty)
 			var got []inspect.Snapshot
+			var intro []string
 			called := false
 			opts := &democmd.Options{Duration: time.Second, Tick: 20 * time.Millisecond, StatusEvery: 200 * time.Millisecond, NoTUI: tc.noTUI,
-				RunTUI: func(ctx context.Context, snaps <-chan inspect.Snapshot) error {
-					called = true
+				Fault: demo.FaultDangling,
+				RunTUI: func(ctx context.Context, snaps <-chan inspect.Snapshot, in []string) error {
+					called, intro = true, in
 					for {
 						select {
 						case s, ok := <-snaps:
@@ -267,6 +270,21 @@ func TestDemoTUIHook(t *testing.T) {
 			}
 			if strings.Contains(out.String(), "] produced=") {
 				t.Error("status lines printed under the TUI")
+			}
+			// Every command the introduction suggests, which the view's
+			// alternate screen hides, is in the intro its help opens with.
+			var suggested int
+			for _, l := range strings.Split(out.String(), "\n") {
+				if !strings.HasPrefix(l, "  causalctl ") && !strings.HasPrefix(l, "  kcat ") {
+					continue
+				}
+				suggested++
+				if !slices.Contains(intro, l) {
+					t.Errorf("the view's help lacks %q; it has %q", l, intro)
+				}
+			}
+			if suggested < 5 { // four to try, one for the fault
+				t.Errorf("%d commands suggested:\n%s", suggested, out)
 			}
 		})
 	}
