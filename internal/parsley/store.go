@@ -304,3 +304,9 @@ func (c *Changelog) Reached(p int32, position int64) {
 	pr := c.Partition(p)
 	pr.ReadTo = max(pr.ReadTo, position)
 }
+
+// Has reports whether partition p was read.
+func (c *Changelog) Has(p int32) bool {
+	_, ok := c.parts[p]
+	return ok
+}
