@@ -12,3 +12,7 @@ func SabotageNoFIFO() Option { return func(c *config) { c.sab |= sabNoFIFO } }
 
 // SabotageUndecodableEmpty treats an undecodable header as the empty clock.
 func SabotageUndecodableEmpty() Option { return func(c *config) { c.sab |= sabUndecodableEmpty } }
+
+// SabotageSeedSettled makes Restore seed every settled position one above
+// SPEC §3's (head − 1, or fed).
+func SabotageSeedSettled() Option { return func(c *config) { c.sab |= sabSeedSettled } }

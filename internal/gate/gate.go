@@ -186,14 +186,9 @@ type waiter struct {
 // start for a channel not in scope, a negative start, or a channel that no
 // header could name (zero topic UUID, negative partition).
 func New(scope []clock.Channel, opts ...Option) (*Gate, error) {
-	g := &Gate{idx: make(map[clock.Channel]int32, len(scope))}
-	g.chans = make([]chanState, 0, len(scope))
-	g.settled = make([]int64, 0, len(scope))
-	for _, o := range opts {
-		o(&g.cfg)
-	}
-	if g.cfg.mode > HoldUndecodable {
-		return nil, fmt.Errorf("gate: unknown undecodable mode %d", g.cfg.mode)
+	g, err := newGate(len(scope), opts)
+	if err != nil {
+		return nil, err
 	}
 	sorted := slices.Clone(scope)
 	slices.SortFunc(sorted, clock.Channel.Compare)
@@ -216,6 +211,21 @@ func New(scope []clock.Channel, opts ...Option) (*Gate, error) {
 		g.chans[i].reached = s.pos - 1
 		g.chans[i].known = true
 		g.settled[i] = s.pos - 1
+	}
+	return g, nil
+}
+
+// newGate returns an empty gate configured by opts, with room for n
+// channels.
+func newGate(n int, opts []Option) (*Gate, error) {
+	g := &Gate{idx: make(map[clock.Channel]int32, n)}
+	g.chans = make([]chanState, 0, n)
+	g.settled = make([]int64, 0, n)
+	for _, o := range opts {
+		o(&g.cfg)
+	}
+	if g.cfg.mode > HoldUndecodable {
+		return nil, fmt.Errorf("gate: unknown undecodable mode %d", g.cfg.mode)
 	}
 	return g, nil
 }

@@ -11,6 +11,7 @@ const (
 	sabIgnoreCauses     sabotage = 1 << iota // every head is deliverable
 	sabNoFIFO                                // deliver any deliverable record, not only heads
 	sabUndecodableEmpty                      // an undecodable header is the empty clock
+	sabSeedSettled                           // Restore seeds every settled position one too high
 )
 
 // sabotageNoFIFO delivers, after each cascade, every queued record behind a

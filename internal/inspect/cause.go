@@ -55,13 +55,18 @@ const (
 	// CauseNotReceived: offline without log facts, not received, and
 	// nothing tells why.
 	CauseNotReceived Cause = "not-received"
+	// CauseReady: a head a Parsley process holds in its ordering state
+	// although none of its causes blocks it any more: the process has not
+	// run it since (stopped, or its task unassigned). It delivers as soon
+	// as the task runs again.
+	CauseReady Cause = "ready"
 )
 
 // causes in rank order: the most telling first. A cause that never
 // resolves by itself outranks one that may (lagging, held).
 var causes = [...]Cause{
 	CauseUndecodable, CauseCycle, CauseTruncated, CauseNotARecord, CauseBeyondLogEnd,
-	CauseOutOfScope, CauseOpenTransaction, CauseBeyondInput, CauseNotReceived, CauseLagging, CauseHeld,
+	CauseOutOfScope, CauseOpenTransaction, CauseBeyondInput, CauseNotReceived, CauseLagging, CauseHeld, CauseReady,
 }
 
 // Causes returns every cause, the most telling first.
@@ -197,6 +202,8 @@ func NextStep(cause Cause, head string, b *Blocker, cycle []string) string {
 		return fmt.Sprintf("%s has not been received: read further, or give the log facts (causalctl holds against the cluster) to tell lagging from never written", need)
 	case CauseHeld:
 		return fmt.Sprintf("%s waits behind another held head; see its root", head)
+	case CauseReady:
+		return fmt.Sprintf("nothing blocks %s any more: the process has not run it since — start the process, or see why its task is not assigned (causalctl state shows the group's members)", head)
 	}
 	return ""
 }

@@ -218,6 +218,7 @@ func TestNextSteps(t *testing.T) {
 			CauseCycle:           "a/0 → b/0 → a/0",
 			CauseUndecodable:     "orders/0@41",
 			CauseHeld:            "orders/0@41",
+			CauseReady:           "orders/0@41",
 		}[c]
 		if want == "" {
 			want = "payments/1@9"

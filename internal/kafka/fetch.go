@@ -54,6 +54,11 @@ type readConfig struct {
 	maxWait   time.Duration // how long a fetch may wait for data
 	clock     Clock
 	facts     bool // WithLogFacts
+	// toHWM ends a range at each channel's high watermark
+	// (ToHighWatermark); txnWait is how long it waits for an open
+	// transaction below it.
+	toHWM   bool
+	txnWait time.Duration
 }
 
 func newReadConfig(maxWait time.Duration, opts []ReadOption) (readConfig, error) {
@@ -66,6 +71,9 @@ func newReadConfig(maxWait time.Duration, opts []ReadOption) (readConfig, error)
 	}
 	if cfg.clock == nil {
 		return cfg, errors.New("read options: no clock")
+	}
+	if cfg.txnWait < 0 {
+		return cfg, errors.New("read options: the wait for an open transaction must not be negative")
 	}
 	return cfg, nil
 }

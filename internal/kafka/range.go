@@ -15,6 +15,11 @@ type RangeChannel struct {
 	End int64
 	// Done is true once the channel's final position item is queued.
 	Done bool
+	// BehindTransaction says the read stopped at Position, below End,
+	// because an open transaction kept the last stable offset there for
+	// the whole wait (ToHighWatermark): what lies from Position to End was
+	// not read.
+	BehindTransaction bool
 }
 
 // Range is a finite, read_committed read of some channels: see OpenRange.
@@ -23,6 +28,24 @@ type Range struct {
 	rd   *reader
 	ends []int64 // by channel index
 	done []bool
+	// With ToHighWatermark: since when each channel has been held below
+	// its end by an open transaction (zero while not), and whether the
+	// wait ran out.
+	heldSince []time.Time
+	behind    []bool
+}
+
+// ToHighWatermark ends each channel of a range at its high watermark when
+// the range opens, rather than its last stable offset, as a reader of a
+// Kafka Streams changelog must (SPEC §6): entries committed after a
+// transaction that is still open are read once it ends. The range stays
+// read_committed, so where an open transaction keeps the last stable offset
+// below the end, the channel waits for it at most wait (from the first
+// fetch that finds it held), then ends where it stands, with its
+// RangeChannel.BehindTransaction set. Nothing of an open or aborted
+// transaction is ever yielded. The spec's end is ignored.
+func ToHighWatermark(wait time.Duration) ReadOption {
+	return readOpt(func(c *readConfig) { c.toHWM, c.txnWait = true, wait })
 }
 
 // OpenRange resolves the selected channels and their range bounds once, now,
@@ -46,10 +69,14 @@ func (c *Client) OpenRange(ctx context.Context, sels []TopicSel, spec OffsetSpec
 	if err != nil {
 		return nil, err
 	}
-	r := &Range{rd: rd, ends: make([]int64, len(rd.chans)), done: make([]bool, len(rd.chans))}
+	n := len(rd.chans)
+	r := &Range{rd: rd, ends: make([]int64, n), done: make([]bool, n), heldSince: make([]time.Time, n), behind: make([]bool, n)}
 	for i, ch := range rd.chans {
 		end := ch.stableEnd()
 		r.ends[i] = clamp(resolveBound(spec.End, ch.LogStart, end, endTimes[ch.key()]), ch.Start, end)
+		if rd.cfg.toHWM {
+			r.ends[i] = max(ch.HighWatermark, ch.Start)
+		}
 		r.done[i] = ch.Start == r.ends[i] // one position item is both start and end
 	}
 	return r, nil
@@ -119,7 +146,7 @@ func clamp(v, lo, hi int64) int64 { return max(lo, min(v, hi)) }
 func (r *Range) Channels() []RangeChannel {
 	out := make([]RangeChannel, len(r.rd.chans))
 	for i, ch := range r.rd.chans {
-		out[i] = RangeChannel{ChannelProgress: ch.ChannelProgress, End: r.ends[i], Done: r.done[i]}
+		out[i] = RangeChannel{ChannelProgress: ch.ChannelProgress, End: r.ends[i], Done: r.done[i], BehindTransaction: r.behind[i]}
 	}
 	return out
 }
@@ -174,6 +201,25 @@ func (r *Range) active() []*rchan {
 
 // take adds the records of a fetch below the channel's end and ends the
 // channel when its position reaches the end.
+// waitTransaction handles a fetch that found ch at its last stable offset,
+// below its end (which only ToHighWatermark sets): an open transaction
+// holds it. It is no failure; the next fetch waits at the broker for it
+// to end. Once the wait has run out, the channel ends where it stands.
+func (r *Range) waitTransaction(now time.Time, ch *rchan) {
+	i := ch.index
+	if r.heldSince[i].IsZero() {
+		r.heldSince[i] = now
+	}
+	ch.ok()
+	if now.Sub(r.heldSince[i]) < r.rd.cfg.txnWait {
+		return
+	}
+	r.behind[i] = true
+	r.rd.addPosition(ch, ch.Position) // always: it says the channel ended
+	ch.emitted = ch.Position
+	r.done[i] = true
+}
+
 func (r *Range) take(now time.Time, ch *rchan, p fetched) {
 	rd := r.rd
 	end := r.ends[ch.index]
@@ -181,6 +227,10 @@ func (r *Range) take(now time.Time, ch *rchan, p fetched) {
 	defer rd.commit(ch)
 	next, err := rd.decodeBelow(ch, p, end)
 	if next <= ch.Position {
+		if err == nil && p.end >= 0 && ch.Position >= p.end && ch.Position < end {
+			r.waitTransaction(now, ch)
+			return
+		}
 		ch.failNoProgress(now, err)
 		return
 	}

@@ -83,6 +83,7 @@ causalctl_blocked_heads{cause="beyond-input"} 0
 causalctl_blocked_heads{cause="beyond-log-end"} 1
 causalctl_blocked_heads{cause="cycle"} 0
 causalctl_blocked_heads{cause="held"} 0
+causalctl_blocked_heads{cause="ready"} 0
 causalctl_blocked_heads{cause="lagging"} 0
 causalctl_blocked_heads{cause="not-a-record"} 0
 causalctl_blocked_heads{cause="not-received"} 0

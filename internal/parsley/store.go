@@ -48,6 +48,12 @@ func (s *Store) Partition() int32 { return s.partition }
 // Len is the number of live keys.
 func (s *Store) Len() int { return len(s.live) }
 
+// Value returns the live value of key, which the store owns.
+func (s *Store) Value(key []byte) ([]byte, bool) {
+	v, ok := s.live[string(key)]
+	return v.value, ok
+}
+
 // Apply applies one committed changelog entry at offset: a null value
 // deletes the key, anything else replaces its value. The store keeps its
 // own copies of key and value, and never changes a value it stored (a new
@@ -216,4 +222,70 @@ func TaskScope(p int32, partitions map[clock.TopicID]int32) []clock.Channel {
 	}
 	slices.SortFunc(scope, clock.Channel.Compare)
 	return scope
+}
+
+// Changelog is a changelog topic as read: a Store per partition, with how
+// far each partition's read got and the partition's offsets when the read
+// began. Feed it in changelog order per partition.
+type Changelog struct {
+	Topic   string
+	TopicID clock.TopicID
+	parts   map[int32]*PartitionRead
+}
+
+// PartitionRead is one changelog partition as read.
+type PartitionRead struct {
+	Store *Store
+	// ReadTo is the position the read reached: every committed entry below
+	// it was applied; −1 when nothing was read.
+	ReadTo int64
+	// The partition's offsets when the read began; −1 when unknown.
+	LogStart, LastStable, HighWatermark int64
+	// Entries counts the committed entries applied, tombstones included.
+	Entries int64
+}
+
+// BehindTransaction reports whether the read stopped below the high
+// watermark taken when it began: what lies from ReadTo on sits behind a
+// transaction that was still open (a read_committed read cannot pass it).
+func (p *PartitionRead) BehindTransaction() bool {
+	return p.HighWatermark >= 0 && p.ReadTo >= 0 && p.ReadTo < p.HighWatermark
+}
+
+// NewChangelog returns an empty read of topic.
+func NewChangelog(topic string, id clock.TopicID) *Changelog {
+	return &Changelog{Topic: topic, TopicID: id, parts: map[int32]*PartitionRead{}}
+}
+
+// Partition returns partition p's read, adding it when new.
+func (c *Changelog) Partition(p int32) *PartitionRead {
+	pr := c.parts[p]
+	if pr == nil {
+		pr = &PartitionRead{Store: NewStore(p), ReadTo: -1, LogStart: -1, LastStable: -1, HighWatermark: -1}
+		c.parts[p] = pr
+	}
+	return pr
+}
+
+// Partitions returns the partitions read, sorted.
+func (c *Changelog) Partitions() []int32 { return slices.Sorted(maps.Keys(c.parts)) }
+
+// Apply applies the committed entry at offset of partition p.
+func (c *Changelog) Apply(p int32, offset int64, key, value []byte) {
+	pr := c.Partition(p)
+	pr.Store.Apply(offset, key, value)
+	pr.Entries++
+	pr.ReadTo = max(pr.ReadTo, offset+1)
+}
+
+// Reached notes that the read of partition p reached position.
+func (c *Changelog) Reached(p int32, position int64) {
+	pr := c.Partition(p)
+	pr.ReadTo = max(pr.ReadTo, position)
+}
+
+// Has reports whether partition p was read.
+func (c *Changelog) Has(p int32) bool {
+	_, ok := c.parts[p]
+	return ok
 }

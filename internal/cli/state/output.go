@@ -1,0 +1,367 @@
+package state
+
+import (
+	"encoding/hex"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/parsley"
+)
+
+// The JSON schema (docs/state.md, docs/schemas/state.schema.json). Field
+// names are stable; a field is null when unknown, never left out.
+type jsonReport struct {
+	App         *string       `json:"app"`
+	Changelog   string        `json:"changelog"`
+	Now         string        `json:"now"`
+	Group       *jsonGroup    `json:"group"`
+	HeldHeads   int           `json:"held_heads"`
+	HeldRecords int           `json:"held_records"`
+	Corrupt     []jsonCorrupt `json:"corrupt"`
+	Tasks       []jsonTask    `json:"tasks"`
+}
+
+type jsonGroup struct {
+	Group   string       `json:"group"`
+	State   string       `json:"state"`
+	Members []jsonMember `json:"members"`
+}
+
+type jsonMember struct {
+	MemberID     string             `json:"member_id"`
+	InstanceID   *string            `json:"instance_id"`
+	ClientID     string             `json:"client_id"`
+	Host         string             `json:"host"`
+	Subscription []string           `json:"subscription"`
+	Assignment   map[string][]int32 `json:"assignment"`
+}
+
+type jsonCorrupt struct {
+	Partition int32  `json:"partition"`
+	Offset    *int64 `json:"offset"`
+	Key       string `json:"key"` // hex
+	Reason    string `json:"reason"`
+}
+
+type jsonTask struct {
+	Task        int32   `json:"task"`
+	ScopeSource string  `json:"scope_source"`
+	AssignedTo  *string `json:"assigned_to"`
+	// The changelog partition's read: where it stopped, the high
+	// watermark taken when it began, and where an open transaction held
+	// it (null when none did).
+	ReadTo                *int64        `json:"read_to"`
+	HighWatermark         *int64        `json:"high_watermark"`
+	BehindTransactionFrom *int64        `json:"behind_transaction_from"`
+	Version               *int          `json:"version"`
+	Held                  int           `json:"held"`
+	Channels              []jsonChannel `json:"channels"`
+	Roots                 []jsonRoot    `json:"roots"`
+	Corrupt               int           `json:"corrupt"`
+}
+
+type jsonChannel struct {
+	Channel       string    `json:"channel"`
+	TopicID       string    `json:"topic_id"`
+	FedUpTo       *int64    `json:"fed_up_to"`
+	Settled       *int64    `json:"settled"`
+	Frontier      *int64    `json:"frontier"`
+	DeliveredPast *int64    `json:"delivered_past"`
+	Held          int       `json:"held"`
+	Committed     *int64    `json:"committed"`
+	Lag           *int64    `json:"lag"`
+	Head          *jsonHead `json:"head"`
+}
+
+type jsonHead struct {
+	Offset       int64         `json:"offset"`
+	Timestamp    *string       `json:"timestamp"`
+	WrittenMsAgo *int64        `json:"written_ms_ago"`
+	KeySize      *int          `json:"key_size"`
+	ValueSize    *int          `json:"value_size"`
+	Causes       string        `json:"causes"`
+	Blockers     []jsonBlocker `json:"blockers"`
+	Cause        inspect.Cause `json:"cause"`
+	Root         *string       `json:"root"`
+	NextStep     string        `json:"next_step"`
+}
+
+type jsonBlocker struct {
+	Channel  string        `json:"channel"`
+	Required int64         `json:"required"`
+	Settled  *int64        `json:"settled"`
+	Cause    inspect.Cause `json:"cause"`
+	Root     *string       `json:"root"`
+}
+
+type jsonRoot struct {
+	Channel  string        `json:"channel"`
+	Offset   int64         `json:"offset"`
+	Cause    inspect.Cause `json:"cause"`
+	NextStep string        `json:"next_step"`
+	Heads    []string      `json:"heads"`
+}
+
+func known(p int64) *int64 {
+	if p < 0 {
+		return nil
+	}
+	return &p
+}
+
+func timeText(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+
+func build(w *world, tasks []*task, corrupt []*parsley.CorruptError, now time.Time) jsonReport {
+	out := jsonReport{Changelog: w.changelog.Topic, Now: timeText(now), Corrupt: []jsonCorrupt{}, Tasks: []jsonTask{}}
+	if w.app != "" {
+		out.App = &w.app
+	}
+	if g := w.group; g != nil {
+		jg := &jsonGroup{Group: g.Group, State: g.State, Members: []jsonMember{}}
+		for _, m := range g.Members {
+			jm := jsonMember{MemberID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, Subscription: m.Subscription, Assignment: m.Assignment}
+			if m.InstanceID != "" {
+				jm.InstanceID = &m.InstanceID
+			}
+			if jm.Subscription == nil {
+				jm.Subscription = []string{}
+			}
+			jg.Members = append(jg.Members, jm)
+		}
+		out.Group = jg
+	}
+	for _, e := range corrupt {
+		jc := jsonCorrupt{Partition: e.Partition, Offset: known(e.Offset), Key: hex.EncodeToString(e.Key), Reason: e.Reason}
+		out.Corrupt = append(out.Corrupt, jc)
+	}
+	for _, t := range tasks {
+		jt := jsonTask{Task: t.state.Task, ScopeSource: t.scopeSource, Channels: []jsonChannel{}, Roots: []jsonRoot{},
+			ReadTo: known(t.read.ReadTo), HighWatermark: known(t.read.HighWatermark), Held: t.state.HeldCount(), Corrupt: len(t.state.Corrupt)}
+		if t.assignedTo != "" {
+			jt.AssignedTo = &t.assignedTo
+		}
+		if t.read.BehindTransaction() {
+			jt.BehindTransactionFrom = known(t.read.ReadTo)
+		}
+		if t.state.Version > 0 {
+			jt.Version = &t.state.Version
+		}
+		for _, ch := range t.scope {
+			jt.Channels = append(jt.Channels, channelJSON(w, t, ch, now))
+		}
+		for _, r := range t.report.Roots {
+			jt.Roots = append(jt.Roots, jsonRoot{Channel: r.Channel, Offset: r.Offset, Cause: r.Cause, NextStep: r.NextStep, Heads: r.Heads})
+		}
+		out.HeldHeads += countHeads(jt.Channels)
+		out.HeldRecords += jt.Held
+		out.Tasks = append(out.Tasks, jt)
+	}
+	return out
+}
+
+func countHeads(chs []jsonChannel) int {
+	n := 0
+	for _, c := range chs {
+		if c.Head != nil {
+			n++
+		}
+	}
+	return n
+}
+
+func channelJSON(w *world, t *task, ch clock.Channel, now time.Time) jsonChannel {
+	jc := jsonChannel{Channel: w.names.Channel(ch), TopicID: ch.Topic.String()}
+	c := t.state.Channel(ch)
+	if c != nil {
+		jc.FedUpTo, jc.Frontier, jc.DeliveredPast = known(c.FedUpTo), known(c.Frontier), known(c.DeliveredPast)
+		jc.Settled = known(c.Settled())
+		jc.Held = len(c.Held)
+	}
+	if off, ok := w.committed[ch]; ok {
+		jc.Committed = &off
+		if f, ok := w.facts[ch]; ok {
+			lag := max(f.StableEnd()-off, 0)
+			jc.Lag = &lag
+		}
+	}
+	if c == nil || len(c.Held) == 0 {
+		return jc
+	}
+	h := c.Held[0]
+	jh := &jsonHead{Offset: h.Offset, Blockers: []jsonBlocker{}}
+	if clk, err := h.Record.Clock(); err == nil {
+		jh.Causes = w.names.Format(clk)
+	}
+	if h.Record.Timestamp >= 0 {
+		ts := time.UnixMilli(h.Record.Timestamp)
+		s := timeText(ts)
+		ago := now.Sub(ts).Milliseconds()
+		jh.Timestamp, jh.WrittenMsAgo = &s, &ago
+	}
+	if h.Record.Key != nil {
+		n := len(h.Record.Key)
+		jh.KeySize = &n
+	}
+	if h.Record.Value != nil {
+		n := len(h.Record.Value)
+		jh.ValueSize = &n
+	}
+	here := jc.Channel + "@" + strconv.FormatInt(h.Offset, 10)
+	switch dh := t.heads[ch]; {
+	case t.ready[ch] || dh == nil || dh.Offset != h.Offset:
+		jh.Cause = inspect.CauseReady
+		jh.NextStep = inspect.NextStep(inspect.CauseReady, here, nil, nil)
+	default:
+		jh.Cause, jh.NextStep = dh.Cause, dh.NextStep
+		root := dh.Root + "@" + strconv.FormatInt(dh.RootOffset, 10)
+		jh.Root = &root
+		for _, b := range dh.Blockers {
+			jb := jsonBlocker{Channel: b.Channel, Required: b.Required, Settled: known(b.Settled), Cause: b.Cause}
+			if b.Root != "" {
+				r := b.Root
+				jb.Root = &r
+			}
+			jh.Blockers = append(jh.Blockers, jb)
+		}
+	}
+	jc.Head = jh
+	return jc
+}
+
+func write(wr io.Writer, format string, rep jsonReport) error {
+	if format == "json" {
+		b, err := render.JSONLine(rep)
+		if err != nil {
+			return err
+		}
+		_, err = wr.Write(b)
+		return err
+	}
+	_, err := io.WriteString(wr, text(rep))
+	return err
+}
+
+func orNull(p *int64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatInt(*p, 10)
+}
+
+// text is one block per task: the read, the group's view, each channel's
+// positions, then the held heads grouped by root with the next step.
+func text(rep jsonReport) string {
+	var b strings.Builder
+	app := "unknown"
+	if rep.App != nil {
+		app = *rep.App
+	}
+	fmt.Fprintf(&b, "Ordering state of %s (changelog %s) at %s: %d held %s, %d records held.\n",
+		app, rep.Changelog, rep.Now, rep.HeldHeads, plural(rep.HeldHeads, "head", "heads"), rep.HeldRecords)
+	if g := rep.Group; g != nil {
+		fmt.Fprintf(&b, "Group %s: %s, %d %s.\n", g.Group, g.State, len(g.Members), plural(len(g.Members), "member", "members"))
+		for _, m := range g.Members {
+			var as []string
+			for _, topic := range slices.Sorted(maps.Keys(m.Assignment)) {
+				for _, p := range m.Assignment[topic] {
+					as = append(as, topic+"/"+strconv.Itoa(int(p)))
+				}
+			}
+			fmt.Fprintf(&b, "  %s (%s on %s): subscribes %s; assigned %s\n", m.MemberID, m.ClientID, m.Host,
+				listText(m.Subscription), listText(as))
+		}
+	} else {
+		b.WriteString("Group: unknown (read from a capture).\n")
+	}
+	for _, t := range rep.Tasks {
+		assigned := "unassigned"
+		if t.AssignedTo != nil {
+			assigned = "assigned to " + *t.AssignedTo
+		}
+		fmt.Fprintf(&b, "\nTask %d: scope from %s, %s; changelog read to %s of %s", t.Task, t.ScopeSource, assigned, orNull(t.ReadTo), orNull(t.HighWatermark))
+		if t.BehindTransactionFrom != nil {
+			fmt.Fprintf(&b, " (behind an open transaction from %d)", *t.BehindTransactionFrom)
+		}
+		fmt.Fprintf(&b, "; %d held\n", t.Held)
+		for _, c := range t.Channels {
+			fmt.Fprintf(&b, "  %-24s fed %s  settled %s  frontier %s  past %s  held %d  committed %s",
+				c.Channel, orNull(c.FedUpTo), orNull(c.Settled), orNull(c.Frontier), orNull(c.DeliveredPast), c.Held, orNull(c.Committed))
+			if c.Lag != nil {
+				fmt.Fprintf(&b, " (lag %d)", *c.Lag)
+			}
+			b.WriteString("\n")
+		}
+		heads := map[string]*jsonHead{}
+		for i := range t.Channels {
+			if h := t.Channels[i].Head; h != nil {
+				heads[t.Channels[i].Channel+"@"+strconv.FormatInt(h.Offset, 10)] = h
+			}
+		}
+		var ready []string
+		for _, c := range t.Channels {
+			if c.Head != nil && c.Head.Cause == inspect.CauseReady {
+				ready = append(ready, c.Channel+"@"+strconv.FormatInt(c.Head.Offset, 10))
+			}
+		}
+		if len(ready) > 0 {
+			fmt.Fprintf(&b, "  ready: %s\n    next step: %s\n", strings.Join(ready, ", "),
+				"nothing blocks these any more: the process has not run them since — start it, or see why the task is not assigned")
+		}
+		for _, r := range t.Roots {
+			fmt.Fprintf(&b, "  %s at %s@%d\n", r.Cause, r.Channel, r.Offset)
+			for i, at := range r.Heads {
+				branch := "    "
+				if i > 0 {
+					branch = "    └─ "
+				}
+				b.WriteString(branch + headText(at, heads[at]) + "\n")
+			}
+			b.WriteString("    next step: " + r.NextStep + "\n")
+		}
+	}
+	for _, e := range rep.Corrupt {
+		fmt.Fprintf(&b, "\nCORRUPT: partition %d offset %s key %s: %s\n", e.Partition, orNull(e.Offset), e.Key, e.Reason)
+	}
+	return b.String()
+}
+
+func headText(at string, h *jsonHead) string {
+	if h == nil {
+		return at + "  (held behind a ready head)"
+	}
+	var b strings.Builder
+	b.WriteString(at)
+	if h.WrittenMsAgo != nil {
+		fmt.Fprintf(&b, "  written %s ago", inspect.Age{D: time.Duration(*h.WrittenMsAgo) * time.Millisecond, Known: true})
+	}
+	for i, bl := range h.Blockers {
+		sep := "  waits "
+		if i > 0 {
+			sep = "; "
+		}
+		fmt.Fprintf(&b, "%s%s ≥ %d: %s", sep, bl.Channel, bl.Required, bl.Cause)
+	}
+	return b.String()
+}
+
+func listText(s []string) string {
+	if len(s) == 0 {
+		return "nothing"
+	}
+	return strings.Join(s, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,175 @@
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/parsley"
+)
+
+// DefaultTxnWait is how long a changelog read waits, by default, for an
+// open transaction that holds it below the end it aims for.
+const DefaultTxnWait = 5 * time.Second
+
+// ReadChangelog reads every partition of the changelog topic as SPEC §6
+// says: read_committed, from its log start up to the high watermark taken
+// when the read begins (ToHighWatermark), the partitions concurrently (one
+// fetch per leader carries them all). Where an open transaction holds a
+// partition's last stable offset below that end, the read waits for it at
+// most txnWait, then stops there: the partition's PartitionRead says how
+// far it got and BehindTransaction tells it. Nothing of an open or aborted
+// transaction is ever applied. Each partition's store holds the last value
+// of every key as of where its read stopped, tombstones applied.
+//
+// Errors are those of OpenRange and Range.Next; ctx ending is ctx.Err().
+func (c *Client) ReadChangelog(ctx context.Context, topic string, txnWait time.Duration, opts ...ReadOption) (*parsley.Changelog, error) {
+	sels := []TopicSel{{Topic: topic, Partition: AllPartitions}}
+	spec := OffsetSpec{Start: Bound{Kind: BoundLogStart}, End: Bound{Kind: BoundLogEnd}}
+	r, err := c.OpenRange(ctx, sels, spec, append(opts, WithLogFacts(), ToHighWatermark(txnWait))...)
+	if err != nil {
+		return nil, err
+	}
+	var cl *parsley.Changelog
+	for {
+		it, err := r.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading changelog %s: %w", topic, err)
+		}
+		if cl == nil {
+			cl = parsley.NewChangelog(it.Topic, it.TopicID)
+		}
+		FoldChangelog(cl, it)
+	}
+	if cl == nil {
+		cl = parsley.NewChangelog(topic, clock.TopicID{})
+	}
+	return cl, nil
+}
+
+// FoldChangelog applies one item of a changelog read — from a Range or
+// from a capture of the changelog topic alike — to cl: a record is a store
+// entry (a null value a tombstone), a position says how far the read got,
+// log facts are the partition's offsets when the read began.
+func FoldChangelog(cl *parsley.Changelog, it *capture.Item) {
+	switch it.Kind {
+	case capture.KindRecord:
+		cl.Apply(it.Partition, it.Offset, it.Key, it.Value)
+	case capture.KindPosition:
+		cl.Reached(it.Partition, it.Offset)
+	case capture.KindLogFacts:
+		pr := cl.Partition(it.Partition)
+		pr.LogStart, pr.LastStable, pr.HighWatermark = it.Facts.LogStart, it.Facts.LastStable, it.Facts.HighWatermark
+	}
+}
+
+// LogFacts returns the log facts (WithLogFacts) of every selected channel,
+// as listed now, without reading a record, and the channels with their
+// topic names and UUIDs, in selection order.
+func (c *Client) LogFacts(ctx context.Context, sels []TopicSel) (map[clock.Channel]*capture.LogFacts, []RangeChannel, error) {
+	spec := OffsetSpec{Start: Bound{Kind: BoundLogEnd}, End: Bound{Kind: BoundLogEnd}}
+	r, err := c.OpenRange(ctx, sels, spec, WithLogFacts())
+	if err != nil {
+		return nil, nil, err
+	}
+	out := map[clock.Channel]*capture.LogFacts{}
+	for {
+		it, err := r.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return out, r.Channels(), nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if it.Kind == capture.KindLogFacts {
+			f := *it.Facts
+			out[clock.Channel{Topic: it.TopicID, Partition: it.Partition}] = &f
+		}
+	}
+}
+
+// Group is a consumer group as the brokers describe it (DescribeGroups).
+type Group struct {
+	Group string
+	// State is the group's state as the coordinator names it: Stable,
+	// PreparingRebalance, CompletingRebalance, Empty or Dead (a group
+	// that does not exist is Dead).
+	State        string
+	ProtocolType string // "consumer" for consumers and Kafka Streams
+	Protocol     string // the assignor
+	Members      []GroupMember
+}
+
+// GroupMember is one member of a group, with what it subscribed to and
+// what it was assigned, decoded from the consumer protocol.
+type GroupMember struct {
+	MemberID   string
+	InstanceID string // "" when none (static membership, KIP-345)
+	ClientID   string
+	ClientHost string
+	// Subscription is the topics the member asked for, sorted; nil when
+	// its metadata is not the consumer protocol's.
+	Subscription []string
+	// Assignment is, per topic, the partitions it was assigned, sorted.
+	Assignment map[string][]int32
+}
+
+// DescribeGroup describes group without joining it. A group the user may
+// not describe is an *AuthorizationError naming it.
+func (c *Client) DescribeGroup(ctx context.Context, group string) (*Group, error) {
+	if group == "" {
+		return nil, errors.New("empty group name")
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
+	defer cancel()
+	ds, err := c.adm.DescribeGroups(rctx, group)
+	if err == nil {
+		if d, ok := ds[group]; ok {
+			err = d.Err
+		}
+	}
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		return &Group{Group: group, State: "Dead"}, nil
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if errors.Is(err, kerr.GroupAuthorizationFailed) {
+			return nil, &AuthorizationError{Op: "describe", Group: group, Err: err}
+		}
+		return nil, fmt.Errorf("describing group %q: %w", group, c.classify(err))
+	}
+	d := ds[group]
+	g := &Group{Group: group, State: d.State, ProtocolType: d.ProtocolType, Protocol: d.Protocol}
+	if g.State == "" {
+		g.State = "Dead"
+	}
+	for _, m := range d.Members {
+		gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assignment: map[string][]int32{}}
+		if m.InstanceID != nil {
+			gm.InstanceID = *m.InstanceID
+		}
+		if md, ok := m.Join.AsConsumer(); ok {
+			gm.Subscription = slices.Sorted(slices.Values(md.Topics))
+		}
+		if as, ok := m.Assigned.AsConsumer(); ok {
+			for _, t := range as.Topics {
+				gm.Assignment[t.Topic] = append(gm.Assignment[t.Topic], t.Partitions...)
+				slices.Sort(gm.Assignment[t.Topic])
+			}
+		}
+		g.Members = append(g.Members, gm)
+	}
+	return g, nil
+}
