@@ -98,35 +98,9 @@ func (c *Client) LogFacts(ctx context.Context, sels []TopicSel) (map[clock.Chann
 	}
 }
 
-// Group is a consumer group as the brokers describe it (DescribeGroups).
-type Group struct {
-	Group string
-	// State is the group's state as the coordinator names it: Stable,
-	// PreparingRebalance, CompletingRebalance, Empty or Dead (a group
-	// that does not exist is Dead).
-	State        string
-	ProtocolType string // "consumer" for consumers and Kafka Streams
-	Protocol     string // the assignor
-	Members      []GroupMember
-}
-
-// GroupMember is one member of a group, with what it subscribed to and
-// what it was assigned, decoded from the consumer protocol.
-type GroupMember struct {
-	MemberID   string
-	InstanceID string // "" when none (static membership, KIP-345)
-	ClientID   string
-	ClientHost string
-	// Subscription is the topics the member asked for, sorted; nil when
-	// its metadata is not the consumer protocol's.
-	Subscription []string
-	// Assignment is, per topic, the partitions it was assigned, sorted.
-	Assignment map[string][]int32
-}
-
 // DescribeGroup describes group without joining it. A group the user may
 // not describe is an *AuthorizationError naming it.
-func (c *Client) DescribeGroup(ctx context.Context, group string) (*Group, error) {
+func (c *Client) DescribeGroup(ctx context.Context, group string) (*parsley.Group, error) {
 	if group == "" {
 		return nil, errors.New("empty group name")
 	}
@@ -139,7 +113,7 @@ func (c *Client) DescribeGroup(ctx context.Context, group string) (*Group, error
 		}
 	}
 	if errors.Is(err, kerr.GroupIDNotFound) {
-		return &Group{Group: group, State: "Dead"}, nil
+		return &parsley.Group{Group: group, State: "Dead"}, nil
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -151,12 +125,12 @@ func (c *Client) DescribeGroup(ctx context.Context, group string) (*Group, error
 		return nil, fmt.Errorf("describing group %q: %w", group, c.classify(err))
 	}
 	d := ds[group]
-	g := &Group{Group: group, State: d.State, ProtocolType: d.ProtocolType, Protocol: d.Protocol}
+	g := &parsley.Group{Group: group, State: d.State, ProtocolType: d.ProtocolType, Protocol: d.Protocol}
 	if g.State == "" {
 		g.State = "Dead"
 	}
 	for _, m := range d.Members {
-		gm := GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assignment: map[string][]int32{}}
+		gm := parsley.GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assignment: map[string][]int32{}}
 		if m.InstanceID != nil {
 			gm.InstanceID = *m.InstanceID
 		}

@@ -165,7 +165,7 @@ func TestDescribeGroup(t *testing.T) {
 	member := writer(t, c, kgo.ConsumerGroup("shop-shipper"), kgo.ConsumeTopics("orders", "payments"), kgo.ClientID("shipper-1"))
 	cl := dialTest(t, c)
 	ctx := testCtx(t)
-	var g *Group
+	var g *parsley.Group
 	for {
 		member.PollRecords(ctx, 1) // joins; returns once assigned and a record is fetched
 		var err error

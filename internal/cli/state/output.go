@@ -119,12 +119,12 @@ func known(p int64) *int64 {
 
 func timeText(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
 
-func build(w *world, tasks []*task, corrupt []*parsley.CorruptError, now time.Time) jsonReport {
-	out := jsonReport{Changelog: w.changelog.Topic, Now: timeText(now), Corrupt: []jsonCorrupt{}, Tasks: []jsonTask{}}
-	if w.app != "" {
-		out.App = &w.app
+func build(w *inspect.Process, tasks []*inspect.Task, corrupt []*parsley.CorruptError, now time.Time) jsonReport {
+	out := jsonReport{Changelog: w.Changelog.Topic, Now: timeText(now), Corrupt: []jsonCorrupt{}, Tasks: []jsonTask{}}
+	if w.App != "" {
+		out.App = &w.App
 	}
-	if g := w.group; g != nil {
+	if g := w.Group; g != nil {
 		jg := &jsonGroup{Group: g.Group, State: g.State, Members: []jsonMember{}}
 		for _, m := range g.Members {
 			jm := jsonMember{MemberID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost, Subscription: m.Subscription, Assignment: m.Assignment}
@@ -143,21 +143,21 @@ func build(w *world, tasks []*task, corrupt []*parsley.CorruptError, now time.Ti
 		out.Corrupt = append(out.Corrupt, jc)
 	}
 	for _, t := range tasks {
-		jt := jsonTask{Task: t.state.Task, ScopeSource: t.scopeSource, Channels: []jsonChannel{}, Roots: []jsonRoot{},
-			ReadTo: known(t.read.ReadTo), HighWatermark: known(t.read.HighWatermark), Held: t.state.HeldCount(), Corrupt: len(t.state.Corrupt)}
-		if t.assignedTo != "" {
-			jt.AssignedTo = &t.assignedTo
+		jt := jsonTask{Task: t.State.Task, ScopeSource: t.ScopeSource, Channels: []jsonChannel{}, Roots: []jsonRoot{},
+			ReadTo: known(t.Read.ReadTo), HighWatermark: known(t.Read.HighWatermark), Held: t.State.HeldCount(), Corrupt: len(t.State.Corrupt)}
+		if t.AssignedTo != "" {
+			jt.AssignedTo = &t.AssignedTo
 		}
-		if t.read.BehindTransaction() {
-			jt.BehindTransactionFrom = known(t.read.ReadTo)
+		if t.Read.BehindTransaction() {
+			jt.BehindTransactionFrom = known(t.Read.ReadTo)
 		}
-		if t.state.Version > 0 {
-			jt.Version = &t.state.Version
+		if t.State.Version > 0 {
+			jt.Version = &t.State.Version
 		}
-		for _, ch := range t.scope {
+		for _, ch := range t.Scope {
 			jt.Channels = append(jt.Channels, channelJSON(w, t, ch, now))
 		}
-		for _, r := range t.report.Roots {
+		for _, r := range t.Report.Roots {
 			jt.Roots = append(jt.Roots, jsonRoot{Channel: r.Channel, Offset: r.Offset, Cause: r.Cause, NextStep: r.NextStep, Heads: r.Heads})
 		}
 		out.HeldHeads += countHeads(jt.Channels)
@@ -177,17 +177,17 @@ func countHeads(chs []jsonChannel) int {
 	return n
 }
 
-func channelJSON(w *world, t *task, ch clock.Channel, now time.Time) jsonChannel {
-	jc := jsonChannel{Channel: w.names.Channel(ch), TopicID: ch.Topic.String()}
-	c := t.state.Channel(ch)
+func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time.Time) jsonChannel {
+	jc := jsonChannel{Channel: w.Names.Channel(ch), TopicID: ch.Topic.String()}
+	c := t.State.Channel(ch)
 	if c != nil {
 		jc.FedUpTo, jc.Frontier, jc.DeliveredPast = known(c.FedUpTo), known(c.Frontier), known(c.DeliveredPast)
 		jc.Settled = known(c.Settled())
 		jc.Held = len(c.Held)
 	}
-	if off, ok := w.committed[ch]; ok {
+	if off, ok := w.Committed[ch]; ok {
 		jc.Committed = &off
-		if f, ok := w.facts[ch]; ok {
+		if f, ok := w.Facts[ch]; ok {
 			lag := max(f.StableEnd()-off, 0)
 			jc.Lag = &lag
 		}
@@ -198,7 +198,7 @@ func channelJSON(w *world, t *task, ch clock.Channel, now time.Time) jsonChannel
 	h := c.Held[0]
 	jh := &jsonHead{Offset: h.Offset, Blockers: []jsonBlocker{}}
 	if clk, err := h.Record.Clock(); err == nil {
-		jh.Causes = w.names.Format(clk)
+		jh.Causes = w.Names.Format(clk)
 	}
 	if h.Record.Timestamp >= 0 {
 		ts := time.UnixMilli(h.Record.Timestamp)
@@ -215,8 +215,8 @@ func channelJSON(w *world, t *task, ch clock.Channel, now time.Time) jsonChannel
 		jh.ValueSize = &n
 	}
 	here := jc.Channel + "@" + strconv.FormatInt(h.Offset, 10)
-	switch dh := t.heads[ch]; {
-	case t.ready[ch] || dh == nil || dh.Offset != h.Offset:
+	switch dh := t.Heads[ch]; {
+	case t.Ready[ch] || dh == nil || dh.Offset != h.Offset:
 		jh.Cause = inspect.CauseReady
 		jh.NextStep = inspect.NextStep(inspect.CauseReady, here, nil, nil)
 	default:

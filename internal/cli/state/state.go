@@ -12,6 +12,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
@@ -137,16 +138,16 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Names == nil {
 		opts.Names = &clock.Names{}
 	}
-	var w *world
+	var w *inspect.Process
 	var err error
 	if opts.Input != "" {
-		w, err = loadCapture(ctx, opts)
+		w, err = cmdutil.ReadProcessCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize, opts.App, opts.Changelog, opts.Names)
 	} else {
-		topic := opts.Changelog
-		if topic == "" {
-			topic = parsley.ChangelogTopic(opts.App)
+		var cl *kafka.Client
+		if cl, err = opts.Dial(ctx); err == nil {
+			w, err = cmdutil.ReadProcess(ctx, cl, opts.App, opts.Changelog, opts.TxnWait, opts.Names)
+			cl.Close()
 		}
-		w, err = loadLive(ctx, opts, topic)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -155,22 +156,22 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	now := opts.Now()
-	parts := w.changelog.Partitions()
+	parts := w.Changelog.Partitions()
 	if opts.Task >= 0 {
-		if !w.changelog.Has(opts.Task) {
-			return fmt.Errorf("--task %d: the changelog %s has no partition %d (it has %d)", opts.Task, w.changelog.Topic, opts.Task, len(parts))
+		if !w.Changelog.Has(opts.Task) {
+			return fmt.Errorf("--task %d: the changelog %s has no partition %d (it has %d)", opts.Task, w.Changelog.Topic, opts.Task, len(parts))
 		}
 		parts = []int32{opts.Task}
 	}
-	var tasks []*task
+	var tasks []*inspect.Task
 	var corrupt []*parsley.CorruptError
 	for _, p := range parts {
-		t, err := analyse(w, p, now)
+		t, err := inspect.DiagnoseTask(w, p, now)
 		if err != nil {
 			return err
 		}
 		tasks = append(tasks, t)
-		corrupt = append(corrupt, t.state.Corrupt...)
+		corrupt = append(corrupt, t.State.Corrupt...)
 	}
 	rep := build(w, tasks, corrupt, now)
 	if err := write(opts.IO.Out, opts.Output, rep); err != nil {

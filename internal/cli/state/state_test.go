@@ -16,6 +16,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
@@ -254,7 +255,7 @@ func TestStateAgainstTheGates(t *testing.T) {
 	seen := 0
 	for _, jt := range rep.Tasks {
 		g := f.gates[jt.Task]
-		if jt.ScopeSource != scopeState || jt.AssignedTo != nil {
+		if jt.ScopeSource != inspect.ScopeState || jt.AssignedTo != nil {
 			t.Errorf("task %d: scope from %s, assigned %v", jt.Task, jt.ScopeSource, jt.AssignedTo)
 		}
 		// The open transaction of task 1 is neither counted nor waited

@@ -1,0 +1,153 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/parsley"
+)
+
+// ReadProcess reads a Parsley process from the cluster: its ordering
+// changelog (changelog; "" means app's), its group (when the application
+// id is known) and the log facts of the topics it receives — those its
+// members subscribe to and those its store binds. Read-only: the group is
+// described, never joined.
+func ReadProcess(ctx context.Context, cl *kafka.Client, app, changelog string, txnWait time.Duration, names *clock.Names) (*inspect.Process, error) {
+	if changelog == "" {
+		changelog = parsley.ChangelogTopic(app)
+	}
+	if app == "" {
+		app, _ = parsley.AppOf(changelog)
+	}
+	read, err := cl.ReadChangelog(ctx, changelog, txnWait)
+	if err != nil {
+		return nil, err
+	}
+	p := inspect.NewProcess(app, read, names)
+	if app != "" {
+		if p.Group, err = cl.DescribeGroup(ctx, app); err != nil {
+			return nil, err
+		}
+		p.Committed, err = cl.GroupOffsets(ctx, app)
+		if errors.Is(err, kafka.ErrNoCommittedOffsets) {
+			p.Committed, err = map[clock.Channel]int64{}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	// The business topics: those subscribed and those the store binds.
+	want := p.Subscribed()
+	for _, part := range read.Partitions() {
+		for name := range read.Partition(part).Store.Decode().Names {
+			want = append(want, name)
+		}
+	}
+	exist, err := cl.TopicPartitions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var sels []kafka.TopicSel
+	for _, name := range slices.Compact(slices.Sorted(slices.Values(want))) {
+		if _, ok := exist[name]; ok {
+			sels = append(sels, kafka.TopicSel{Topic: name, Partition: kafka.AllPartitions})
+		}
+	}
+	if len(sels) > 0 {
+		facts, chans, err := cl.LogFacts(ctx, sels)
+		if err != nil {
+			return nil, err
+		}
+		p.Facts = facts
+		for _, ch := range chans {
+			p.Learn(ch.Topic, ch.TopicID, ch.Partition)
+		}
+	}
+	return p, nil
+}
+
+// ReadProcessCapture reads a Parsley process from a capture holding its
+// changelog topic's records and positions (and log facts) and the business
+// topics' log-facts lines. changelog names the changelog topic; "" finds
+// the one the capture holds (app's, when app is given). A capture knows no
+// group: the process's Group and Committed are nil.
+func ReadProcessCapture(ctx context.Context, ios *iostreams.IOStreams, path string, maxLine int, app, changelog string, names *clock.Names) (*inspect.Process, error) {
+	in, err := OpenCapture(ctx, ios, path, maxLine, names)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	topic := changelog
+	if topic == "" && app != "" {
+		topic = parsley.ChangelogTopic(app)
+	}
+	if topic == "" {
+		var found []string
+		for _, ch := range in.Channels {
+			if name, ok := names.Name(ch.Topic); ok && strings.HasSuffix(name, parsley.ChangelogSuffix) && !slices.Contains(found, name) {
+				found = append(found, name)
+			}
+		}
+		switch len(found) {
+		case 0:
+			return nil, fmt.Errorf("%s holds no ordering changelog (a topic named …%s): give --changelog", in.Name, parsley.ChangelogSuffix)
+		case 1:
+			topic = found[0]
+		default:
+			return nil, Usagef("%s holds the changelogs of %s: choose one with --app or --changelog", in.Name, strings.Join(found, ", "))
+		}
+	}
+	id, ok := names.ID(topic)
+	if !ok {
+		return nil, fmt.Errorf("%s holds no records of the changelog %s", in.Name, topic)
+	}
+	if app == "" {
+		app, _ = parsley.AppOf(topic)
+	}
+	p := inspect.NewProcess(app, parsley.NewChangelog(topic, id), names)
+	rd, err := in.Open()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", in.Name, err)
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		it, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return p, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Name, err)
+		}
+		itID := it.TopicID
+		if itID.IsZero() {
+			itID, _ = names.ID(it.Topic)
+		}
+		if itID == id {
+			kafka.FoldChangelog(p.Changelog, it)
+			continue
+		}
+		if it.Kind == capture.KindLogFacts {
+			f := *it.Facts
+			p.Facts[clock.Channel{Topic: itID, Partition: it.Partition}] = &f
+			name := it.Topic
+			if name == "" {
+				name, _ = names.Name(itID)
+			}
+			if name != "" {
+				p.Learn(name, itID, it.Partition)
+			}
+		}
+	}
+}

@@ -1,0 +1,250 @@
+package inspect
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/parsley"
+)
+
+// Scope sources: where a task's scope came from.
+const (
+	// ScopeSubscription: the group's member subscriptions (the process runs).
+	ScopeSubscription = "subscription"
+	// ScopeState: the store's `n` bindings, an upper bound (a stopped
+	// process keeps the binding of a topic that left its scope).
+	ScopeState = "state"
+)
+
+// Process is everything known of one Parsley process (SPEC §6): its
+// ordering changelog as read and, around it, what the cluster (or a
+// capture) says of its group and the topics it receives. The caller reads
+// it; diagnosing it reads nothing.
+type Process struct {
+	// App is the application id; "" when unknown.
+	App string
+	// Changelog is the ordering changelog as read.
+	Changelog *parsley.Changelog
+	// Group is the group as described; nil when unknown (a capture).
+	Group *parsley.Group
+	// Committed holds the group's committed offsets; nil when unknown.
+	Committed map[clock.Channel]int64
+	// Facts are the business channels' log facts.
+	Facts map[clock.Channel]*capture.LogFacts
+	// Counts are the business topics' partition counts and IDs the topic
+	// IDs the cluster (or capture) binds their names to.
+	Counts map[string]int32
+	IDs    map[string]clock.TopicID
+	// Names resolves topic IDs for people; the store's bindings are added
+	// to it as tasks are diagnosed.
+	Names *clock.Names
+}
+
+// NewProcess returns a process with empty maps, ready to learn topics.
+func NewProcess(app string, cl *parsley.Changelog, names *clock.Names) *Process {
+	return &Process{App: app, Changelog: cl, Names: names, Facts: map[clock.Channel]*capture.LogFacts{},
+		Counts: map[string]int32{}, IDs: map[string]clock.TopicID{}}
+}
+
+// Learn notes that topic, bound to id, has partition p.
+func (p *Process) Learn(topic string, id clock.TopicID, partition int32) {
+	p.Counts[topic] = max(p.Counts[topic], partition+1)
+	if !id.IsZero() {
+		p.IDs[topic] = id
+		_ = p.Names.Add(topic, id) // a conflicting name was given by --topic-id: it wins
+	}
+}
+
+// Subscribed returns the topics the group's members subscribe to, sorted;
+// nil when no member says.
+func (p *Process) Subscribed() []string {
+	if p.Group == nil {
+		return nil
+	}
+	var out []string
+	for _, m := range p.Group.Members {
+		out = append(out, m.Subscription...)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return slices.Compact(slices.Sorted(slices.Values(out)))
+}
+
+// LogFacts returns a business channel's log facts (Facts.Log).
+func (p *Process) LogFacts(ch clock.Channel) (*capture.LogFacts, bool) {
+	f, ok := p.Facts[ch]
+	return f, ok
+}
+
+// Task is one task's state as its store has it, and its diagnosis.
+type Task struct {
+	Read        *parsley.PartitionRead
+	State       *parsley.Task
+	ScopeSource string // ScopeSubscription or ScopeState
+	AssignedTo  string // member ID; "" when unassigned or unknown
+	// Scope is the task's channels (SPEC §6) and every other channel its
+	// store holds records of, sorted by name as people read them.
+	Scope []clock.Channel
+	// Ready are the heads of the store that nothing blocks any more, by
+	// channel: the restored gate delivered them at once (the process has
+	// not run them since: stopped, or the task unassigned).
+	Ready map[clock.Channel]bool
+	// Gate is the task's gate seeded from its store, after the ready heads
+	// delivered; Report diagnoses what it still holds.
+	Gate   *gate.Gate
+	Report *Report
+	Heads  map[clock.Channel]*Head
+}
+
+// DiagnoseTask decodes task number task's store, seeds a gate from it
+// (fed-up-to, hold queues, and the group's committed offsets as positions
+// reached) and diagnoses it as holds diagnoses a replayed gate, with the
+// business channels' log facts; ages run from each record's timestamp to
+// now.
+func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
+	t := &Task{Read: p.Changelog.Partition(task), Ready: map[clock.Channel]bool{}, Heads: map[clock.Channel]*Head{}}
+	t.State = t.Read.Store.Decode()
+	for name, id := range t.State.Names {
+		_ = p.Names.Add(name, id) // the cluster's binding, when it differs, was learned first
+	}
+	t.Scope, t.ScopeSource = taskScope(p, t.State)
+	t.AssignedTo = assignedTo(p, task, t.Scope)
+
+	states := make([]gate.ChannelState, 0, len(t.Scope))
+	for _, ch := range t.Scope {
+		cs := gate.ChannelState{Channel: ch, Fed: -1, Reached: -1}
+		if c := t.State.Channel(ch); c != nil {
+			cs.Fed = max(c.FedUpTo, -1)
+			for _, h := range c.Held {
+				clk, err := h.Record.Clock()
+				if err != nil {
+					return nil, fmt.Errorf("task %d: held record %s@%d: %w", task, p.Names.Channel(ch), h.Offset, err)
+				}
+				cs.Held = append(cs.Held, gate.SeedRecord{Offset: h.Offset, Clock: clk})
+				cs.Fed = max(cs.Fed, h.Offset) // older releases may lack f
+			}
+		}
+		// The group's committed offset is where the process's position
+		// stands: an offset below it that is not fed carried no record.
+		if off, ok := p.Committed[ch]; ok {
+			cs.Reached = max(cs.Fed, off-1)
+		}
+		states = append(states, cs)
+	}
+	g, err := gate.Restore(states)
+	if err != nil {
+		return nil, fmt.Errorf("task %d: %w", task, err)
+	}
+	for _, ev := range g.Drain(nil) {
+		if c := t.State.Channel(ev.Channel); ev.Kind == gate.EventDeliver && c != nil && len(c.Held) > 0 && c.Held[0].Offset == ev.Offset {
+			t.Ready[ev.Channel] = true
+		}
+	}
+	t.Gate = g
+	t.Report = Diagnose(Input{
+		Gate:  g,
+		Names: p.Names,
+		Facts: Facts{Log: p.LogFacts},
+		Timestamp: func(ch clock.Channel, offset int64) (time.Time, bool) {
+			return HeldTimestamp(t.State, ch, offset)
+		},
+		Now: now,
+	})
+	for i := range t.Report.Heads {
+		h := &t.Report.Heads[i]
+		if ch, err := p.Names.ParseChannel(h.Channel); err == nil {
+			t.Heads[ch] = h
+		}
+	}
+	return t, nil
+}
+
+// HeldTimestamp is a held record's own timestamp, from the store.
+func HeldTimestamp(t *parsley.Task, ch clock.Channel, offset int64) (time.Time, bool) {
+	if c := t.Channel(ch); c != nil {
+		for _, h := range c.Held {
+			if h.Offset == offset && h.Record.Timestamp >= 0 {
+				return time.UnixMilli(h.Record.Timestamp), true
+			}
+		}
+	}
+	return time.Time{}, false
+}
+
+// taskScope is task p's scope (SPEC §6): partition p of every topic the
+// process receives — from the members' subscriptions while it runs, else
+// from the store's `n` bindings — that has a partition p, and besides every
+// channel the store holds records of (without subscriptions, every channel
+// it names).
+func taskScope(p *Process, st *parsley.Task) ([]clock.Channel, string) {
+	part := st.Task
+	source := ScopeState
+	topics := map[string]clock.TopicID{}
+	if sub := p.Subscribed(); sub != nil {
+		source = ScopeSubscription
+		for _, name := range sub {
+			if id, ok := p.IDs[name]; ok {
+				topics[name] = id
+			} else if id, ok := st.Names[name]; ok {
+				topics[name] = id
+			}
+		}
+	} else {
+		for name, id := range st.Names {
+			topics[name] = id
+		}
+	}
+	set := map[clock.Channel]bool{}
+	for name, id := range topics {
+		ch := clock.Channel{Topic: id, Partition: part}
+		n, known := p.Counts[name]
+		if known && p.IDs[name] == id {
+			if part < n {
+				set[ch] = true
+			}
+			continue
+		}
+		if st.Channel(ch) != nil { // no partition count: the store tells
+			set[ch] = true
+		}
+	}
+	// Without subscriptions the store is the bound: every channel it
+	// names. With them, a channel outside still shows what it holds.
+	for _, c := range st.Channels {
+		if len(c.Held) > 0 || source == ScopeState {
+			set[c.Channel] = true
+		}
+	}
+	out := make([]clock.Channel, 0, len(set))
+	for ch := range set {
+		out = append(out, ch)
+	}
+	slices.SortFunc(out, func(a, b clock.Channel) int { return strings.Compare(p.Names.Channel(a), p.Names.Channel(b)) })
+	return out, source
+}
+
+// assignedTo returns the member assigned a channel of the task's scope,
+// or "".
+func assignedTo(p *Process, task int32, scope []clock.Channel) string {
+	if p.Group == nil {
+		return ""
+	}
+	for _, m := range p.Group.Members {
+		for topic, parts := range m.Assignment {
+			id, ok := p.IDs[topic]
+			if !ok || !slices.Contains(parts, task) {
+				continue
+			}
+			if slices.Contains(scope, clock.Channel{Topic: id, Partition: task}) {
+				return m.MemberID
+			}
+		}
+	}
+	return ""
+}
