@@ -520,23 +520,30 @@ func (n *Notifier) Records() int64 { return n.records.Load() }
 // WaitRecords waits until the notifier has received at least count
 // records, it stopped, or ctx is done.
 func (n *Notifier) WaitRecords(ctx context.Context, count int64) error {
+	return n.Wait(ctx, func([]TaskState) bool { return n.Records() >= count })
+}
+
+// Wait waits until ok holds of the tasks' state, checked at the start and
+// after each transaction; an error once the notifier stopped without it,
+// or ctx is done.
+func (n *Notifier) Wait(ctx context.Context, ok func([]TaskState) bool) error {
 	for {
 		n.mu.Lock()
 		progress := n.progress
 		n.mu.Unlock()
-		if n.Records() >= count {
+		if ok(n.State()) {
 			return nil
 		}
 		select {
 		case <-progress:
 		case <-n.done:
-			if n.Records() >= count {
+			if ok(n.State()) {
 				return nil
 			}
 			if err := n.Err(); err != nil {
 				return err
 			}
-			return errors.New("notifier stopped")
+			return errors.New("the notifier stopped")
 		case <-ctx.Done():
 			return ctx.Err()
 		}

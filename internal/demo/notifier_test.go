@@ -180,6 +180,53 @@ func clockOf(t *testing.T, r parsley.HeldRecord) clock.Clock {
 	return c
 }
 
+// TestNotifierOpenTxn checks that an open transaction shows in the
+// notifier's state: task 1 holds a shipment claiming payments/1 past what
+// it could read of it (its fed-up-to stops below the open transaction).
+func TestNotifierOpenTxn(t *testing.T) {
+	d := start(t, demo.Config{Seed: 4, Fault: demo.FaultOpenTxn, FaultStep: 8, Steps: 30, Lags: map[string]time.Duration{}})
+	ctx := testCtx(t)
+	n, err := d.StartNotifier(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pay1 := clock.Channel{Topic: d.TopicID(demo.TopicPayments), Partition: 1}
+	ship1 := clock.Channel{Topic: d.TopicID(demo.TopicShipments), Partition: 1}
+	behind := func(ts []demo.TaskState) bool {
+		var fed int64 = -1
+		var head clock.Clock
+		for _, cs := range ts[1].Channels {
+			switch {
+			case cs.Channel == pay1:
+				fed = cs.FedUpTo
+			case cs.Channel == ship1 && len(cs.Clocks) > 0:
+				head = cs.Clocks[0]
+			}
+		}
+		pos, ok := head.Get(pay1)
+		return ok && pos > fed
+	}
+	if err := n.Wait(ctx, behind); err != nil {
+		t.Fatal(err)
+	}
+	n.Stop()
+	state := n.State()
+	tasks := readChangelog(t, d.Addr())
+	for _, diff := range diffState(d, tasks, state) {
+		t.Error(diff)
+	}
+	h, ok := tasks[1].Channel(ship1).Head()
+	if !ok {
+		t.Fatal("task 1 holds nothing on shipments/1")
+	}
+	if pos, _ := clockOf(t, h.Record).Get(pay1); pos <= tasks[1].Channel(pay1).FedUpTo {
+		t.Errorf("the head of shipments/1 claims payments/1@%d, fed up to %d", pos, tasks[1].Channel(pay1).FedUpTo)
+	}
+}
+
 // TestNotifierStateReference proves TestNotifierState's comparison can
 // fail: a writer that never tombstones delivered records leaves held
 // records the gates no longer hold.
