@@ -266,6 +266,11 @@ func (n *Notifier) run(ctx context.Context) {
 			n.mu.Lock()
 			n.err = err
 			n.mu.Unlock()
+			if err != nil {
+				// A process that failed leaves its group, as a
+				// crashed one does once its session times out.
+				n.member.LeaveGroup()
+			}
 			return
 		}
 	}
@@ -427,12 +432,25 @@ func (n *Notifier) commitOffsets(ctx context.Context, offsets map[clock.Channel]
 	}
 	add := kmsg.NewPtrAddOffsetsToTxnRequest()
 	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = NotifierTxnID, id, epoch, NotifierApp
-	addResp, err := add.RequestWith(ctx, n.prod)
-	if err != nil {
-		return err
-	}
-	if err := kerr.ErrorForCode(addResp.ErrorCode); err != nil {
-		return fmt.Errorf("AddOffsetsToTxn: %w", err)
+	for attempt := 0; ; attempt++ {
+		addResp, err := add.RequestWith(ctx, n.prod)
+		if err != nil {
+			return err
+		}
+		err = kerr.ErrorForCode(addResp.ErrorCode)
+		if err == nil {
+			break
+		}
+		// The previous transaction may still be ending: retry a while,
+		// as franz-go does for its own requests of a transaction.
+		if !errors.Is(err, kerr.ConcurrentTransactions) || attempt == 20 {
+			return fmt.Errorf("AddOffsetsToTxn: %w", err)
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
 	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = NotifierTxnID, NotifierApp, id, epoch

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // readChangelog reads the notifier's changelog read_committed from its
@@ -69,7 +71,9 @@ func diffState(d *demo.Demo, tasks map[int32]*parsley.Task, state []demo.TaskSta
 			ch := names.Channel(cs.Channel)
 			c := task.Channel(cs.Channel)
 			if c == nil {
-				add("task %d: %s: not in the store", ts.Task, ch)
+				if cs.FedUpTo >= 0 || len(cs.Held) > 0 {
+					add("task %d: %s: not in the store", ts.Task, ch)
+				}
 				continue
 			}
 			if c.FedUpTo != cs.FedUpTo || c.Settled() != cs.Settled {
@@ -285,6 +289,9 @@ func TestNotifierStop(t *testing.T) {
 			t.Error(err)
 		}
 		n.Stop()
+		if err := n.Err(); err != nil {
+			t.Error(err)
+		}
 		before, produced, received = ends(), d.Produced(), n.Records()
 	})
 	if err := d.Run(ctx); err != nil {
@@ -316,4 +323,52 @@ func newClient(t *testing.T, addr string) *kgo.Client {
 	}
 	t.Cleanup(cl.Close)
 	return cl
+}
+
+// TestNotifierFailsClosed checks that an undecodable header ends the
+// notifier as it ends Parsley: its error names the code, what it received
+// before is its committed state, its offsets stop below the record, and
+// its member leaves the group.
+func TestNotifierFailsClosed(t *testing.T) {
+	d := start(t, demo.Config{Seed: 3, Fault: demo.FaultUndecodable, FaultStep: 8, Steps: 25, Lags: map[string]time.Duration{}})
+	ctx := testCtx(t)
+	n, err := d.StartNotifier(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-n.Joined():
+	case <-ctx.Done():
+		t.Fatal("the notifier's member never joined")
+	}
+	if err := d.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-n.Done():
+	case <-ctx.Done():
+		t.Fatal("the notifier did not fail closed")
+	}
+	ie, ok := replay.FailureOf(n.Err())
+	if !ok || ie.Code != "truncated" || !strings.HasPrefix(ie.Channel, "shipments/") {
+		t.Fatalf("notifier error %v", n.Err())
+	}
+	state := n.State()
+	for _, diff := range diffState(d, readChangelog(t, d.Addr()), state) {
+		t.Error(diff)
+	}
+	for _, ts := range state {
+		for _, cs := range ts.Channels {
+			if d.Names().Channel(cs.Channel) == ie.Channel && cs.Committed > ie.Offset {
+				t.Errorf("%s: committed %d, past the undecodable record at %d", ie.Channel, cs.Committed, ie.Offset)
+			}
+		}
+	}
+	gs, err := kadm.NewClient(newClient(t, d.Addr())).DescribeGroups(ctx, demo.NotifierApp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := len(gs[demo.NotifierApp].Members); m != 0 {
+		t.Errorf("failed: %d members, want 0", m)
+	}
 }
