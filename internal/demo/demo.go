@@ -11,10 +11,14 @@
 // own topic UUIDs. Some writes are transactions and some of those abort, so
 // offsets have gaps.
 //
-// The watched node, a notifier consuming all three topics, is not simulated
-// here: it is whatever reads the broker (internal/live, over a
-// kafka.Follower). Watch wraps its feed with the notifier's lag, under which
-// effects arrive before their causes and are held.
+// The watched node, a notifier consuming all three topics, is a real
+// Parsley-format process (Notifier, StartNotifier): application id and
+// group "notifier", one gate per task, its ordering state kept in the
+// compacted changelog notifier-__parsley.ordering-changelog inside its
+// transactions, as SPEC §6 describes. Its shadow, shown live by `demo`, is
+// whatever else reads the broker (internal/live, over a kafka.Follower).
+// Watch wraps either's feed with the notifier's lag, under which effects
+// arrive before their causes and are held.
 //
 // The pipeline is a step simulation: what each service reads at a step,
 // what it delivers and writes, and so every record, header and offset, are
@@ -194,9 +198,12 @@ type Demo struct {
 	faultOnce         sync.Once
 	faulted           chan struct{}
 
-	mu    sync.Mutex
-	truth []TrueRecord
-	ran   bool
+	mu        sync.Mutex
+	truth     []TrueRecord
+	ran       bool
+	notifiers []*Notifier // started, stopped at Close
+
+	onStep func(step int) // tests: called after each step
 }
 
 // New starts the broker on cfg.Listen, creates the topics (or finds them
@@ -441,6 +448,9 @@ func (d *Demo) Run(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("demo pipeline, step %d: %w", step, err)
 		}
+		if d.onStep != nil {
+			d.onStep(step)
+		}
 	}
 	return nil
 }
@@ -448,6 +458,12 @@ func (d *Demo) Run(ctx context.Context) error {
 // Close stops the producers and the broker (which saves its state when
 // DataDir is set). Call it after Run has returned.
 func (d *Demo) Close() {
+	d.mu.Lock()
+	ns := d.notifiers
+	d.mu.Unlock()
+	for _, n := range ns {
+		n.Stop()
+	}
 	for _, cl := range d.txns {
 		cl.Close()
 	}

@@ -61,13 +61,20 @@ func runSteps(t *testing.T, cfg demo.Config, steps int) *demo.Demo {
 // readAll reads the demo's topics from the log start to the end.
 func readAll(t *testing.T, addr string) []*capture.Item {
 	t.Helper()
+	return readTopics(t, addr, "orders,payments,shipments")
+}
+
+// readTopics reads topics (comma-separated) read_committed from the log
+// start to the end.
+func readTopics(t *testing.T, addr, topics string) []*capture.Item {
+	t.Helper()
 	ctx := testCtx(t)
 	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: []string{addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	sels, _ := kafka.ParseTopicSels([]string{"orders,payments,shipments"})
+	sels, _ := kafka.ParseTopicSels([]string{topics})
 	spec, _ := kafka.ParseOffsets("start", time.Now())
 	r, err := cl.OpenRange(ctx, sels, spec)
 	if err != nil {

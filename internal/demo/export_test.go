@@ -8,3 +8,14 @@ import "github.com/causalctl/causalctl/internal/live"
 func (d *Demo) WatchFaulted(src live.Source, faulted <-chan struct{}) *Feed {
 	return d.watch(src, faulted)
 }
+
+// SkipTombstones breaks n's writer: delivered records stay in its store.
+func SkipTombstones(n *Notifier) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.skipTombstones = true
+}
+
+// OnStep makes d call f after each pipeline step, on Run's goroutine. Call
+// it before Run.
+func OnStep(d *Demo, f func(step int)) { d.onStep = f }

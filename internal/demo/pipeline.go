@@ -316,6 +316,12 @@ func reactShipping(p *pipeline, s *service, in *simRec) {
 	if p.faulted || p.now < p.d.cfg.FaultStep {
 		return
 	}
+	if (p.d.cfg.Fault == FaultDangling || p.d.cfg.Fault == FaultMarkerClaim) && part != 1 {
+		// The forged claim is on payments/1: the notifier's task 1, which
+		// receives partition 1 of every topic, holds it only on
+		// shipments/1 (a task's gate waits on its own scope only).
+		return
+	}
 	switch p.d.cfg.Fault {
 	case FaultUndecodable:
 		r.header = r.header[:len(r.header)-1] // cut short: truncated

@@ -41,6 +41,10 @@ type Options struct {
 	// MetricsAddr, when set, is where the watched notifier's /metrics and
 	// /healthz are served.
 	MetricsAddr string
+	// StopNotifierAfter, when positive, stops the notifier process that
+	// long after the start: its ordering state and committed offsets stay,
+	// as a stopped process leaves them.
+	StopNotifierAfter time.Duration
 
 	// RunTUI shows the live view of the watched node until ctx is done or
 	// the user quits, reading snapshots from the channel (closed when the
@@ -91,6 +95,16 @@ delivered. Nothing needs to be installed; the broker's address is printed,
 and every other causalctl command (and kcat, rpk, any Kafka client) can be
 pointed at it with --brokers while the demo runs.
 
+The notifier is a Parsley process as a real one runs: application id and
+consumer group "notifier", one gate per task (task p receives partition p
+of every topic that has one), its ordering state kept in the compacted
+topic notifier-__parsley.ordering-changelog and its offsets committed to
+group notifier, both in its transactions; so --from-group notifier works.
+The live view shows its shadow: a node reading the same topics with the
+same lags through one gate. --stop-notifier-after stops the notifier (its
+state and offsets stay, its group loses its member) while the pipeline and
+the view go on, so its state can be read as a stopped process's.
+
 On a terminal the watched node is shown live when the live view is
 available; otherwise, in a pipe or with --no-tui, one status line a second:
 records produced, received and delivered, held now, the oldest hold's age.
@@ -123,6 +137,7 @@ is in memory and gone when the demo stops.`,
   causalctl demo --no-tui --duration 10s
   causalctl demo --fault dangling --duration 10s -o json | jq .channels
   causalctl demo --no-tui --metrics-addr 127.0.0.1:9464
+  causalctl demo --fault dangling --stop-notifier-after 5s
   causalctl demo --listen 127.0.0.1:9092 --data-dir ~/.cache/causalctl-demo`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -138,6 +153,9 @@ is in memory and gone when the demo stops.`,
 			}
 			if opts.Tick < 0 {
 				return cmdutil.Usagef("--tick must not be negative")
+			}
+			if opts.StopNotifierAfter < 0 {
+				return cmdutil.Usagef("--stop-notifier-after must not be negative")
 			}
 			if err := cmdutil.CheckListenAddr("--metrics-addr", opts.MetricsAddr); err != nil {
 				return err
@@ -156,6 +174,7 @@ is in memory and gone when the demo stops.`,
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the pipeline's choices")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print a status line every second instead of the live view")
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
+	fs.DurationVar(&opts.StopNotifierAfter, "stop-notifier-after", 0, "stop the notifier process after this long; its ordering state and offsets stay (default: it runs to the end)")
 	fs.DurationVar(&opts.Tick, "tick", demo.DefaultTick, "wall time of one pipeline step (0: steps back to back, the highest rate)")
 	cmdutil.DeclareFormats(cmd, formats...)
 	return cmd
@@ -179,6 +198,20 @@ func Run(ctx context.Context, opts *Options) error {
 	// What must finish after Ctrl-C (stopping, the summary) runs under a
 	// context that Ctrl-C does not cancel.
 	bg := context.WithoutCancel(ctx)
+
+	notifier, err := d.StartNotifier(ctx)
+	if err != nil {
+		return err
+	}
+	defer notifier.Stop()
+	notifierStopped := make(chan struct{})
+	if opts.StopNotifierAfter > 0 {
+		t := time.AfterFunc(opts.StopNotifierAfter, func() {
+			notifier.Stop()
+			close(notifierStopped)
+		})
+		defer t.Stop()
+	}
 
 	cl, fol, err := d.Follow(ctx, kafka.FetchWait(100*time.Millisecond), kafka.WithLogFacts())
 	if err != nil {
@@ -254,7 +287,7 @@ func Run(ctx context.Context, opts *Options) error {
 		interrupted = !timedOut // the user quit, or Ctrl-C
 	} else {
 		var werr error
-		pipeErr, pipeStopped, interrupted, werr = headless(ctx, opts, d, drv, pipeDone, info, began)
+		pipeErr, pipeStopped, interrupted, werr = headless(ctx, opts, d, drv, pipeDone, notifierStopped, info, began)
 		if werr != nil {
 			return werr
 		}
@@ -267,8 +300,16 @@ func Run(ctx context.Context, opts *Options) error {
 	if pipeErr != nil {
 		return pipeErr
 	}
-	if !interrupted && drv.Err() == nil {
-		catchUp(bg, cl, feed, drv)
+	if !interrupted {
+		notifier.Flush()
+		if drv.Err() == nil {
+			catchUp(bg, cl, feed, drv)
+		}
+		// The notifier catches up too, so that its state is the
+		// summary's; a stopped or failed one does not wait.
+		nctx, cancel := context.WithTimeout(bg, 5*time.Second)
+		_ = notifier.WaitRecords(nctx, d.Produced())
+		cancel()
 	}
 	stopDriver()
 	if err := <-drvDone; err != nil {
@@ -281,7 +322,7 @@ func Run(ctx context.Context, opts *Options) error {
 
 // headless prints a status line every StatusEvery until the duration is
 // over, ctx is done, the pipeline fails or a line cannot be written (werr).
-func headless(ctx context.Context, opts *Options, d *demo.Demo, drv *live.Driver, pipeDone <-chan error, w io.Writer, began time.Time) (pipeErr error, pipeStopped, interrupted bool, werr error) {
+func headless(ctx context.Context, opts *Options, d *demo.Demo, drv *live.Driver, pipeDone <-chan error, notifierStopped <-chan struct{}, w io.Writer, began time.Time) (pipeErr error, pipeStopped, interrupted bool, werr error) {
 	tick := time.NewTicker(opts.StatusEvery)
 	defer tick.Stop()
 	var deadline <-chan time.Time
@@ -307,6 +348,10 @@ func headless(ctx context.Context, opts *Options, d *demo.Demo, drv *live.Driver
 		case <-stopped:
 			stopped = nil
 			line = stopText(drv.Err())
+		case <-notifierStopped:
+			notifierStopped = nil
+			line = fmt.Sprintf("the notifier process stopped (--stop-notifier-after): its state stays in %s, its offsets in group %s; the live view goes on as its shadow",
+				demo.NotifierChangelog, demo.NotifierApp)
 		case <-tick.C:
 			line = statusLine(d, drv.Status())
 		}
@@ -433,7 +478,11 @@ reads orders %s late, so payments and shipments often reach it before the
 orders they depend on. Its delivery gate then holds such a record back
 ("held") until everything it depends on has been delivered: holds appear
 and drain all the time, and nothing is ever delivered before its cause.
-`, cfg.Lags[demo.TopicOrders])
+It runs as a Parsley process does: application id and group %[2]s, one
+gate per task (partition p of every topic), its ordering state in the
+compacted topic %[3]s.
+Shown here is its shadow, reading the same topics with the same lags.
+`, cfg.Lags[demo.TopicOrders], demo.NotifierApp, demo.NotifierChangelog)
 	at := (time.Duration(cfg.FaultStep) * opts.Tick).String()
 	if opts.Tick == 0 {
 		at = fmt.Sprintf("%d steps", cfg.FaultStep)
@@ -442,6 +491,8 @@ and drain all the time, and nothing is ever delivered before its cause.
 		"causalctl topics --brokers " + addr,
 		"causalctl replay --brokers " + addr + " -t orders,payments,shipments",
 		"causalctl decode --brokers " + addr + " -t shipments --offsets -5",
+		"causalctl holds --brokers " + addr + " -t orders,payments,shipments --from-group " + demo.NotifierApp,
+		"causalctl state --brokers " + addr + " --app " + demo.NotifierApp,
 		"kcat -b " + addr + " -L",
 	}
 	help := []string{"Try, in another terminal while it runs:"}
@@ -451,7 +502,7 @@ and drain all the time, and nothing is ever delivered before its cause.
 	var faultCmd string
 	if cfg.Fault != demo.NoFault {
 		var text string
-		text, faultCmd = faultText(cfg.Fault, at, cfg.Stall, time.Duration(demo.OpenTxnSteps)*opts.Tick)
+		text, faultCmd = faultText(cfg.Fault, addr, at, cfg.Stall, time.Duration(demo.OpenTxnSteps)*opts.Tick)
 		b.WriteString("\n")
 		b.WriteString(text)
 		if faultCmd != "" {
@@ -488,7 +539,7 @@ and drain all the time, and nothing is ever delivered before its cause.
 
 // faultText says what the fault does and returns, apart, the command that
 // shows it ("" when the view shows it).
-func faultText(f demo.Fault, at string, stall, open time.Duration) (text, cmd string) {
+func faultText(f demo.Fault, addr, at string, stall, open time.Duration) (text, cmd string) {
 	switch f {
 	case demo.FaultUndecodable:
 		return fmt.Sprintf(`Fault "undecodable": after %s the shipping service writes one shipment whose
@@ -500,7 +551,7 @@ more: it cannot know what the record depends on, so it does not guess.
 a payments position that is never written. It stays held, waiting for a
 record that will not come (beyond-log-end), and so does every shipment
 behind it on its partition. Ask why with:
-`, at), "causalctl holds -t orders -t payments -t shipments"
+`, at), "causalctl holds --brokers " + addr + " -t orders -t payments -t shipments"
 	case demo.FaultSlow:
 		return fmt.Sprintf(`Fault "slow": after %s the notifier's feed of payments stalls for %s, then
 recovers. The shipments that depend on those payments pile up in the hold
@@ -517,19 +568,19 @@ payment with that payment alone, folding none of the clocks it received.
 Nothing fails and nothing is held here — the notifier consumes payments too —
 but a node consuming orders and shipments only could deliver a shipment
 before its order. Find the holes with:
-`, at), "causalctl check -t orders -t payments -t shipments --scope orders,shipments"
+`, at), "causalctl check --brokers " + addr + " -t orders -t payments -t shipments --scope orders,shipments"
 	case demo.FaultOpenTxn:
 		return fmt.Sprintf(`Fault "open-txn": after %s a late producer (transactional id %s)
 writes a payment to payments/1 in a transaction it leaves open for %s, then
 commits. Until then no read_committed reader gets past it: shipments claiming
 later payments on payments/1 are held. Ask why with:
-`, at, demo.TxnLatePayment, open), "causalctl holds -t orders -t payments -t shipments"
+`, at, demo.TxnLatePayment, open), "causalctl holds --brokers " + addr + " -t orders -t payments -t shipments"
 	case demo.FaultMarkerClaim:
 		return fmt.Sprintf(`Fault "marker-claim": after %s one shipment claims the offset of the commit
 marker that ends the last transaction on payments/1, and no payment follows
 it there. Parsley's wire contract forbids claiming a marker: a node that
 settles only on receipt holds the shipment for good. See it with:
-`, at), "causalctl holds -t orders -t payments -t shipments --position-advance=false"
+`, at), "causalctl holds --brokers " + addr + " -t orders -t payments -t shipments --position-advance=false"
 	}
 	return "", ""
 }

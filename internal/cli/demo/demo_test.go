@@ -143,21 +143,7 @@ func TestDemoInterrupt(t *testing.T) {
 	defer cancel()
 	done := make(chan int, 1)
 	go func() { done <- run(ctx, ios, "demo", "--no-tui") }()
-	var addr string
-	for deadline := time.Now().Add(10 * time.Second); addr == ""; {
-		if m := addrRE.FindStringSubmatch(out.String()); m != nil {
-			addr = m[1]
-			break
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("the demo exited %d before printing its address:\n%s\n%s", code, out, errOut)
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no address printed: %s %s", out, errOut)
-		}
-	}
+	addr := waitOutput(t, out, errOut, done, addrRE)[1]
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("orders", "shipments"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableClientMetrics())
 	if err != nil {
@@ -176,14 +162,7 @@ func TestDemoInterrupt(t *testing.T) {
 	}
 	cl.Close()
 	cancel()
-	select {
-	case code := <-done:
-		if code != 130 {
-			t.Fatalf("exit %d after interrupt, want 130 (after the summary): %s", code, errOut)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the demo did not stop")
-	}
+	waitInterrupted(t, done, errOut)
 	if o := out.String(); !strings.Contains(o, "The notifier when stopped") || !strings.Contains(o, "Replay complete") {
 		t.Errorf("no summary after interrupt:\n%s", o)
 	}
@@ -303,11 +282,78 @@ func TestDemoFlags(t *testing.T) {
 	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
 	var got *democmd.Options
 	cmd := democmd.NewCmdDemo(f, &cmdutil.Output{}, func(_ context.Context, o *democmd.Options) error { got = o; return nil })
-	cmd.SetArgs([]string{"--fault", "cycle", "--seed", "9", "--listen", "127.0.0.1:0", "--data-dir", "/x", "--duration", "2s", "--no-tui"})
+	cmd.SetArgs([]string{"--fault", "cycle", "--seed", "9", "--listen", "127.0.0.1:0", "--data-dir", "/x", "--duration", "2s", "--no-tui", "--stop-notifier-after", "3s"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got.Fault != demo.FaultCycle || got.Seed != 9 || got.DataDir != "/x" || got.Duration != 2*time.Second || !got.NoTUI || got.Output != "text" || got.Tick != demo.DefaultTick {
+	if got.Fault != demo.FaultCycle || got.Seed != 9 || got.DataDir != "/x" || got.Duration != 2*time.Second || !got.NoTUI || got.Output != "text" || got.Tick != demo.DefaultTick || got.StopNotifierAfter != 3*time.Second {
 		t.Errorf("options %+v", got)
+	}
+}
+
+// TestDemoFromGroupNotifier runs the documented `--from-group notifier`
+// example against a running demo, before and after --stop-notifier-after
+// stopped the notifier (its offsets stay), and completes --from-group with
+// the notifier's group.
+func TestDemoFromGroupNotifier(t *testing.T) {
+	ios, out, errOut := streams()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, ios, "demo", "--no-tui", "--fault", "dangling", "--tick", "20ms", "--stop-notifier-after", "1500ms")
+	}()
+	waitFor := func(re *regexp.Regexp) []string { t.Helper(); return waitOutput(t, out, errOut, done, re) }
+	addr := waitFor(addrRE)[1]
+	holds := func() {
+		t.Helper()
+		hios, hout, herr := streams()
+		code := run(ctx, hios, "holds", "--brokers", addr, "-t", "orders,payments,shipments", "--from-group", "notifier", "-o", "json")
+		if code != 0 && code != 4 {
+			t.Errorf("holds --from-group notifier: exit %d\n%s\n%s", code, hout, herr)
+		}
+	}
+	waitFor(regexp.MustCompile(`fault injected: dangling`))
+	holds()
+	cios, cout, cerr := streams()
+	if code := run(ctx, cios, "__complete", "holds", "--brokers", addr, "--from-group", ""); code != 0 || !strings.Contains(cout.String(), "notifier\n") {
+		t.Errorf("completing --from-group: exit %d\n%s\n%s", code, cout, cerr)
+	}
+	waitFor(regexp.MustCompile(`the notifier process stopped \(--stop-notifier-after\): its state stays in notifier-__parsley\.ordering-changelog, its offsets in group notifier`))
+	holds()
+	cancel()
+	waitInterrupted(t, done, errOut)
+}
+
+// waitOutput polls a running demo's output for re under a deadline that
+// only ends a hung test; the demo exiting first fails the test.
+func waitOutput(t *testing.T, out, errOut *testutil.SyncBuffer, done <-chan int, re *regexp.Regexp) []string {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			return m
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("the demo exited %d before writing %s:\n%s\n%s", code, re, out, errOut)
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s in:\n%s\n%s", re, out, errOut)
+		}
+	}
+}
+
+// waitInterrupted waits for a demo that was interrupted to exit 130 (after
+// its summary).
+func waitInterrupted(t *testing.T, done <-chan int, errOut *testutil.SyncBuffer) {
+	t.Helper()
+	select {
+	case code := <-done:
+		if code != 130 {
+			t.Fatalf("exit %d after interrupt, want 130 (after the summary): %s", code, errOut)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the demo did not stop")
 	}
 }
