@@ -1,4 +1,4 @@
-package inspect
+package audit
 
 import (
 	"encoding/json"
@@ -12,7 +12,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 )
 
-const conformanceDir = "../../../shared/conformance/parsley-cluster"
+const conformanceDir = "../../../../shared/conformance/parsley-cluster"
 
 // The Parsley cluster run, all its captures as one input, audited for
 // every unit's scope at once: Parsley's honest stamps have no finding.
@@ -70,9 +70,9 @@ func TestAuditParsleyCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var ss []AuditScope
+	var ss []Scope
 	for _, s := range scopes {
-		sc := AuditScope{Name: s.name}
+		sc := Scope{Name: s.name}
 		for _, ch := range s.channels {
 			c, err := names.ParseChannel(ch)
 			if err != nil {
@@ -82,7 +82,7 @@ func TestAuditParsleyCluster(t *testing.T) {
 		}
 		ss = append(ss, sc)
 	}
-	rep := auditItems(t, NewAuditor(AuditConfig{Names: names}), items, ss)
+	rep := auditItems(t, New(Config{Names: names}), items, ss)
 	if rep.Records != 594 || len(rep.Scopes) != 12 {
 		t.Errorf("%d records, %d scopes: want the run's 594 records and 12 units", rep.Records, len(rep.Scopes))
 	}
