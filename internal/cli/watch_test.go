@@ -73,7 +73,9 @@ func writeUndecodable(t *testing.T, p *pipeline) {
 }
 
 // TestWatchFailsClosed: an undecodable header stops the shadow node; the
-// last status says so and the command exits 1 naming the record.
+// last status says so and the command exits 1 naming the record. The
+// one-line error on stderr is all the CLI gives, so it is checked as text
+// here; tests that have the error assert it typed (replaytest).
 func TestWatchFailsClosed(t *testing.T) {
 	p := newPipeline(t)
 	writeUndecodable(t, p)
@@ -262,7 +264,7 @@ func TestWatchMetricsFailClosed(t *testing.T) {
 	if code, _ := httpGet(t, base+"/healthz"); code != 503 {
 		t.Errorf("/healthz: %d", code)
 	}
-	if !strings.Contains(stderr.String(), "payments/0 offset 6: failed closed: truncated") || !strings.Contains(stderr.String(), "(still serving metrics until stopped)") {
+	if !strings.Contains(stderr.String(), "(still serving metrics until stopped)") {
 		t.Errorf("stderr %q", stderr)
 	}
 	if code := stop(); code != cmdutil.ExitInterrupted {
