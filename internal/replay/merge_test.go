@@ -65,7 +65,7 @@ func (p *perChannel) NextOf(i int) (*capture.Item, error) {
 // a time (so it buffers nothing: the count of asks is the items and one
 // end per channel), and never returns an item its channel has reused.
 func TestMergeMatchesReorder(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(conformanceDir, "*.ndjson"))
+	files, _ := filepath.Glob(filepath.Join(conformanceDir(t), "*.ndjson"))
 	files = append(files, "../cli/replay/testdata/basic.ndjson", "../cli/replay/testdata/faults.ndjson")
 	for _, path := range files {
 		names := &clock.Names{}

@@ -10,16 +10,16 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
-
-const conformanceDir = "../../../../shared/conformance/parsley-cluster"
 
 // The Parsley cluster run, all its captures as one input, audited for
 // every unit's scope at once: Parsley's honest stamps have no finding.
 func TestAuditParsleyCluster(t *testing.T) {
-	units, err := filepath.Glob(filepath.Join(conformanceDir, "*.json"))
+	dir := testutil.Shared(t, "conformance", "parsley-cluster")
+	units, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil || len(units) == 0 {
-		t.Fatalf("no conformance units in %s: %v", conformanceDir, err)
+		t.Fatalf("no conformance units in %s: %v", dir, err)
 	}
 	names := &clock.Names{}
 	var items []capture.Item
