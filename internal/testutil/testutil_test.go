@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // recorder is a testing.TB that records Skipf and Fatalf instead of
@@ -40,5 +41,21 @@ func TestShared(t *testing.T) {
 	Shared(r, "no-such-file")
 	if r.skipped != "" || r.failed == "" {
 		t.Errorf("missing on CI: skipped %q, failed %q; want a failure", r.skipped, r.failed)
+	}
+}
+
+// TestSyncBufferWait: Wait returns once a write makes its condition true,
+// whichever write that is.
+func TestSyncBufferWait(t *testing.T) {
+	var b SyncBuffer
+	done := make(chan string)
+	go func() {
+		done <- b.Wait(t, 10*time.Second, "three lines", func(s string) bool { return Lines(s) >= 3 })
+	}()
+	for _, line := range []string{"one\n", "two\n", "three\n"} {
+		b.Write([]byte(line))
+	}
+	if got := <-done; got != "one\ntwo\nthree\n" {
+		t.Errorf("Wait returned %q", got)
 	}
 }
