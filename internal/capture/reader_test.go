@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
 func mustID(t testing.TB, s string) clock.TopicID {
@@ -578,9 +579,11 @@ func TestReaderInterns(t *testing.T) {
 	}
 }
 
-// conformanceDir holds the captures of a Parsley cluster run: beside the
-// checkout in CI, ../../../shared from this package here.
-const conformanceDir = "../../../shared/conformance/parsley-cluster"
+// conformanceDir holds the captures of a Parsley cluster run, in
+// ../shared beside the checkout.
+func conformanceDir(t testing.TB) string {
+	return testutil.Shared(t, "conformance", "parsley-cluster")
+}
 
 func TestReaderConformanceCaptures(t *testing.T) {
 	want := map[string]int{
@@ -589,12 +592,13 @@ func TestReaderConformanceCaptures(t *testing.T) {
 		"selfer.t0": 84, "selfer.t1": 85, "selfer.t2": 87,
 		"splitter.t0": 8, "splitter.t1": 7, "splitter.t2": 15,
 	}
-	files, err := filepath.Glob(filepath.Join(conformanceDir, "*.ndjson"))
+	dir := conformanceDir(t)
+	files, err := filepath.Glob(filepath.Join(dir, "*.ndjson"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) == 0 {
-		t.Skipf("no captures in %s", conformanceDir)
+		t.Fatalf("no captures in %s", dir)
 	}
 	if len(files) != len(want) {
 		t.Errorf("found %d captures, want %d", len(files), len(want))

@@ -10,7 +10,10 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/root"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // run executes causalctl in-process and returns its exit code and streams.
@@ -137,20 +140,87 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // TestGenDocs: every command gets a man page and a Markdown page from its
-// own help, and the completion scripts are written beside them.
+// own help — each page names every flag of its command, and holds' man
+// page gives each its usage text — and the completion scripts are written
+// beside them.
 func TestGenDocs(t *testing.T) {
 	dir := t.TempDir()
 	md := filepath.Join(dir, "md")
 	if code, _, stderr := run(t, false, "", "gen-docs", "--dir", dir, "--markdown", md); code != 0 {
 		t.Fatalf("gen-docs: %d %s", code, stderr)
 	}
-	for _, name := range []string{"causalctl", "causalctl_decode", "causalctl_encode", "causalctl_replay", "causalctl_topics", "causalctl_capture", "causalctl_demo", "causalctl_watch"} {
+	ios, _, _, _ := iostreams.Test()
+	tree := root.NewCmdRoot(&cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }})
+	flagsOf := func(c *cobra.Command) []*pflag.Flag {
+		var fs []*pflag.Flag
+		c.NonInheritedFlags().VisitAll(func(f *pflag.Flag) { fs = append(fs, f) })
+		c.InheritedFlags().VisitAll(func(f *pflag.Flag) { fs = append(fs, f) })
+		return fs
+	}
+	pages := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if !c.IsAvailableCommand() && c != tree {
+			return
+		}
+		pages++
+		name := strings.ReplaceAll(c.CommandPath(), " ", "_")
 		b, err := os.ReadFile(filepath.Join(md, name+".md"))
 		if err != nil {
-			t.Fatalf("no page for %s: %v", name, err)
+			t.Fatalf("no page for %s: %v", c.CommandPath(), err)
 		}
-		if !strings.Contains(string(b), "### Options") {
-			t.Errorf("%s.md has no options section", name)
+		for _, f := range flagsOf(c) {
+			if !strings.Contains(string(b), "--"+f.Name) {
+				t.Errorf("%s.md does not document --%s", name, f.Name)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(tree)
+	if pages < 10 {
+		t.Errorf("%d pages checked: the tree is not walked", pages)
+	}
+
+	holds, _, err := tree.Find([]string{"holds"})
+	if err != nil || holds.Name() != "holds" {
+		t.Fatalf("no holds command: %v", err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "man", "causalctl-holds.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The page's text without roff's font changes and escapes.
+	text := strings.NewReplacer(`\fB`, "", `\fR`, "", `\fP`, "", `\fI`, "", `\&`, "", `\-`, "-").Replace(string(page))
+	if _, opts, ok := strings.Cut(text, "\n.SH OPTIONS\n"); ok {
+		text = "\n" + opts
+	} else {
+		t.Fatal("the holds man page has no OPTIONS section")
+	}
+	flags := flagsOf(holds)
+	if len(flags) < 10 {
+		t.Fatalf("holds has %d flags", len(flags))
+	}
+	for _, f := range flags {
+		_, usage := pflag.UnquoteUsage(f)
+		entry := "--" + f.Name
+		if f.Shorthand != "" {
+			entry = "-" + f.Shorthand + ", --" + f.Name
+		}
+		i := strings.Index(text, "\n"+entry)
+		if i < 0 {
+			t.Errorf("the holds man page has no entry for %s", entry)
+			continue
+		}
+		rest := text[i+1:]
+		if end := strings.Index(rest, "\n.PP"); end >= 0 {
+			rest = rest[:end]
+		} else if end := strings.Index(rest, "\n.SH"); end >= 0 {
+			rest = rest[:end]
+		}
+		if !strings.Contains(rest, usage) {
+			t.Errorf("the holds man page does not give %s its usage %q", entry, usage)
 		}
 	}
 	for _, p := range []string{"man/causalctl.1", "man/causalctl-replay.1", "completions/causalctl.bash", "completions/causalctl.zsh", "completions/causalctl.fish", "completions/causalctl.ps1"} {

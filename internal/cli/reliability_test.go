@@ -251,13 +251,7 @@ func TestWatchBrokerKilled(t *testing.T) {
 		done <- Run(context.Background(), f, []string{"watch", "--brokers", p.addr, "-t", "orders,payments",
 			"--offsets", "start", "--interval", "200ms", "--request-timeout", "3s", "--dial-timeout", "500ms"})
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "received=6") {
-		if time.Now().After(deadline) {
-			t.Fatalf("watch never caught up:\n%s", out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	out.Wait(t, 10*time.Second, "watch to catch up", func(s string) bool { return strings.Contains(s, "received=6") })
 	p.c.Close()
 	var code int
 	select {

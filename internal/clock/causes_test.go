@@ -6,16 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
-)
 
-// vectorsPath is where the shared codec vectors live: ../shared beside the
-// checkout, as on CI.
-var vectorsPath = filepath.Join("..", "..", "..", "shared", "vectors", "parsley-causes.txt")
+	"github.com/causalctl/causalctl/internal/testutil"
+)
 
 type vector struct {
 	line     int
@@ -27,9 +24,11 @@ type vector struct {
 
 func readVectors(tb testing.TB) []vector {
 	tb.Helper()
+	// The shared codec vectors, in ../shared beside the checkout.
+	vectorsPath := testutil.Shared(tb, "vectors", "parsley-causes.txt")
 	f, err := os.Open(vectorsPath)
 	if err != nil {
-		tb.Fatalf("the shared vectors must be beside the checkout: %v", err)
+		tb.Fatal(err)
 	}
 	defer f.Close()
 	var vs []vector

@@ -20,9 +20,6 @@ func (g *Gate) cascade() {
 	}
 	g.work = g.work[:0]
 	g.workAt = 0
-	if g.cfg.sab&sabNoFIFO != 0 {
-		g.sabotageNoFIFO()
-	}
 }
 
 // drainChannel delivers heads of channel i while they are deliverable. The
@@ -47,9 +44,6 @@ func (g *Gate) drainChannel(i int32) {
 // ready reports whether head r of channel i is deliverable. If not, it parks
 // r under the first unmet entry, remembering where it stopped.
 func (g *Gate) ready(i int32, r *record) bool {
-	if g.cfg.sab&sabIgnoreCauses != 0 {
-		return true
-	}
 	es := r.clk.Entries()
 	carried := g.chans[i].carried
 	at := 0

@@ -14,12 +14,14 @@ import (
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
 // conformanceDir holds captures of a real Parsley cluster and the deliveries
-// Parsley made (see its README). The repository's CI checks out shared/
-// beside the project.
-const conformanceDir = "../../../shared/conformance/parsley-cluster"
+// Parsley made (see its README), in ../shared beside the checkout.
+func conformanceDir(t testing.TB) string {
+	return testutil.Shared(t, "conformance", "parsley-cluster")
+}
 
 // unitInput is one line of a capture: a record or a position.
 type unitInput struct {
@@ -196,9 +198,10 @@ func shuffle(inputs []unitInput, rng *rand.Rand) []unitInput {
 }
 
 func TestParsleyConformance(t *testing.T) {
-	metas, _ := filepath.Glob(filepath.Join(conformanceDir, "*.json"))
+	dir := conformanceDir(t)
+	metas, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(metas) == 0 {
-		t.Skipf("no conformance data in %s", conformanceDir)
+		t.Fatalf("no conformance data in %s", dir)
 	}
 	for _, m := range metas {
 		base := strings.TrimSuffix(m, ".json")

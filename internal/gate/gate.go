@@ -61,7 +61,6 @@ type config struct {
 	// receiptOnly ignores position advances except a channel's first
 	// (WithPositionAdvance(false)).
 	receiptOnly bool
-	sab         sabotage // test hook; always zero outside this package's tests
 }
 
 type startPos struct {
@@ -293,9 +292,6 @@ func (g *Gate) Receive(ch clock.Channel, offset int64, c clock.Clock, decodeErr 
 			ErrOutOfOrderFeed, offset, s.fed, settled))
 	}
 	var undec uint32
-	if decodeErr != nil && g.cfg.sab&sabUndecodableEmpty != 0 {
-		decodeErr, c = nil, clock.Clock{} // a test's sabotage; see sabotage.go
-	}
 	if decodeErr != nil {
 		code := HeaderCode(decodeErr)
 		if g.cfg.mode != HoldUndecodable {

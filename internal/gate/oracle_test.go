@@ -20,6 +20,11 @@ const (
 // few random ones. It returns every violation found, node sequences
 // included, and what the replays saw.
 func oracleRun(seed uint64, cfg gatetest.Config, opts ...gate.Option) ([]gatetest.Violation, gatetest.Result, *gatetest.World) {
+	return oracleRunWrapped(seed, cfg, nil, opts...)
+}
+
+// oracleRunWrapped is oracleRun through wrap (gatetest.World.RunWrapped).
+func oracleRunWrapped(seed uint64, cfg gatetest.Config, wrap func(*gate.Gate) gatetest.Gate, opts ...gate.Option) ([]gatetest.Violation, gatetest.Result, *gatetest.World) {
 	// The returned Result sums the replays; its Counts include the nodes'.
 	cfg.Seed = seed
 	cfg.Corrupt = cfg.Corrupt || seed%3 == 0
@@ -32,7 +37,7 @@ func oracleRun(seed uint64, cfg gatetest.Config, opts ...gate.Option) ([]gatetes
 		if k > 0 {
 			p = w.RandomPlan(rng)
 		}
-		res := w.Run(p, rng, opts...)
+		res := w.RunWrapped(p, rng, wrap, opts...)
 		vs = append(vs, res.Violations...)
 		sum.Counts.Add(res.Counts)
 		sum.Inputs += res.Inputs
@@ -81,15 +86,15 @@ func TestOracleCatchesSabotage(t *testing.T) {
 	cases := []struct {
 		name string
 		cfg  gatetest.Config
-		opts []gate.Option
+		wrap func(*gate.Gate) gatetest.Gate // the broken gate
 		kind gatetest.ViolationKind
 		// only seeds for which applies is true count
 		applies func(w *gatetest.World) bool
 		min     float64 // share of counted seeds that must be caught
 	}{
-		{name: "ignore-causes", opts: []gate.Option{gate.SabotageIgnoreCauses()}, kind: gatetest.VAncestor, min: 0.9},
-		{name: "no-fifo", opts: []gate.Option{gate.SabotageNoFIFO()}, kind: gatetest.VFIFO, min: 0.15},
-		{name: "undecodable-as-empty", opts: []gate.Option{gate.SabotageUndecodableEmpty()}, kind: gatetest.VAncestor,
+		{name: "ignore-causes", wrap: func(g *gate.Gate) gatetest.Gate { return ignoreCauses{g} }, kind: gatetest.VAncestor, min: 0.9},
+		{name: "no-fifo", wrap: newNoFIFO, kind: gatetest.VFIFO, min: 0.15},
+		{name: "undecodable-as-empty", wrap: func(g *gate.Gate) gatetest.Gate { return undecodableAsEmpty{g} }, kind: gatetest.VAncestor,
 			cfg: gatetest.Config{Corrupt: true}, applies: hasCorrupt, min: 0.25},
 		{name: "stamp-skips-receipt-folding", cfg: gatetest.Config{StampSettledOnly: true}, kind: gatetest.VAncestor, min: 0.25},
 	}
@@ -99,7 +104,7 @@ func TestOracleCatchesSabotage(t *testing.T) {
 			var total gatetest.Counts
 			var example string
 			for seed := range uint64(sabotageSeeds) {
-				vs, res, w := oracleRun(seed, tc.cfg, tc.opts...)
+				vs, res, w := oracleRunWrapped(seed, tc.cfg, tc.wrap)
 				if tc.applies != nil && !tc.applies(w) {
 					continue
 				}

@@ -14,9 +14,9 @@ import (
 
 // runSeeded takes a random gate mid-run, seeds a fresh gate from its
 // State, feeds both the rest of the input and reports the first difference
-// in their deliveries, errors or state. restoreOpts are added to the
-// restored gate's options only (a sabotage).
-func runSeeded(seed uint64, steps int, restoreOpts ...gate.Option) (restored bool, err error) {
+// in their deliveries, errors or state. mangle, when set, changes the state
+// before it is restored (a broken restorer the comparison must catch).
+func runSeeded(seed uint64, steps int, mangle ...func([]gate.ChannelState)) (restored bool, err error) {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	w := newRefWorld()
 	scope := w.scope(rng)
@@ -69,7 +69,10 @@ func runSeeded(seed uint64, steps int, restoreOpts ...gate.Option) (restored boo
 	for step := range steps {
 		if step == split {
 			st := a.State()
-			if b, err = gate.Restore(st, append(slices.Clone(opts), restoreOpts...)...); err != nil {
+			for _, m := range mangle {
+				m(st)
+			}
+			if b, err = gate.Restore(st, slices.Clone(opts)...); err != nil {
 				return true, fmt.Errorf("step %d: restore: %v\ninputs:\n%s", step, err, joinLines(log))
 			}
 			a.Drain(nil)
@@ -179,13 +182,21 @@ func FuzzRestore(f *testing.F) {
 	})
 }
 
-// TestRestoreCatchesSabotage shows the comparison is not vacuous: seeding
-// settled one too high is caught on most seeds.
+// TestRestoreCatchesSabotage shows the comparison is not vacuous: a
+// restorer that seeds an empty channel's settled position one too high
+// (fed-up-to + 1, the off-by-one of "next offset" against "last offset")
+// is caught on most seeds.
 func TestRestoreCatchesSabotage(t *testing.T) {
 	const seeds = 300
 	caught, counted := 0, 0
 	for seed := range uint64(seeds) {
-		restored, err := runSeeded(seed, 120, gate.SabotageSeedSettled())
+		restored, err := runSeeded(seed, 120, func(st []gate.ChannelState) {
+			for i := range st {
+				if len(st[i].Held) == 0 && st[i].Fed >= 0 {
+					st[i].Fed++
+				}
+			}
+		})
 		if restored {
 			counted++
 		}
@@ -193,9 +204,11 @@ func TestRestoreCatchesSabotage(t *testing.T) {
 			caught++
 		}
 	}
-	t.Logf("a settled position seeded one too high caught on %d of %d restored seeds", caught, counted)
-	if caught < counted*9/10 || counted == 0 {
-		t.Errorf("caught on %d of %d seeds, want at least 90%%", caught, counted)
+	t.Logf("an empty channel seeded one too high caught on %d of %d restored seeds", caught, counted)
+	// Fixed seeds: 235 of 300 today. A channel whose settled position no
+	// later input reads hides the fault, so the bar is below all.
+	if caught < counted*7/10 || counted == 0 {
+		t.Errorf("caught on %d of %d seeds, want at least 70%%", caught, counted)
 	}
 }
 

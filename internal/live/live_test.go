@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/testutil"
@@ -122,160 +123,206 @@ func start(t *testing.T, src Source, cfg Config) (d *Driver, stop func() error) 
 	return d, stop
 }
 
-// waitFor polls the driver's status until ok holds.
+// waitFor takes the driver's snapshots until the status of one satisfies
+// ok, and returns that status. It gives up after 5 s (of the bubble's
+// clock under synctest), which only ends a hung test.
 func waitFor(t *testing.T, d *Driver, what string, ok func(Status) bool) Status {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	var st Status
+	waitSnapshot(t, d, what, func(s *inspect.Snapshot) bool {
+		st = StatusOf(s)
+		return ok(st)
+	})
+	return st
+}
+
+// waitSnapshot takes the driver's snapshots until ok holds for one, and
+// returns it; it gives up after 5 s.
+func waitSnapshot(t *testing.T, d *Driver, what string, ok func(*inspect.Snapshot) bool) inspect.Snapshot {
+	t.Helper()
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
 	for {
-		st := d.Status()
-		if ok(st) {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: status %+v", what, st)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// TestSnapshotRate feeds records as fast as the driver takes them and
-// checks that snapshots come at most about ten times a second, that a slow
-// reader gets the newest one, and that the channel closes at the end.
-func TestSnapshotRate(t *testing.T) {
-	src := newFake()
-	d, stop := start(t, src, Config{})
-	const n = 20000
-	fed := make(chan struct{})
-	go func() {
-		defer close(fed)
-		for i := range int64(n) {
-			src.items <- record(a0, i)
-		}
-	}()
-	count := 0
-	deadline := time.After(time.Second)
-	for loop := true; loop; {
 		select {
-		case <-d.Snapshots():
-			count++
-		case <-deadline:
-			loop = false
+		case s, open := <-d.Snapshots():
+			if !open {
+				t.Fatalf("waiting for %s: the snapshots ended", what)
+			}
+			if ok(&s) {
+				return s
+			}
+		case <-deadline.C:
+			t.Fatalf("waiting for %s: status %+v", what, d.Status())
 		}
-	}
-	// The bound that matters is the upper one (never one per record); a
-	// slow machine may deliver fewer, but some must come.
-	if count > 13 || count < 1 {
-		t.Errorf("%d snapshots in a second, want at most about 10, and some", count)
-	}
-	<-fed
-	waitFor(t, d, "every delivery", func(s Status) bool { return s.Delivered == n })
-	// A reader that comes back late gets the state of now, not a backlog.
-	time.Sleep(250 * time.Millisecond)
-	if s := <-d.Snapshots(); s.Delivered != n || s.Received != n || s.State != replay.StateRunning {
-		t.Errorf("late snapshot: %d received, %d delivered, %v", s.Received, s.Delivered, s.State)
-	}
-	if err := stop(); err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	var last inspect.Snapshot
-	for s := range d.Snapshots() {
-		last = s
-	}
-	if last.State != replay.StateFinished || last.Delivered != n {
-		t.Errorf("last snapshot: %v, %d delivered", last.State, last.Delivered)
-	}
-	if sum := d.Summary(); sum == nil || sum.Delivered != n || sum.Failed != nil {
-		t.Errorf("summary %+v", sum)
 	}
 }
 
+// TestSnapshotRate feeds records all through one second of the bubble's
+// clock and checks that snapshots come ten times a second (one as Run
+// starts, then one per interval), never one per record; that a slow reader
+// gets the newest one; and that the channel closes at the end.
+func TestSnapshotRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFake()
+		d, stop := start(t, src, Config{})
+		defer stop()
+		const n = 20000
+		go func() {
+			for i := range int64(n) {
+				src.items <- record(a0, i)
+				if i%20 == 19 {
+					time.Sleep(time.Millisecond) // the bubble's clock: 1000 pauses, one second
+				}
+			}
+		}()
+		count := 0
+		second := time.After(time.Second)
+		for loop := true; loop; {
+			select {
+			case <-d.Snapshots():
+				count++
+			case <-second:
+				loop = false
+			}
+		}
+		// The snapshot of the tick at 1 s and the end of the second come
+		// at the same instant, in either order.
+		if count != 10 && count != 11 {
+			t.Errorf("%d snapshots in a second, want 10 (and the one at its end)", count)
+		}
+		waitFor(t, d, "every delivery", func(s Status) bool { return s.Delivered == n })
+		// A reader that comes back late gets the state of now, not a
+		// backlog: the snapshots of two more intervals replaced each
+		// other unread.
+		time.Sleep(250 * time.Millisecond) // the bubble's clock
+		if s := <-d.Snapshots(); s.Delivered != n || s.Received != n || s.State != replay.StateRunning {
+			t.Errorf("late snapshot: %d received, %d delivered, %v", s.Received, s.Delivered, s.State)
+		}
+		select {
+		case s := <-d.Snapshots():
+			t.Errorf("a second snapshot waiting (%d delivered): a backlog", s.Delivered)
+		default:
+		}
+		if err := stop(); err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		var last inspect.Snapshot
+		for s := range d.Snapshots() {
+			last = s
+		}
+		if last.State != replay.StateFinished || last.Delivered != n {
+			t.Errorf("last snapshot: %v, %d delivered", last.State, last.Delivered)
+		}
+		if sum := d.Summary(); sum == nil || sum.Delivered != n || sum.Failed != nil {
+			t.Errorf("summary %+v", sum)
+		}
+	})
+}
+
+// TestHoldsAgeAndDrain: a held head ages by the clock, is classified
+// against the log ends as they move, and drains.
 func TestHoldsAgeAndDrain(t *testing.T) {
-	src := newFake()
-	d, _ := start(t, src, Config{Interval: 20 * time.Millisecond})
-	src.setEnd(a0, 5)
-	src.setEnd(b0, 1)
-	src.push(t, &capture.Item{Kind: capture.KindPosition, Topic: "a", TopicID: idA, Offset: 0})
-	src.push(t, record(b0, 0, causes(clock.Entry{Channel: a0, Position: 3})))
-	st := waitFor(t, d, "a hold", func(s Status) bool { return s.Held == 1 && s.OldestHold.D >= 100*time.Millisecond })
-	if st.HeldChannels != 1 || !st.LagKnown || st.Lag != 5 {
-		t.Errorf("status %+v: want 1 held channel, lag 5", st)
-	}
-	if line := st.String(); !strings.Contains(line, " held=1 held_channels=1 oldest_hold=") || !strings.HasSuffix(line, " lag=5") {
-		t.Errorf("status line %q", line)
-	}
-	s := <-d.Snapshots()
-	if len(s.Heads) != 1 || len(s.Heads[0].Blockers) != 1 {
-		t.Fatalf("heads %+v", s.Heads)
-	}
-	if b := s.Heads[0].Blockers[0]; b.Kind != inspect.CauseLagging || b.Channel != "a/0" || b.LogEnd != 5 {
-		t.Errorf("blocker %+v: want a/0 lagging below its log end 5", b)
-	}
-	// The requirement beyond the log end: not yet written.
-	src.setEnd(a0, 2)
-	time.Sleep(50 * time.Millisecond)
-	<-d.Snapshots() // possibly taken before the change
-	time.Sleep(30 * time.Millisecond)
-	if s := <-d.Snapshots(); s.Heads[0].Blockers[0].Kind != inspect.CauseBeyondLogEnd {
-		t.Errorf("blocker %+v: want beyond log end", s.Heads[0].Blockers[0])
-	}
-	for off := range int64(4) {
-		src.push(t, record(a0, off))
-	}
-	waitFor(t, d, "the drain", func(s Status) bool { return s.Held == 0 && s.Delivered == 5 })
+	synctest.Test(t, func(t *testing.T) {
+		src := newFake()
+		d, stop := start(t, src, Config{Interval: 20 * time.Millisecond})
+		defer stop()
+		src.setEnd(a0, 5)
+		src.setEnd(b0, 1)
+		src.push(t, &capture.Item{Kind: capture.KindPosition, Topic: "a", TopicID: idA, Offset: 0})
+		src.push(t, record(b0, 0, causes(clock.Entry{Channel: a0, Position: 3})))
+		st := waitFor(t, d, "a hold", func(s Status) bool { return s.Held == 1 && s.OldestHold.D >= 100*time.Millisecond })
+		if st.HeldChannels != 1 || !st.LagKnown || st.Lag != 5 {
+			t.Errorf("status %+v: want 1 held channel, lag 5", st)
+		}
+		if st.OldestHold.D != 100*time.Millisecond {
+			t.Errorf("oldest hold %v: want 100ms, five intervals of the bubble's clock", st.OldestHold.D)
+		}
+		if line := st.String(); !strings.Contains(line, " held=1 held_channels=1 oldest_hold=") || !strings.HasSuffix(line, " lag=5") {
+			t.Errorf("status line %q", line)
+		}
+		s := <-d.Snapshots()
+		if len(s.Heads) != 1 || len(s.Heads[0].Blockers) != 1 {
+			t.Fatalf("heads %+v", s.Heads)
+		}
+		if b := s.Heads[0].Blockers[0]; b.Kind != inspect.CauseLagging || b.Channel != "a/0" || b.LogEnd != 5 {
+			t.Errorf("blocker %+v: want a/0 lagging below its log end 5", b)
+		}
+		// The requirement beyond the log end: not yet written. The next
+		// snapshot taken after the change says so.
+		src.setEnd(a0, 2)
+		synctest.Wait()
+		<-d.Snapshots() // possibly taken before the change
+		if s := <-d.Snapshots(); len(s.Heads) != 1 || s.Heads[0].Blockers[0].Kind != inspect.CauseBeyondLogEnd {
+			t.Errorf("heads %+v: want a/0 beyond its log end", s.Heads)
+		}
+		for off := range int64(4) {
+			src.push(t, record(a0, off))
+		}
+		waitFor(t, d, "the drain", func(s Status) bool { return s.Held == 0 && s.Delivered == 5 })
+	})
 }
 
+// TestFailClosed: an undecodable header stops the feed; the driver goes on
+// publishing the failed state, reads nothing more, and leaves nothing
+// running (synctest.Test fails on a goroutine left blocked).
 func TestFailClosed(t *testing.T) {
-	src := newFake()
-	before := runtime.NumGoroutine()
-	d, stop := start(t, src, Config{Interval: 20 * time.Millisecond})
-	src.push(t, record(a0, 0))
-	src.push(t, record(b0, 7, clock.Header{Key: clock.HeaderCauses, Value: []byte{1, 1}}))
-	select {
-	case <-d.Stopped():
-	case <-time.After(5 * time.Second):
-		t.Fatal("not stopped")
-	}
-	var ie *replay.InputError
-	if err := d.Err(); !errors.As(err, &ie) || ie.Code != "truncated" || ie.Offset != 7 || ie.Channel != "b/0" {
-		t.Fatalf("err %v", err)
-	}
-	st := waitFor(t, d, "failed closed", func(s Status) bool { return s.State == replay.StateFailedClosed })
-	if st.Failure == nil || st.Failure.Code != "truncated" || !strings.HasPrefix(st.String(), "state=failed-closed code=truncated at=b/0@7 scope=2 ") {
-		t.Errorf("status %+v %q", st, st)
-	}
-	// Still publishing, still failed.
-	for range 2 {
-		if s := <-d.Snapshots(); s.State != replay.StateFailedClosed {
-			t.Errorf("snapshot state %v", s.State)
+	synctest.Test(t, func(t *testing.T) {
+		src := newFake()
+		d, stop := start(t, src, Config{Interval: 20 * time.Millisecond})
+		defer stop()
+		src.push(t, record(a0, 0))
+		src.push(t, record(b0, 7, clock.Header{Key: clock.HeaderCauses, Value: []byte{1, 1}}))
+		select {
+		case <-d.Stopped():
+		case <-time.After(5 * time.Second):
+			t.Fatal("not stopped")
 		}
-	}
-	// The feed is no longer read.
-	select {
-	case src.items <- record(a0, 1):
-		t.Error("the driver reads on after failing closed")
-	case <-time.After(100 * time.Millisecond):
-	}
-	if err := stop(); !errors.As(err, &ie) {
-		t.Errorf("run returned %v", err)
-	}
-	if sum := d.Summary(); sum.Failed == nil || sum.Failed.Code != "truncated" || sum.Delivered != 1 {
-		t.Errorf("summary %+v", sum)
-	}
-	testutil.WaitGoroutines(t, before)
+		var ie *replay.InputError
+		if err := d.Err(); !errors.As(err, &ie) || ie.Code != "truncated" || ie.Offset != 7 || ie.Channel != "b/0" {
+			t.Fatalf("err %v", err)
+		}
+		st := waitFor(t, d, "failed closed", func(s Status) bool { return s.State == replay.StateFailedClosed })
+		if st.Failure == nil || st.Failure.Code != "truncated" || !strings.HasPrefix(st.String(), "state=failed-closed code=truncated at=b/0@7 scope=2 ") {
+			t.Errorf("status %+v %q", st, st)
+		}
+		// Still publishing, still failed.
+		for range 2 {
+			if s := <-d.Snapshots(); s.State != replay.StateFailedClosed {
+				t.Errorf("snapshot state %v", s.State)
+			}
+		}
+		// The feed is no longer read: with every goroutine of the bubble
+		// blocked, a reader would be waiting to take this.
+		synctest.Wait()
+		select {
+		case src.items <- record(a0, 1):
+			t.Error("the driver reads on after failing closed")
+		default:
+		}
+		if err := stop(); !errors.As(err, &ie) {
+			t.Errorf("run returned %v", err)
+		}
+		if sum := d.Summary(); sum.Failed == nil || sum.Failed.Code != "truncated" || sum.Delivered != 1 {
+			t.Errorf("summary %+v", sum)
+		}
+	})
 }
 
 func TestSourceError(t *testing.T) {
-	src := newFake()
-	d, stop := start(t, src, Config{Interval: 20 * time.Millisecond})
-	src.errs <- errors.New("broker gone")
-	<-d.Stopped()
-	st := waitFor(t, d, "the error", func(s Status) bool { return s.State == replay.StateError })
-	if !strings.HasSuffix(st.String(), ` error="broker gone"`) {
-		t.Errorf("status line %q", st)
-	}
-	if err := stop(); err == nil || err.Error() != "broker gone" {
-		t.Errorf("run returned %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		src := newFake()
+		d, stop := start(t, src, Config{Interval: 20 * time.Millisecond})
+		defer stop()
+		src.errs <- errors.New("broker gone")
+		<-d.Stopped()
+		st := waitFor(t, d, "the error", func(s Status) bool { return s.State == replay.StateError })
+		if !strings.HasSuffix(st.String(), ` error="broker gone"`) {
+			t.Errorf("status line %q", st)
+		}
+		if err := stop(); err == nil || err.Error() != "broker gone" {
+			t.Errorf("run returned %v", err)
+		}
+	})
 }
 
 // TestFollower runs the driver over a real Follower against kfake: records
@@ -339,24 +386,17 @@ func TestFollower(t *testing.T) {
 	waitFor(t, d, "the effect held", func(s Status) bool { return s.Held == 1 && s.Received == 1 })
 	// The open transaction's record is below the high watermark, not below
 	// the last stable offset; the latest snapshot, besides the one-slot
-	// channel, shows both.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	// channel, shows both. Latest is set before a snapshot is sent: look
+	// at it as each one comes.
+	waitSnapshot(t, d, "a/0's high watermark above its log end", func(*inspect.Snapshot) bool {
 		s, ok := d.Latest()
-		row := inspect.ChannelRow{}
 		for _, r := range s.Channels {
 			if r.Channel == "a/0" {
-				row = r
+				return ok && r.HighWatermark == 1 && r.LogEnd == 0
 			}
 		}
-		if ok && row.HighWatermark == 1 && row.LogEnd == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("latest snapshot (%v): a/0 %+v, want high watermark 1 and log end 0", ok, row)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	})
 	if err := w.EndTransaction(ctx, kgo.TryCommit); err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,14 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
-var conformanceDir = filepath.Join("..", "..", "..", "shared", "conformance", "parsley-cluster")
+// conformanceDir holds the captures of a Parsley cluster run and the
+// deliveries Parsley made, in ../shared beside the checkout.
+func conformanceDir(t testing.TB) string {
+	return testutil.Shared(t, "conformance", "parsley-cluster")
+}
 
 type unit struct {
 	Unit      string           `json:"unit"`
@@ -35,9 +40,10 @@ var interleavings = []string{"file", "timestamp", "channel", "round-robin", "ran
 // the same set, nothing held, per-channel FIFO, every claim honoured, and in
 // file order the very same sequence.
 func TestParsleyConformance(t *testing.T) {
-	units, err := filepath.Glob(filepath.Join(conformanceDir, "*.json"))
+	dir := conformanceDir(t)
+	units, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil || len(units) == 0 {
-		t.Fatalf("no conformance units in %s (../shared must be beside the checkout): %v", conformanceDir, err)
+		t.Fatalf("no conformance units in %s: %v", dir, err)
 	}
 	for _, path := range units {
 		var u unit

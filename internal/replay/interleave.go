@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"container/heap"
 	"fmt"
 	"io"
 	"math"
@@ -123,7 +122,7 @@ func Reorder(src Source, il Interleave, names *clock.Names, maxBytes int64) (Sou
 		if !ok {
 			i = len(r.queues)
 			idx[k] = i
-			r.queues = append(r.queues, &queue{order: i})
+			r.queues = append(r.queues, &queue{})
 		}
 		r.queues[i].items = append(r.queues[i].items, detach(it))
 	}
@@ -203,8 +202,6 @@ func detach(it *capture.Item) capture.Item {
 type queue struct {
 	items []capture.Item
 	next  int
-	order int   // first appearance
-	key   int64 // timestamp key of the next item
 	last  int64 // last timestamp taken
 }
 
@@ -228,8 +225,8 @@ type reordered struct {
 
 	live []*queue // RoundRobin and Random: queues with items left
 	rr   int
-	h    tsHeap
-	cur  int // ByChannel
+	h    byTime // Timestamp: queues with items left, by index
+	cur  int    // ByChannel
 
 	out capture.Item // the item Next returned last
 }
@@ -240,11 +237,9 @@ func (r *reordered) start() {
 	}
 	switch r.mode {
 	case Timestamp:
-		for _, q := range r.queues {
-			q.key = q.tsKey()
-			r.h = append(r.h, q)
+		for i, q := range r.queues {
+			r.h.push(timeKey{key: q.tsKey(), ch: i})
 		}
-		heap.Init(&r.h)
 	case RoundRobin, Random:
 		r.live = append(r.live, r.queues...)
 	}
@@ -257,7 +252,7 @@ func (r *reordered) Next() (*capture.Item, error) {
 		if len(r.h) == 0 {
 			return nil, io.EOF
 		}
-		q = r.h[0]
+		q = r.queues[r.h[0].ch]
 	case ByChannel:
 		for r.cur < len(r.queues) && r.queues[r.cur].empty() {
 			r.cur++
@@ -291,10 +286,9 @@ func (r *reordered) Next() (*capture.Item, error) {
 	switch r.mode {
 	case Timestamp:
 		if q.empty() {
-			heap.Pop(&r.h)
+			r.h.pop()
 		} else {
-			q.key = q.tsKey()
-			heap.Fix(&r.h, 0)
+			r.h.fixTop(q.tsKey())
 		}
 	case RoundRobin, Random:
 		if q.empty() {
@@ -304,25 +298,6 @@ func (r *reordered) Next() (*capture.Item, error) {
 		}
 	}
 	return &r.out, nil
-}
-
-// tsHeap orders queues by (timestamp key, first appearance).
-type tsHeap []*queue
-
-func (h tsHeap) Len() int { return len(h) }
-func (h tsHeap) Less(i, j int) bool {
-	if h[i].key != h[j].key {
-		return h[i].key < h[j].key
-	}
-	return h[i].order < h[j].order
-}
-func (h tsHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *tsHeap) Push(x any)   { *h = append(*h, x.(*queue)) }
-func (h *tsHeap) Pop() any {
-	old := *h
-	q := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return q
 }
 
 // ChannelSource is a source read channel by channel, as a broker range is:
@@ -341,7 +316,7 @@ type ChannelSource interface {
 func MergeByTimestamp(src ChannelSource, n int) Source {
 	m := &merger{src: src, heads: make([]mhead, n), refill: -1}
 	for i := range m.heads {
-		m.heads[i] = mhead{order: i, last: -1 << 62}
+		m.heads[i] = mhead{last: -1 << 62}
 	}
 	return m
 }
@@ -349,18 +324,16 @@ func MergeByTimestamp(src ChannelSource, n int) Source {
 type merger struct {
 	src     ChannelSource
 	heads   []mhead
-	h       mergeHeap
+	h       byTime // channels with an item, by index into heads
 	started bool
 	refill  int // the channel whose item Next returned last, to be replaced
 	out     capture.Item
 }
 
-// mhead is a channel's next item, ordered like a queue of Reorder.
+// mhead is a channel's next item.
 type mhead struct {
-	it    *capture.Item
-	order int
-	key   int64 // timestamp key of it
-	last  int64 // last timestamp taken
+	it   *capture.Item
+	last int64 // last timestamp taken
 }
 
 // fetch asks channel i for its next item and puts it in the heap; a channel
@@ -374,11 +347,12 @@ func (m *merger) fetch(i int) error {
 		return err
 	}
 	q := &m.heads[i]
-	q.it, q.key = it, q.last
+	q.it = it
+	key := q.last
 	if it.Kind == capture.KindRecord && it.HasTimestamp && it.Timestamp > q.last {
-		q.key = it.Timestamp
+		key = it.Timestamp
 	}
-	heap.Push(&m.h, q)
+	m.h.push(timeKey{key: key, ch: i})
 	return nil
 }
 
@@ -401,28 +375,76 @@ func (m *merger) Next() (*capture.Item, error) {
 	if len(m.h) == 0 {
 		return nil, io.EOF
 	}
-	q := heap.Pop(&m.h).(*mhead)
-	q.last = q.key
+	top := m.h.pop()
+	q := &m.heads[top.ch]
+	q.last = top.key
 	m.out, q.it = *q.it, nil
-	m.refill = q.order // its item stays valid until then
+	m.refill = top.ch // its item stays valid until then
 	return &m.out, nil
 }
 
-// mergeHeap orders the channels' next items like tsHeap.
-type mergeHeap []*mhead
+// byTime is the heap of both timestamp merges: channels by the timestamp
+// key of their next item, ties by channel index (Reorder's order of first
+// appearance, MergeByTimestamp's channel order). It holds values, not the
+// queues, so sifting touches one small array.
+type byTime []timeKey
 
-func (h mergeHeap) Len() int { return len(h) }
-func (h mergeHeap) Less(i, j int) bool {
-	if h[i].key != h[j].key {
-		return h[i].key < h[j].key
-	}
-	return h[i].order < h[j].order
+type timeKey struct {
+	key int64 // timestamp key of the channel's next item
+	ch  int   // the channel's index
 }
-func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*mhead)) }
-func (h *mergeHeap) Pop() any {
-	old := *h
-	q := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return q
+
+func (a timeKey) before(b timeKey) bool {
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	return a.ch < b.ch
+}
+
+func (h *byTime) push(k timeKey) {
+	*h = append(*h, k)
+	a := *h
+	for i := len(a) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !a[i].before(a[p]) {
+			break
+		}
+		a[i], a[p] = a[p], a[i]
+		i = p
+	}
+}
+
+// pop removes and returns the first channel.
+func (h *byTime) pop() timeKey {
+	a := *h
+	top := a[0]
+	n := len(a) - 1
+	a[0] = a[n]
+	*h = a[:n]
+	h.down()
+	return top
+}
+
+// fixTop gives the first channel a new key and restores the order.
+func (h byTime) fixTop(key int64) {
+	h[0].key = key
+	h.down()
+}
+
+// down sifts the first element to its place.
+func (h byTime) down() {
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= len(h) {
+			return
+		}
+		if r := c + 1; r < len(h) && h[r].before(h[c]) {
+			c = r
+		}
+		if !h[c].before(h[i]) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
 }

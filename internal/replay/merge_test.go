@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -64,7 +65,7 @@ func (p *perChannel) NextOf(i int) (*capture.Item, error) {
 // a time (so it buffers nothing: the count of asks is the items and one
 // end per channel), and never returns an item its channel has reused.
 func TestMergeMatchesReorder(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(conformanceDir, "*.ndjson"))
+	files, _ := filepath.Glob(filepath.Join(conformanceDir(t), "*.ndjson"))
 	files = append(files, "../cli/replay/testdata/basic.ndjson", "../cli/replay/testdata/faults.ndjson")
 	for _, path := range files {
 		names := &clock.Names{}
@@ -174,5 +175,32 @@ func drainOrder(t *testing.T, src Source) []string {
 			t.Fatal(err)
 		}
 		out = append(out, fmt.Sprintf("%v/%d@%d:%v", it.TopicID, it.Partition, it.Offset, it.Kind))
+	}
+}
+
+// TestTimestampOrderIsAStableSort: with every record stamped and
+// timestamps rising on each channel, both timestamp merges give the items
+// sorted by timestamp, ties by channel order, each channel in its own order
+// — checked against a sort, over enough channels for a deep heap.
+func TestTimestampOrderIsAStableSort(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 37, 300} {
+		items, chans, names := benchItems(n, 40)
+		sorted := slices.Clone(items)
+		index := func(it capture.Item) int {
+			return slices.Index(chans, clock.Channel{Topic: it.TopicID, Partition: it.Partition})
+		}
+		slices.SortStableFunc(sorted, func(a, b capture.Item) int {
+			if a.Timestamp != b.Timestamp {
+				return cmp.Compare(a.Timestamp, b.Timestamp)
+			}
+			return cmp.Compare(index(a), index(b))
+		})
+		want := drainOrder(t, &chunky{items: sorted})
+		if got := drainOrder(t, mustReorder(t, &chunky{items: slices.Clone(items)}, names)); !slices.Equal(got, want) {
+			t.Errorf("%d channels: Reorder is not the sorted order", n)
+		}
+		if got := drainOrder(t, MergeByTimestamp(newPerChannel(items, chans, names), n)); !slices.Equal(got, want) {
+			t.Errorf("%d channels: MergeByTimestamp is not the sorted order", n)
+		}
 	}
 }

@@ -9,22 +9,59 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 )
 
-// SyncBuffer is a bytes.Buffer safe for concurrent writes and reads.
+// SyncBuffer is a bytes.Buffer safe for concurrent writes and reads, which
+// a test can wait on (Wait).
 type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed by the next write, when someone waits
 }
 
 func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
 	return s.b.Write(p)
 }
+
+// Wait waits until ok holds for what was written so far, looking again
+// after every write, and returns it. It fails t when timeout passes first:
+// the deadline only ends a hung test.
+func (s *SyncBuffer) Wait(t testing.TB, timeout time.Duration, what string, ok func(string) bool) string {
+	t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		got := s.b.String()
+		if ok(got) {
+			s.mu.Unlock()
+			return got
+		}
+		if s.written == nil {
+			s.written = make(chan struct{})
+		}
+		written := s.written
+		s.mu.Unlock()
+		select {
+		case <-written:
+		case <-deadline.C:
+			t.Fatalf("waiting %v for %s; written so far:\n%s", timeout, what, got)
+		}
+	}
+}
+
+// Lines counts the complete lines of out.
+func Lines(out string) int { return strings.Count(out, "\n") }
 
 // String returns what was written so far.
 func (s *SyncBuffer) String() string {

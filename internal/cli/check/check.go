@@ -16,7 +16,7 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
-	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/inspect/audit"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/replay"
@@ -121,7 +121,7 @@ func Run(ctx context.Context, opts *Options) error {
 	// the peak near the live size (10 M records in well under 1 GiB)
 	// instead of twice it.
 	defer debug.SetGCPercent(debug.SetGCPercent(20))
-	a := inspect.NewAuditor(inspect.AuditConfig{Names: opts.Names, MaxHeaderSize: opts.MaxHeaderSize, MaxFindings: opts.MaxFindings})
+	a := audit.New(audit.Config{Names: opts.Names, MaxHeaderSize: opts.MaxHeaderSize, MaxFindings: opts.MaxFindings})
 	input, source := opts.Input, opts.Input
 	if opts.Range.Given() {
 		spool, err := spoolRange(ctx, opts, a)
@@ -165,7 +165,7 @@ func Run(ctx context.Context, opts *Options) error {
 
 // load reads the capture a second time, in full but for payloads, into
 // the auditor: parsed on one core, loaded on the other.
-func load(ctx context.Context, in *cmdutil.Capture, a *inspect.Auditor) error {
+func load(ctx context.Context, in *cmdutil.Capture, a *audit.Auditor) error {
 	r, err := in.Open(capture.SkipPayloads())
 	if err != nil {
 		return err
@@ -198,7 +198,7 @@ func interrupted(err error) error {
 // channel's log facts, and tells the auditor every partition's high
 // watermark — topics outside the range included, since clocks claim them
 // too.
-func spoolRange(ctx context.Context, opts *Options, a *inspect.Auditor) (string, error) {
+func spoolRange(ctx context.Context, opts *Options, a *audit.Auditor) (string, error) {
 	br, err := opts.OpenRange(ctx, cmdutil.BrokerRead{Flags: opts.Range, Names: opts.Names,
 		Options: []kafka.ReadOption{kafka.WithLogFacts()}})
 	if err != nil {
@@ -219,7 +219,7 @@ func spoolRange(ctx context.Context, opts *Options, a *inspect.Auditor) (string,
 
 // resolveScopes turns --scope or --scopes into the audited scopes; none
 // means every channel of the input.
-func resolveScopes(opts *Options, channels []clock.Channel) ([]inspect.AuditScope, error) {
+func resolveScopes(opts *Options, channels []clock.Channel) ([]audit.Scope, error) {
 	if opts.ScopesFile == "" {
 		if len(opts.Scope) == 0 {
 			return nil, nil
@@ -228,7 +228,7 @@ func resolveScopes(opts *Options, channels []clock.Channel) ([]inspect.AuditScop
 		if err != nil {
 			return nil, err
 		}
-		return []inspect.AuditScope{{Channels: s.Channels}}, nil
+		return []audit.Scope{{Channels: s.Channels}}, nil
 	}
 	f, err := os.Open(opts.ScopesFile)
 	if err != nil {
@@ -241,8 +241,8 @@ func resolveScopes(opts *Options, channels []clock.Channel) ([]inspect.AuditScop
 // parseScopes reads a scopes file: one node a line, NAME: CH,CH,…; blank
 // lines and lines starting with # are skipped. A bad line is a usage error
 // naming it.
-func parseScopes(r io.Reader, file string, channels []clock.Channel, names *clock.Names) ([]inspect.AuditScope, error) {
-	var out []inspect.AuditScope
+func parseScopes(r io.Reader, file string, channels []clock.Channel, names *clock.Names) ([]audit.Scope, error) {
+	var out []audit.Scope
 	seen := map[string]bool{}
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
@@ -263,7 +263,7 @@ func parseScopes(r io.Reader, file string, channels []clock.Channel, names *cloc
 		if err != nil {
 			return nil, cmdutil.Usagef("--scopes %s line %d: %v", file, n, err)
 		}
-		out = append(out, inspect.AuditScope{Name: name, Channels: s.Channels})
+		out = append(out, audit.Scope{Name: name, Channels: s.Channels})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, cmdutil.Usagef("--scopes %s: %v", file, err)

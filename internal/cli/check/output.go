@@ -8,7 +8,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
-	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/inspect/audit"
 )
 
 // The JSON forms of the report (docs/check.md). Channels print as
@@ -84,7 +84,7 @@ type jsonSummary struct {
 
 type jsonWriter struct{ names *clock.Names }
 
-func (j jsonWriter) record(r inspect.RecordRef) jsonRecord {
+func (j jsonWriter) record(r audit.RecordRef) jsonRecord {
 	return jsonRecord{Channel: j.names.Channel(r.Channel), TopicID: r.Channel.Topic.String(), Offset: r.Offset, Line: r.Line}
 }
 
@@ -107,22 +107,22 @@ func orNull(v int64) *int64 {
 	return &v
 }
 
-func (j jsonWriter) finding(f inspect.Finding) jsonFinding {
+func (j jsonWriter) finding(f audit.Finding) jsonFinding {
 	out := jsonFinding{Kind: f.Kind.String(), jsonRecord: j.record(f.Record), Producer: j.names.Channel(f.Producer), Scope: f.Scope}
 	switch f.Kind {
-	case inspect.FindingNotARecord, inspect.FindingSelfCycle, inspect.FindingUnknownTopic, inspect.FindingBeyondLogEnd:
+	case audit.FindingNotARecord, audit.FindingSelfCycle, audit.FindingUnknownTopic, audit.FindingBeyondLogEnd:
 		c := j.claim(f.Claim)
 		out.Claim = &c
-		if f.Kind == inspect.FindingBeyondLogEnd {
+		if f.Kind == audit.FindingBeyondLogEnd {
 			out.HighWatermark = &f.HighWatermark
 		}
-	case inspect.FindingUndecodable:
+	case audit.FindingUndecodable:
 		out.Code, out.Reason = string(f.Code), f.Reason
-	case inspect.FindingWaitCycle:
+	case audit.FindingWaitCycle:
 		for _, s := range f.Cycle {
 			out.Cycle = append(out.Cycle, jsonCycleStep{jsonRecord: j.record(s.Record), Waits: j.claim(s.Waits)})
 		}
-	case inspect.FindingHole:
+	case audit.FindingHole:
 		h := f.Hole
 		out.Hole = &jsonHole{Ancestor: j.record(h.Ancestor), FirstMissed: j.record(h.FirstMissed), Missed: h.Missed,
 			Claims: orNull(h.Claims), WaitsFor: orNull(h.WaitsFor)}
@@ -131,7 +131,7 @@ func (j jsonWriter) finding(f inspect.Finding) jsonFinding {
 			if hop.Via != 0 {
 				jh.Via = hop.Via.String()
 			}
-			if hop.Via == inspect.HopClaims {
+			if hop.Via == audit.HopClaims {
 				jh.Claim = &hop.Claim
 			}
 			out.Hole.Path = append(out.Hole.Path, jh)
@@ -140,7 +140,7 @@ func (j jsonWriter) finding(f inspect.Finding) jsonFinding {
 	return out
 }
 
-func (j jsonWriter) summary(source string, rep *inspect.AuditReport) jsonSummary {
+func (j jsonWriter) summary(source string, rep *audit.Report) jsonSummary {
 	s := jsonSummary{
 		Source:     source,
 		Records:    rep.Records,
@@ -160,7 +160,7 @@ func (j jsonWriter) summary(source string, rep *inspect.AuditReport) jsonSummary
 }
 
 // write renders the report as text, json or ndjson.
-func write(w io.Writer, format, source string, names *clock.Names, rep *inspect.AuditReport) error {
+func write(w io.Writer, format, source string, names *clock.Names, rep *audit.Report) error {
 	bw := bufio.NewWriter(w)
 	j := jsonWriter{names}
 	switch format {
@@ -174,7 +174,7 @@ func write(w io.Writer, format, source string, names *clock.Names, rep *inspect.
 		bw.Write(b[:len(b)-2]) // without "}\n"
 		bw.WriteString(`,"findings":[`)
 		sep := ""
-		err = rep.Each(func(f inspect.Finding) error {
+		err = rep.Each(func(f audit.Finding) error {
 			b, err := render.JSONLine(j.finding(f))
 			if err == nil {
 				bw.WriteString(sep)
@@ -188,7 +188,7 @@ func write(w io.Writer, format, source string, names *clock.Names, rep *inspect.
 		}
 		bw.WriteString("]}\n")
 	case "ndjson":
-		if err := rep.Each(func(f inspect.Finding) error { return writeJSON(bw, j.finding(f)) }); err != nil {
+		if err := rep.Each(func(f audit.Finding) error { return writeJSON(bw, j.finding(f)) }); err != nil {
 			return err
 		}
 		s := j.summary(source, rep)
@@ -213,15 +213,15 @@ func writeJSON(w io.Writer, v any) error {
 
 // writeText renders the report for people: what was audited, the counts,
 // then the findings grouped by kind and by producer channel.
-func writeText(w io.Writer, source string, names *clock.Names, rep *inspect.AuditReport) {
-	ref := func(r inspect.RecordRef) string {
+func writeText(w io.Writer, source string, names *clock.Names, rep *audit.Report) {
+	ref := func(r audit.RecordRef) string {
 		s := fmt.Sprintf("%s@%d", names.Channel(r.Channel), r.Offset)
 		if r.Line > 0 {
 			s += fmt.Sprintf(" (line %d)", r.Line)
 		}
 		return s
 	}
-	at := func(r inspect.RecordRef) string { return fmt.Sprintf("%s@%d", names.Channel(r.Channel), r.Offset) }
+	at := func(r audit.RecordRef) string { return fmt.Sprintf("%s@%d", names.Channel(r.Channel), r.Offset) }
 	fmt.Fprintf(w, "Audited %s: %d records on %d channels, for ", source, rep.Records, len(rep.Channels))
 	if len(rep.Scopes) == 1 && rep.Scopes[0].Name == "" {
 		fmt.Fprintf(w, "a node consuming %s.\n", strings.Join(jsonWriter{names}.channels(rep.Scopes[0].Channels), ","))
@@ -244,7 +244,7 @@ func writeText(w io.Writer, source string, names *clock.Names, rep *inspect.Audi
 		return
 	}
 	var counts []string
-	for _, k := range inspect.FindingKinds {
+	for _, k := range audit.FindingKinds {
 		if n := rep.Counts[k]; n > 0 {
 			counts = append(counts, fmt.Sprintf("%d %s", n, k))
 		}
@@ -255,9 +255,9 @@ func writeText(w io.Writer, source string, names *clock.Names, rep *inspect.Audi
 	}
 	// Findings come grouped: a heading at each new kind, and at each new
 	// producer within it, with the group's count.
-	var kind inspect.FindingKind
+	var kind audit.FindingKind
 	var producer clock.Channel
-	rep.Each(func(f inspect.Finding) error {
+	rep.Each(func(f audit.Finding) error {
 		if f.Kind != kind {
 			kind, producer = f.Kind, clock.Channel{}
 			fmt.Fprintf(w, "\n%s (%d)\n", kind, rep.Counts[kind])
@@ -271,14 +271,14 @@ func writeText(w io.Writer, source string, names *clock.Names, rep *inspect.Audi
 	})
 }
 
-func writeFinding(w io.Writer, names *clock.Names, f inspect.Finding, ref, at func(inspect.RecordRef) string) {
+func writeFinding(w io.Writer, names *clock.Names, f audit.Finding, ref, at func(audit.RecordRef) string) {
 	claim := func(e clock.Entry) string { return fmt.Sprintf("%s=%d", names.Channel(e.Channel), e.Position) }
 	scope := ""
 	if f.Scope != "" {
 		scope = " [" + f.Scope + "]"
 	}
 	switch f.Kind {
-	case inspect.FindingHole:
+	case audit.FindingHole:
 		h := f.Hole
 		onCh := names.Channel(h.Ancestor.Channel)
 		fmt.Fprintf(w, "    %s%s misses %s", ref(f.Record), scope, ref(h.Ancestor))
@@ -298,7 +298,7 @@ func writeFinding(w io.Writer, names *clock.Names, f inspect.Finding, ref, at fu
 		for i, hop := range h.Path {
 			switch {
 			case i == 0:
-			case hop.Via == inspect.HopFollows:
+			case hop.Via == audit.HopFollows:
 				path.WriteString(" → (earlier) ")
 			default:
 				path.WriteString(" → ")
@@ -306,21 +306,21 @@ func writeFinding(w io.Writer, names *clock.Names, f inspect.Finding, ref, at fu
 			path.WriteString(at(hop.Record))
 		}
 		fmt.Fprintf(w, "      path: %s\n", path.String())
-	case inspect.FindingNotARecord:
+	case audit.FindingNotARecord:
 		fmt.Fprintf(w, "    %s claims %s: the input proves no record there (a transaction marker or an aborted record)\n", ref(f.Record), claim(f.Claim))
-	case inspect.FindingBeyondLogEnd:
+	case audit.FindingBeyondLogEnd:
 		fmt.Fprintf(w, "    %s claims %s: at or past the high watermark %d\n", ref(f.Record), claim(f.Claim), f.HighWatermark)
-	case inspect.FindingSelfCycle:
+	case audit.FindingSelfCycle:
 		fmt.Fprintf(w, "    %s claims %s: at or above its own offset\n", ref(f.Record), claim(f.Claim))
-	case inspect.FindingUnknownTopic:
+	case audit.FindingUnknownTopic:
 		fmt.Fprintf(w, "    %s claims %s: no known topic has that UUID\n", ref(f.Record), claim(f.Claim))
-	case inspect.FindingWaitCycle:
+	case audit.FindingWaitCycle:
 		var steps []string
 		for _, s := range f.Cycle {
 			steps = append(steps, fmt.Sprintf("%s waits for %s", at(s.Record), claim(s.Waits)))
 		}
 		fmt.Fprintf(w, "    %s: %s\n", ref(f.Record), strings.Join(steps, ", "))
-	case inspect.FindingUndecodable:
+	case audit.FindingUndecodable:
 		fmt.Fprintf(w, "    %s: %s\n", ref(f.Record), f.Reason)
 	}
 }

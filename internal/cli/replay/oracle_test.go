@@ -13,7 +13,10 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/gate/gatetest"
+	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/replay/replaytest"
 )
 
 // TestOracleThroughCaptures runs simulated worlds end to end: each world's
@@ -60,10 +63,13 @@ func TestOracleThroughCaptures(t *testing.T) {
 				chk.Join(ch, plan.Starts[ch])
 			}
 			failed := checkEvents(t, w, chk, out)
-			if failed != "" {
+			if failed != nil {
 				failedClosed++
-				if err == nil || !strings.Contains(err.Error(), "failed closed: truncated") {
-					t.Errorf("seed %d %s: summary says failed at %s, error %v", seed, m, failed, err)
+				wasFailed := t.Failed()
+				replaytest.SummaryFailed(t, failed, failed.Channel, failed.Offset, gate.Code(clock.CodeTruncated))
+				replaytest.FailedClosed(t, err, failed.Channel, failed.Offset, gate.Code(clock.CodeTruncated))
+				if !wasFailed && t.Failed() {
+					t.Logf("seed %d %s: the summary says the gate failed closed at %s offset %d", seed, m, failed.Channel, failed.Offset)
 				}
 			} else if err != nil {
 				t.Fatalf("seed %d %s: %v", seed, m, err)
@@ -153,22 +159,19 @@ func writeWorld(t *testing.T, w *gatetest.World, p gatetest.Plan, startsInFile b
 }
 
 // checkEvents feeds the NDJSON events to the checker and returns where the
-// summary says the gate failed closed ("" when it did not).
-func checkEvents(t *testing.T, w *gatetest.World, chk *gatetest.Checker, out string) string {
+// summary says the gate failed closed (nil when it did not).
+func checkEvents(t *testing.T, w *gatetest.World, chk *gatetest.Checker, out string) *inspect.Failure {
 	t.Helper()
 	sc := bufio.NewScanner(strings.NewReader(out))
 	sc.Buffer(nil, 1<<24)
 	sawSummary := false
-	failed := ""
+	var failed *inspect.Failure
 	for sc.Scan() {
 		var ev struct {
 			Type    string
 			Channel string
 			Offset  int64
-			Failed  *struct {
-				Channel string
-				Offset  int64
-			}
+			Failed  *inspect.Failure
 		}
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("bad event %q: %v", sc.Text(), err)
@@ -183,7 +186,7 @@ func checkEvents(t *testing.T, w *gatetest.World, chk *gatetest.Checker, out str
 				if r := w.Record(ch, ev.Failed.Offset); r == nil || !r.Corrupt {
 					t.Errorf("failed closed at %s@%d, which is not an undecodable record", ev.Failed.Channel, ev.Failed.Offset)
 				}
-				failed = fmt.Sprintf("%s@%d", ev.Failed.Channel, ev.Failed.Offset)
+				failed = ev.Failed
 			}
 			continue
 		}

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -14,7 +13,11 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/replay/replaytest"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
@@ -194,9 +197,6 @@ func TestBadInput(t *testing.T) {
 		{"bad undecodable mode", string(good), []string{"--undecodable", "skip"}, 2, "--undecodable"},
 		{"group without a broker range", string(good), []string{"--from-group", "g"}, 2, "--from-group reads from the brokers"},
 		{"offsets without a broker range", string(good), []string{"--offsets", "-5"}, 2, "--offsets reads from the brokers"},
-		{"undecodable fails closed", strings.Join(lines[:2], "\n") + "\n" + undecodable + "\n" + strings.Join(lines[3:], "\n") + "\n", nil, 1,
-			"line 3: payments/0 offset 0: failed closed: unknown-version"},
-		{"out of order feed", strings.Join(lines[:8], "\n") + "\n" + lines[6] + "\n", nil, 1, "line 9: payments/0 offset 2: failed closed: out-of-order-feed"},
 		{"line too long", string(good), []string{"--max-line-size", "100"}, 1, "line 2: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,6 +213,29 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
+	// The gate fails closed: exit 1, and the error is the failure, at its
+	// line.
+	for _, tc := range []struct {
+		name, content string
+		line          int64
+		channel       string
+		offset        int64
+		code          gate.Code
+	}{
+		{"undecodable", strings.Join(lines[:2], "\n") + "\n" + undecodable + "\n" + strings.Join(lines[3:], "\n") + "\n",
+			3, "payments/0", 0, gate.Code(clock.CodeUnknownVersion)},
+		{"out of order feed", strings.Join(lines[:8], "\n") + "\n" + lines[6] + "\n", 9, "payments/0", 2, gate.CodeOutOfOrderFeed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err, _, _ := exec(t, context.Background(), false, "", "-f", write(strings.ReplaceAll(tc.name, " ", "-")+".ndjson", tc.content))
+			if cmdutil.ExitCode(err) != 1 {
+				t.Errorf("exit code %d, want 1 (%v)", cmdutil.ExitCode(err), err)
+			}
+			if ie := replaytest.FailedClosed(t, err, tc.channel, tc.offset, tc.code); ie != nil && ie.Line != tc.line {
+				t.Errorf("failed closed at line %d, want %d", ie.Line, tc.line)
+			}
+		})
+	}
 	err, _, _ = exec(t, context.Background(), false, "", "-f", filepath.Join(dir, "missing.ndjson"))
 	if cmdutil.ExitCode(err) != 1 || !strings.Contains(err.Error(), "no such file") {
 		t.Errorf("missing file: %v", err)
@@ -223,8 +246,10 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestFailClosedKeepsEvents: events before the failure stay on stdout, and
-// the summary says where the gate failed.
+// TestFailClosedKeepsEvents: events before the failure stay on stdout, the
+// summary says where the gate failed, and so does the error — whose text,
+// the one line a person reads, is checked here once; elsewhere tests
+// assert a failure from the typed error (replaytest).
 func TestFailClosedKeepsEvents(t *testing.T) {
 	good, _ := os.ReadFile("testdata/basic.ndjson")
 	lines := strings.Split(string(good), "\n")
@@ -232,16 +257,22 @@ func TestFailClosedKeepsEvents(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "c.ndjson")
 	os.WriteFile(p, []byte(strings.Join(lines, "\n")), 0o644)
 	err, out, _ := exec(t, context.Background(), false, "", "-f", p)
-	if cmdutil.ExitCode(err) != 1 || !strings.Contains(err.Error(), "line 4: orders/0 offset 1: failed closed: null-value") {
+	if cmdutil.ExitCode(err) != 1 || err.Error() != p+": line 4: orders/0 offset 1: failed closed: null-value: header value is null" {
 		t.Fatalf("error: %v", err)
 	}
+	replaytest.FailedClosed(t, err, "orders/0", 1, gate.Code(clock.CodeNullValue))
 	outLines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(outLines) != 3 || !strings.HasPrefix(outLines[0], `{"type":"deliver","seq":1`) ||
-		!strings.Contains(outLines[2], `"failed":{"channel":"orders/0","offset":1,"line":4,"code":"null-value"`) {
-		t.Errorf("stdout:\n%s", out)
+	if len(outLines) != 3 || !strings.HasPrefix(outLines[0], `{"type":"deliver","seq":1`) {
+		t.Fatalf("stdout:\n%s", out)
 	}
-	var buf bytes.Buffer
-	buf.WriteString(out)
+	var sum inspect.Summary
+	if err := json.Unmarshal([]byte(outLines[2]), &sum); err != nil {
+		t.Fatal(err)
+	}
+	replaytest.SummaryFailed(t, sum.Failed, "orders/0", 1, gate.Code(clock.CodeNullValue))
+	if sum.Failed != nil && sum.Failed.Line != 4 {
+		t.Errorf("summary: failed at line %d, want 4", sum.Failed.Line)
+	}
 }
 
 // TestMixedSpellings: lines may name one channel by topic, by UUID or by
@@ -271,9 +302,7 @@ func TestEmptyHeaderValue(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "empty.ndjson")
 	os.WriteFile(p, []byte(`{"topic_id":"00000000-0000-0000-0000-00000000000a","partition":0,"offset":0,"headers":[{"key":"parsley.causes","value":""}]}`+"\n"), 0o644)
 	err, _, _ := exec(t, context.Background(), false, "", "-f", p)
-	if err == nil || !strings.Contains(err.Error(), "failed closed: truncated") {
-		t.Errorf("got %v, want truncated", err)
-	}
+	replaytest.FailedClosed(t, err, "00000000-0000-0000-0000-00000000000a/0", 0, gate.Code(clock.CodeTruncated))
 }
 
 // TestInterruptWhileReading: Ctrl-C stops a replay whose stdin is still

@@ -11,6 +11,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // scenario is one gate scenario of internal/gate/testdata: a scope and the
@@ -226,21 +227,21 @@ func runScenario(t *testing.T, sc *scenario) {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	for i := range want {
-		if g, w := got[i], want[i]; g != w && !sameFailure(g, w) {
+		if g, w := got[i], want[i]; g != w && !(strings.HasPrefix(g, "error: ") && sameFailure(err, w)) {
 			t.Fatalf("event %d: got %q, want %q\nall:\n%s", i, g, w, strings.Join(got, "\n"))
 		}
 	}
 }
 
-// sameFailure matches the command's fail-closed error ("… line N: a/0
-// offset 2: failed closed: truncated…") with the gate's ("gate failed
-// closed at a/0 offset 2: truncated").
-func sameFailure(got, want string) bool {
+// sameFailure matches the command's error with the gate's expected one
+// ("gate failed closed at a/0 offset 2: truncated"): the gate failed
+// closed at that channel and offset, with that code.
+func sameFailure(err error, want string) bool {
 	var ch, code string
 	var off int64
 	if _, err := fmt.Sscanf(want, "error: gate failed closed at %s offset %d: %s", &ch, &off, &code); err != nil {
 		return false
 	}
-	code = strings.TrimSuffix(code, ":")
-	return strings.Contains(got, fmt.Sprintf("%s offset %d: failed closed: %s", ch, off, code))
+	ie, ok := replay.FailureOf(err)
+	return ok && ie.Channel == ch && ie.Offset == off && string(ie.Code) == strings.TrimSuffix(code, ":")
 }

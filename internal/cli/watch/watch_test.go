@@ -90,13 +90,7 @@ func TestRunPipe(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, options(ios, addr)) }()
 	const want = "state=running scope=2 received=2 delivered=1 dropped=0 held=1 held_channels=1 "
-	for !strings.Contains(out.String(), want) {
-		select {
-		case err := <-done:
-			t.Fatalf("stopped: %v\n%s", err, out)
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
+	out.Wait(t, 10*time.Second, "the held payment", func(s string) bool { return strings.Contains(s, want) })
 	cancel()
 	err := <-done
 	if cmdutil.ExitCode(err) != cmdutil.ExitInterrupted {

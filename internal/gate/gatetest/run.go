@@ -144,20 +144,43 @@ type Result struct {
 	FailedClosed bool
 }
 
+// Gate is what a replay drives: a *gate.Gate, or a test's deliberately
+// broken variant of one (see RunWrapped).
+type Gate interface {
+	Receive(ch clock.Channel, offset int64, c clock.Clock, decodeErr error) error
+	Advance(ch clock.Channel, position int64) error
+	AddChannel(ch clock.Channel) error
+	AddChannelAt(ch clock.Channel, start int64) error
+	Fed(ch clock.Channel) int64
+	Drain(dst []gate.Event) []gate.Event
+	Stats() gate.Stats
+}
+
 // Run replays a random interleaving of p through a new gate (with opts
 // after the plan's own) and checks it: every delivery and drop against
 // ground truth, fail-closed exactly at an undecodable record in range
 // (FailOnUndecodable), seeds of joins, and, when the input was complete,
 // that everything in range was delivered.
 func (w *World) Run(p Plan, rng *rand.Rand, opts ...gate.Option) Result {
+	return w.RunWrapped(p, rng, nil, opts...)
+}
+
+// RunWrapped is Run through wrap(g) rather than the new gate g itself, so
+// that a test can show the checks catch a gate that is wrong in a given
+// way. A nil wrap is Run.
+func (w *World) RunWrapped(p Plan, rng *rand.Rand, wrap func(*gate.Gate) Gate, opts ...gate.Option) Result {
 	var res Result
 	gopts := []gate.Option{gate.WithUndecodable(p.Mode)}
 	for ch, s := range p.Starts {
 		gopts = append(gopts, gate.WithStart(ch, s))
 	}
-	g, err := gate.New(p.Scope, append(gopts, opts...)...)
+	gg, err := gate.New(p.Scope, append(gopts, opts...)...)
 	if err != nil {
 		panic(err)
+	}
+	var g Gate = gg
+	if wrap != nil {
+		g = wrap(gg)
 	}
 	chk := w.NewChecker()
 	for _, ch := range p.Scope {

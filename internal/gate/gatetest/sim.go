@@ -40,8 +40,9 @@ type Config struct {
 	// GateOptions are given to every node's gate (after the simulator's
 	// own choice of undecodable mode).
 	GateOptions []gate.Option
-	// StampSettledOnly is a sabotage: nodes stamp only their delivered
-	// prefix, skipping the carried clocks folded at receipt.
+	// StampSettledOnly makes the nodes dishonest, for tests that show a
+	// wrong stamp is caught: they stamp only their delivered prefix,
+	// skipping the carried clocks folded at receipt.
 	StampSettledOnly bool
 	// SeededGrowthOnly makes scope growth always seed from the node's
 	// carried knowledge (AddChannel), never at an explicit start. A node

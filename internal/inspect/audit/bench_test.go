@@ -1,4 +1,4 @@
-package inspect
+package audit
 
 import (
 	"bufio"
@@ -81,7 +81,7 @@ func generate(n int, seed uint64, unfolded int, yield func(it *capture.Item) err
 // TestWriteScaleCapture writes the generated capture for measuring
 // `causalctl check` end to end (docs/check.md):
 //
-//	go test ./internal/inspect -run WriteScale -audit.capture /tmp/10m.ndjson
+//	go test ./internal/inspect/audit -run WriteScale -audit.capture /tmp/10m.ndjson
 func TestWriteScaleCapture(t *testing.T) {
 	if *scaleCapture == "" {
 		t.Skip("no -audit.capture FILE")
@@ -123,7 +123,7 @@ func TestAuditGeneratedPipeline(t *testing.T) {
 			return nil
 		})
 		names := &clock.Names{}
-		rep := auditItems(t, NewAuditor(AuditConfig{Names: names}), items, benchScopes(names))
+		rep := auditItems(t, New(Config{Names: names}), items, benchScopes(names))
 		if unfolded < 0 {
 			if rep.Records != 20_000 || rep.Len() != 0 {
 				t.Errorf("%d records, %d findings (%v): want 20000 and none", rep.Records, rep.Len(), rep.Counts)
@@ -144,13 +144,13 @@ func TestAuditGeneratedPipeline(t *testing.T) {
 }
 
 // benchScopes are three nodes of the generated pipeline, skipping stages.
-func benchScopes(names *clock.Names) []AuditScope {
+func benchScopes(names *clock.Names) []Scope {
 	ch := func(s, p int) clock.Channel {
 		var id clock.TopicID
 		id[0], id[15] = 0x5c, byte(s+1)
 		return clock.Channel{Topic: id, Partition: int32(p)}
 	}
-	return []AuditScope{
+	return []Scope{
 		{Name: "ends", Channels: []clock.Channel{ch(0, 0), ch(0, 1), ch(4, 0), ch(4, 1)}},
 		{Name: "odd", Channels: []clock.Channel{ch(1, 0), ch(1, 1), ch(3, 0), ch(3, 1)}},
 		{Name: "half", Channels: []clock.Channel{ch(0, 0), ch(2, 0), ch(4, 0)}},
@@ -171,7 +171,7 @@ func BenchmarkAudit(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		names := &clock.Names{}
-		a := NewAuditor(AuditConfig{Names: names})
+		a := New(Config{Names: names})
 		for i := range items {
 			if err := a.Index(&items[i]); err != nil {
 				b.Fatal(err)

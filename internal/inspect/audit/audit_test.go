@@ -1,4 +1,4 @@
-package inspect
+package audit
 
 import (
 	"errors"
@@ -69,14 +69,14 @@ func (f *fixture) rawRec(ch string, off int64, value []byte) {
 func (f *fixture) pos(ch string, p int64) { f.item(capture.KindPosition, ch, p) }
 
 // audit runs the audit for scopes, each "NAME: CH,CH" or "CH,CH".
-func (f *fixture) audit(scopes ...string) *AuditReport {
+func (f *fixture) audit(scopes ...string) *Report {
 	return f.auditMax(0, scopes...)
 }
 
-func (f *fixture) auditMax(max int, scopes ...string) *AuditReport {
-	var ss []AuditScope
+func (f *fixture) auditMax(max int, scopes ...string) *Report {
+	var ss []Scope
 	for _, s := range scopes {
-		var sc AuditScope
+		var sc Scope
 		if name, list, ok := strings.Cut(s, ":"); ok {
 			sc.Name, s = name, list
 		}
@@ -85,7 +85,7 @@ func (f *fixture) auditMax(max int, scopes ...string) *AuditReport {
 		}
 		ss = append(ss, sc)
 	}
-	a := NewAuditor(AuditConfig{Names: f.names, MaxFindings: max})
+	a := New(Config{Names: f.names, MaxFindings: max})
 	for ch, h := range f.hwm {
 		a.SetHighWatermark(f.channel(ch), h)
 	}
@@ -120,7 +120,7 @@ func (f *fixture) describe(x Finding) string {
 	return s
 }
 
-func (f *fixture) want(rep *AuditReport, want ...string) {
+func (f *fixture) want(rep *Report, want ...string) {
 	f.t.Helper()
 	var got []string
 	for _, x := range all(rep) {
@@ -332,7 +332,7 @@ func TestAuditBadInput(t *testing.T) {
 	} {
 		f := newFixture(t, "a")
 		build(f)
-		a := NewAuditor(AuditConfig{Names: f.names})
+		a := New(Config{Names: f.names})
 		var err error
 		for i := range f.items {
 			if err = a.Index(&f.items[i]); err != nil {
@@ -347,7 +347,7 @@ func TestAuditBadInput(t *testing.T) {
 	// A second reading that differs from the first.
 	f := newFixture(t, "a")
 	f.rec("a/0", 1, "")
-	a := NewAuditor(AuditConfig{Names: f.names})
+	a := New(Config{Names: f.names})
 	if err := a.Index(&f.items[0]); err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestAuditBadInput(t *testing.T) {
 }
 
 // all returns every finding of a report, in report order.
-func all(rep *AuditReport) []Finding {
+func all(rep *Report) []Finding {
 	var out []Finding
 	rep.Each(func(f Finding) error {
 		out = append(out, f)

@@ -1,4 +1,4 @@
-package inspect
+package audit
 
 import (
 	"fmt"
@@ -43,7 +43,7 @@ type holeRef struct {
 // are visited, resuming its head's claims at cur.
 type frame struct{ ch, target, cur uint32 }
 
-func (a *Auditor) setScopes(scopes []AuditScope) {
+func (a *Auditor) setScopes(scopes []Scope) {
 	n := len(a.chans)
 	a.cc, a.d, a.wc = newJoiner(n), newJoiner(n), newJoiner(n)
 	for _, sc := range scopes {
@@ -277,7 +277,7 @@ func (a *Auditor) waitCount(s *scopeState, ch, k, on uint32) uint32 {
 
 // Run audits the loaded input for scopes (none: one scope of every channel
 // of the input) and returns the report.
-func (a *Auditor) Run(scopes []AuditScope) (*AuditReport, error) {
+func (a *Auditor) Run(scopes []Scope) (*Report, error) {
 	if !a.loading {
 		a.startLoading()
 	}
@@ -289,12 +289,12 @@ func (a *Auditor) Run(scopes []AuditScope) (*AuditReport, error) {
 		}
 	}
 	if len(scopes) == 0 {
-		scopes = []AuditScope{{Channels: a.Channels()}}
+		scopes = []Scope{{Channels: a.Channels()}}
 	}
 	a.checkRawClaims()
 	a.setScopes(scopes)
 	a.walk()
-	rep := &AuditReport{
+	rep := &Report{
 		Records:   a.records,
 		Channels:  a.Channels(),
 		Truncated: a.full,

@@ -1,4 +1,14 @@
-package inspect
+// Package audit is the stamp audit behind `causalctl check`: it proves,
+// from the log alone, the records whose stamps do not claim every consumed
+// ancestor directly (holes, which a node ignoring the channels it does not
+// consume would deliver before their causes), and the other stamps that are
+// wrong on their face: claims of offsets that hold no record or lie beyond
+// the log end, self-cycles, wait cycles, unknown topics and undecodable
+// headers.
+//
+// It is pure like the gate: an Auditor is fed items and returns a Report;
+// it does no I/O and reads no clock. docs/check.md explains the algorithm.
+package audit
 
 import (
 	"cmp"
@@ -156,19 +166,19 @@ type Finding struct {
 	Cycle  []CycleStep   // FindingWaitCycle
 }
 
-// AuditScope is the scope of one node: the channels it consumes.
-type AuditScope struct {
+// Scope is the scope of one node: the channels it consumes.
+type Scope struct {
 	Name     string
 	Channels []clock.Channel
 }
 
-// AuditReport is the outcome of an audit.
-type AuditReport struct {
+// Report is the outcome of an audit.
+type Report struct {
 	// Channels, NotInInput and each scope's channels are in display
 	// order: by topic name (UUID when unnamed), then partition.
 	Records  int64
 	Channels []clock.Channel // of the input
-	Scopes   []AuditScope
+	Scopes   []Scope
 	// NotInInput lists the channels the clocks claim that the input does
 	// not hold: holes hiding behind them cannot be seen.
 	NotInInput []clock.Channel
@@ -196,11 +206,11 @@ type findingRef struct {
 }
 
 // Len returns the number of findings.
-func (r *AuditReport) Len() int { return len(r.order) }
+func (r *Report) Len() int { return len(r.order) }
 
 // Each calls yield with every finding, by kind, then producer channel,
 // then record, and stops at yield's first error, which it returns.
-func (r *AuditReport) Each(yield func(Finding) error) error {
+func (r *Report) Each(yield func(Finding) error) error {
 	for _, ref := range r.order {
 		var f Finding
 		if ref.hole >= 0 {
@@ -215,8 +225,8 @@ func (r *AuditReport) Each(yield func(Finding) error) error {
 	return nil
 }
 
-// AuditConfig configures an Auditor.
-type AuditConfig struct {
+// Config configures an Auditor.
+type Config struct {
 	// Names binds topic names to UUIDs; it learns the input's names. A
 	// topic is known when the input holds it or Names binds it.
 	Names *clock.Names
@@ -244,7 +254,7 @@ var ErrChanged = errors.New("the input changed between its two readings")
 // clock (and its predecessor's count) plus an excess that honest stamps
 // almost never have; only the excess is stored.
 type Auditor struct {
-	cfg    AuditConfig
+	cfg    Config
 	names  *clock.Names
 	idx    map[clock.Channel]uint32
 	chans  []*achan
@@ -298,8 +308,8 @@ type rawPos struct {
 	pos int64
 }
 
-// NewAuditor returns an auditor with nothing read.
-func NewAuditor(cfg AuditConfig) *Auditor {
+// New returns an auditor with nothing read.
+func New(cfg Config) *Auditor {
 	if cfg.Names == nil {
 		cfg.Names = &clock.Names{}
 	}
@@ -377,7 +387,7 @@ func (a *Auditor) indexOf(it *capture.Item) (clock.Channel, uint32, bool, error)
 // is not above the channel's last record or position is an error.
 func (a *Auditor) Index(it *capture.Item) error {
 	if a.loading {
-		return errors.New("inspect: Index after Load")
+		return errors.New("audit: Index after Load")
 	}
 	if it.Kind != capture.KindRecord && it.Kind != capture.KindPosition {
 		return nil // lines of other kinds say nothing of the audit

@@ -1,4 +1,4 @@
-package inspect
+package audit
 
 import (
 	"fmt"
@@ -66,9 +66,9 @@ func worldItems(w *gatetest.World, rng *rand.Rand, proof bool) []capture.Item {
 
 // auditWorld audits a world's capture for scopes, with the logs' ends as
 // high watermarks.
-func auditWorld(t *testing.T, w *gatetest.World, items []capture.Item, scopes []AuditScope) *AuditReport {
+func auditWorld(t *testing.T, w *gatetest.World, items []capture.Item, scopes []Scope) *Report {
 	t.Helper()
-	a := NewAuditor(AuditConfig{Names: w.Names})
+	a := New(Config{Names: w.Names})
 	for _, ch := range w.Channels {
 		a.SetHighWatermark(ch, w.Logs[ch].End)
 	}
@@ -76,7 +76,7 @@ func auditWorld(t *testing.T, w *gatetest.World, items []capture.Item, scopes []
 }
 
 // auditItems reads items twice into a and runs it for scopes.
-func auditItems(t *testing.T, a *Auditor, items []capture.Item, scopes []AuditScope) *AuditReport {
+func auditItems(t *testing.T, a *Auditor, items []capture.Item, scopes []Scope) *Report {
 	t.Helper()
 	for i := range items {
 		if err := a.Index(&items[i]); err != nil {
@@ -97,10 +97,10 @@ func auditItems(t *testing.T, a *Auditor, items []capture.Item, scopes []AuditSc
 
 // randomScopes picks one to three scopes of random channels, often
 // skipping the intermediate ones.
-func randomScopes(w *gatetest.World, rng *rand.Rand) []AuditScope {
-	var out []AuditScope
+func randomScopes(w *gatetest.World, rng *rand.Rand) []Scope {
+	var out []Scope
 	for k := range 1 + rng.IntN(3) {
-		s := AuditScope{Name: fmt.Sprintf("node%d", k)}
+		s := Scope{Name: fmt.Sprintf("node%d", k)}
 		for _, ch := range w.Channels {
 			if rng.IntN(2) == 0 {
 				s.Channels = append(s.Channels, ch)
@@ -238,7 +238,7 @@ func (r *reference) causes(key, id int, keep func(clock.Channel) bool) map[int]b
 
 // holes returns, per scope, "m-channel@offset>a-channel" → the offsets of
 // the missed ancestors on a's channel.
-func (r *reference) holes(scopes []AuditScope, names *clock.Names) map[string][]int64 {
+func (r *reference) holes(scopes []Scope, names *clock.Names) map[string][]int64 {
 	out := map[string][]int64{}
 	for si, s := range scopes {
 		keep := func(ch clock.Channel) bool { return slices.Contains(s.Channels, ch) }
@@ -262,7 +262,7 @@ func (r *reference) holes(scopes []AuditScope, names *clock.Names) map[string][]
 }
 
 // fastHoles lists a report's holes the way reference.holes does.
-func fastHoles(rep *AuditReport, w *gatetest.World) map[string][]int64 {
+func fastHoles(rep *Report, w *gatetest.World) map[string][]int64 {
 	out := map[string][]int64{}
 	for _, f := range all(rep) {
 		if f.Kind != FindingHole {

@@ -1,4 +1,4 @@
-package inspect
+package audit
 
 import (
 	"encoding/json"
@@ -10,16 +10,16 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
-
-const conformanceDir = "../../../shared/conformance/parsley-cluster"
 
 // The Parsley cluster run, all its captures as one input, audited for
 // every unit's scope at once: Parsley's honest stamps have no finding.
 func TestAuditParsleyCluster(t *testing.T) {
-	units, err := filepath.Glob(filepath.Join(conformanceDir, "*.json"))
+	dir := testutil.Shared(t, "conformance", "parsley-cluster")
+	units, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil || len(units) == 0 {
-		t.Fatalf("no conformance units in %s: %v", conformanceDir, err)
+		t.Fatalf("no conformance units in %s: %v", dir, err)
 	}
 	names := &clock.Names{}
 	var items []capture.Item
@@ -70,9 +70,9 @@ func TestAuditParsleyCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var ss []AuditScope
+	var ss []Scope
 	for _, s := range scopes {
-		sc := AuditScope{Name: s.name}
+		sc := Scope{Name: s.name}
 		for _, ch := range s.channels {
 			c, err := names.ParseChannel(ch)
 			if err != nil {
@@ -82,7 +82,7 @@ func TestAuditParsleyCluster(t *testing.T) {
 		}
 		ss = append(ss, sc)
 	}
-	rep := auditItems(t, NewAuditor(AuditConfig{Names: names}), items, ss)
+	rep := auditItems(t, New(Config{Names: names}), items, ss)
 	if rep.Records != 594 || len(rep.Scopes) != 12 {
 		t.Errorf("%d records, %d scopes: want the run's 594 records and 12 units", rep.Records, len(rep.Scopes))
 	}
