@@ -10,11 +10,14 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
 // vectorsPath is the shared ordering-state vectors: ../shared beside the
-// checkout, ../../../shared from this package.
-const vectorsPath = "../../../shared/vectors/ordering-state.txt"
+// checkout.
+func vectorsPath(tb testing.TB) string {
+	return testutil.Shared(tb, "vectors", "ordering-state.txt")
+}
 
 type vector struct {
 	line                  int
@@ -24,11 +27,11 @@ type vector struct {
 
 func readVectors(t *testing.T) []vector {
 	t.Helper()
-	f, err := os.Open(vectorsPath)
+	path := vectorsPath(t)
+	f, err := os.Open(path)
 	if err != nil {
-		t.Fatalf("%v (../shared must be beside the checkout)", err)
+		t.Fatal(err)
 	}
-	path := vectorsPath
 	defer f.Close()
 	var vs []vector
 	sc := bufio.NewScanner(f)
