@@ -29,11 +29,12 @@ func ReadProcess(ctx context.Context, cl *kafka.Client, app, changelog string, t
 	if app == "" {
 		app, _ = parsley.AppOf(changelog)
 	}
-	read, err := cl.ReadChangelog(ctx, changelog, txnWait)
-	if err != nil {
-		return nil, err
-	}
-	p := inspect.NewProcess(app, read, names)
+	// The group first: a running process commits its offsets in the
+	// transactions that write its store, so offsets read before the store
+	// never run ahead of it (read after, they would claim positions the
+	// store has not fed, and a head would look blocked on a marker).
+	p := inspect.NewProcess(app, nil, names)
+	var err error
 	if app != "" {
 		if p.Group, err = cl.DescribeGroup(ctx, app); err != nil {
 			return nil, err
@@ -46,6 +47,11 @@ func ReadProcess(ctx context.Context, cl *kafka.Client, app, changelog string, t
 			return nil, err
 		}
 	}
+	read, err := cl.ReadChangelog(ctx, changelog, txnWait)
+	if err != nil {
+		return nil, err
+	}
+	p.Changelog = read
 	// The business topics: those subscribed and those the store binds.
 	want := p.Subscribed()
 	for _, part := range read.Partitions() {
