@@ -125,7 +125,7 @@ func (c *Client) dialError(errs []error, saslDropped bool) error {
 			err = fmt.Errorf("the broker closed the connection instead of accepting the credentials: %w", err)
 			return &AuthError{Mechanism: c.cfg.SASL.Mechanism, User: c.cfg.SASL.User, Err: err}
 		}
-		err = c.classify(err)
+		err = c.classify(explainTLS(err))
 		if _, ok := errors.AsType[*AuthError](err); ok {
 			return err
 		}
@@ -141,6 +141,22 @@ func (c *Client) dialError(errs []error, saslDropped bool) error {
 		return &ConnectError{Brokers: c.cfg.Brokers, Err: all[0]}
 	}
 	return &ConnectError{Brokers: c.cfg.Brokers, Err: all}
+}
+
+// explainTLS says what to do about the TLS failures that have a setting
+// for a fix, or none: a certificate for another host name, and a broker
+// that offers only TLS versions below 1.2.
+func explainTLS(err error) error {
+	if _, ok := errors.AsType[x509.HostnameError](err); ok {
+		return fmt.Errorf("%w (the certificate names another host: verify against one of its names with --tls-server-name)", err)
+	}
+	// crypto/tls reports the broker's protocol_version alert as a
+	// *net.OpError "remote error" over an unexported type: its text is
+	// all there is to go by.
+	if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Op == "remote error" && oe.Err != nil && oe.Err.Error() == "tls: protocol version not supported" {
+		return fmt.Errorf("%w (the broker offers only TLS versions older than TLS 1.2, which causalctl refuses)", err)
+	}
+	return err
 }
 
 // seedErrors are the failures of several seeds, in seed order.
