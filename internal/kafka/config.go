@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -62,6 +63,10 @@ func (s SASLConfig) String() string {
 
 // GoString is String, so that %#v does not print the password either.
 func (s SASLConfig) GoString() string { return s.String() }
+
+// Format prints String whatever the verb, so that no verb (%d, %x, %+v)
+// prints the password either.
+func (s SASLConfig) Format(f fmt.State, _ rune) { io.WriteString(f, s.String()) }
 
 func (c Config) dialTimeout() time.Duration {
 	if c.DialTimeout > 0 {
