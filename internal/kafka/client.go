@@ -590,7 +590,7 @@ type listed struct {
 func (c *Client) listAt(ctx context.Context, parts []chanKey, ts int64, isolation int8) (map[chanKey]listed, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.IsolationLevel = isolation
-	req.TimeoutMillis = int32(c.cfg.requestTimeout().Milliseconds())
+	req.TimeoutMillis = millis32(c.cfg.requestTimeout())
 	byTopic := make(map[string]int)
 	for _, k := range parts {
 		i, ok := byTopic[k.topic]

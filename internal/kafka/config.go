@@ -3,6 +3,7 @@ package kafka
 import (
 	"fmt"
 	"io"
+	"math"
 	"time"
 )
 
@@ -80,4 +81,10 @@ func (c Config) requestTimeout() time.Duration {
 		return c.RequestTimeout
 	}
 	return DefaultRequestTimeout
+}
+
+// millis32 is d in the int32 milliseconds of Kafka's request fields,
+// saturating: a --request-timeout of 1000h (3.6e9 ms) would wrap negative.
+func millis32(d time.Duration) int32 {
+	return int32(min(max(d.Milliseconds(), math.MinInt32), math.MaxInt32))
 }

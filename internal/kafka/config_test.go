@@ -3,8 +3,10 @@ package kafka
 import (
 	"encoding/hex"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestSASLConfigRedacts: no verb prints the password, whether the
@@ -27,5 +29,16 @@ func TestSASLConfigRedacts(t *testing.T) {
 	}
 	if s := fmt.Sprint(*c.SASL); s != `{PLAIN user="u" password=<redacted>}` {
 		t.Errorf("String() = %s", s)
+	}
+}
+
+func TestMillis32Saturates(t *testing.T) {
+	for d, want := range map[time.Duration]int32{
+		0: 0, 1500 * time.Millisecond: 1500, 30 * time.Second: 30000, 1000 * time.Hour: math.MaxInt32,
+		math.MaxInt64: math.MaxInt32, -1000 * time.Hour: math.MinInt32, math.MinInt64: math.MinInt32,
+	} {
+		if got := millis32(d); got != want {
+			t.Errorf("millis32(%v) = %d, want %d", d, got, want)
+		}
 	}
 }
