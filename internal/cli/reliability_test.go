@@ -3,18 +3,17 @@ package cli
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
@@ -164,38 +163,6 @@ func TestFullDevice(t *testing.T) {
 	}
 }
 
-// silentBroker listens on a random port, accepts every connection and
-// never answers: a port that is not a Kafka listener, or a hung broker.
-func silentBroker(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var conns []net.Conn
-	var mu sync.Mutex
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
 var brokerCommands = [][]string{
 	{"topics"},
 	{"capture", "-t", "orders"},
@@ -207,7 +174,7 @@ var brokerCommands = [][]string{
 // TestSilentBroker: a listener that accepts TCP and never answers fails
 // every broker command within the dial timeout, naming the address.
 func TestSilentBroker(t *testing.T) {
-	addr := silentBroker(t)
+	addr := kafkatest.SilentListener(t)
 	for _, args := range brokerCommands {
 		t.Run(args[0], func(t *testing.T) {
 			args := append(args, "--brokers", addr, "--dial-timeout", "1s")
@@ -219,11 +186,22 @@ func TestSilentBroker(t *testing.T) {
 	}
 }
 
+// TestSilentSeedBesideAGoodOne: a command given a silent seed and a good
+// one reads through the good one.
+func TestSilentSeedBesideAGoodOne(t *testing.T) {
+	p := newPipeline(t)
+	silent := kafkatest.SilentListener(t)
+	code, out, stderr := runCtx(t, context.Background(), 10*time.Second, "topics", "--brokers", silent+","+p.addr, "--dial-timeout", "1s")
+	if code != cmdutil.ExitOK || !strings.Contains(out, "orders") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 0 and the topics", code, out, stderr)
+	}
+}
+
 // TestInterruptAgainstSilentBroker: Ctrl-C while a broker command waits on
 // a broker that never answers exits 130 at once, saying interrupted, not
 // "context canceled".
 func TestInterruptAgainstSilentBroker(t *testing.T) {
-	addr := silentBroker(t)
+	addr := kafkatest.SilentListener(t)
 	for _, args := range brokerCommands {
 		t.Run(args[0], func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())

@@ -1,9 +1,11 @@
 package conn
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -439,5 +441,57 @@ func TestMarkdownFresh(t *testing.T) {
 		if s.Env != "" && !strings.Contains(string(got), s.Env) {
 			t.Errorf("%s is not documented", s.Env)
 		}
+	}
+}
+
+// TestLooseFilePermissions: the config file, the password file and the TLS
+// key are warned about, once each, when users other than the owner may
+// read or write them.
+func TestLooseFilePermissions(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("permissions are not mode bits")
+	}
+	for _, mode := range []os.FileMode{0o600, 0o400, 0o644, 0o640, 0o604, 0o620} {
+		t.Run(mode.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			cfgPath := filepath.Join(dir, "config.yaml")
+			pwPath := filepath.Join(dir, "pw")
+			keyPath := filepath.Join(dir, "key.pem")
+			yaml := "current_profile: p\nprofiles:\n  p:\n    brokers: [b:9092]\n    tls:\n      cert: cert.pem\n      key: key.pem\n" +
+				"    sasl:\n      mechanism: PLAIN\n      user: u\n      password_file: pw\n"
+			for path, data := range map[string]string{cfgPath: yaml, pwPath: "secret\n", keyPath: "key"} {
+				if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chmod(path, mode); err != nil { // not subject to the umask
+					t.Fatal(err)
+				}
+			}
+			o := options(t, "--config", cfgPath)
+			var lines []string
+			warn := func(s string) { lines = append(lines, s) }
+			for range 2 { // once per run, however often resolved
+				cfg, err := o.ResolveWarn(func(string) string { return "" }, warn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if cfg.SASL.Password != "secret" {
+					t.Fatalf("password %q: the password file was not read", cfg.SASL.Password)
+				}
+			}
+			var want []string
+			if how := map[os.FileMode]string{0o644: "readable", 0o640: "readable", 0o604: "readable", 0o620: "writable"}[mode]; how != "" {
+				for _, f := range []struct{ what, path string }{{"config file", cfgPath}, {"TLS key file", keyPath}, {"password file", pwPath}} {
+					want = append(want, fmt.Sprintf("warning: %s %s is %s by others (mode %04o); chmod 600 it", f.what, f.path, how, mode))
+				}
+			}
+			if !slices.Equal(lines, want) {
+				t.Errorf("warnings\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+			}
+			// Resolve, as completion uses it, warns nowhere and still works.
+			if _, err := options(t, "--config", cfgPath).Resolve(func(string) string { return "" }); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +24,8 @@ import (
 // merge them with the environment and the config file. The zero Options
 // has no flags: only the environment and the config file count.
 type Options struct {
-	fs *pflag.FlagSet
+	fs     *pflag.FlagSet
+	warned map[string]bool // files warned about in this run
 }
 
 // AddFlags registers a flag for every setting of the table that has one.
@@ -213,6 +215,28 @@ func DefaultConfigPath(getenv func(string) string) string {
 // is --profile, else CAUSALCTL_PROFILE, else the file's current_profile;
 // without any, no profile applies.
 func (o *Options) Resolve(getenv func(string) string) (kafka.Config, error) {
+	return o.ResolveWarn(getenv, nil)
+}
+
+// ResolveWarn is Resolve, calling warn (when not nil) with a line for each
+// file of secrets it read — the config file, the password file, the TLS
+// key — that users other than its owner may read or write, as ssh does.
+// Each file is warned about once per Options, however often it is read.
+func (o *Options) ResolveWarn(getenv func(string) string, warn func(string)) (kafka.Config, error) {
+	check := func(what, path string) {
+		if warn == nil {
+			return
+		}
+		line := looseFile(what, path)
+		if line == "" || o.warned[path] {
+			return
+		}
+		if o.warned == nil {
+			o.warned = map[string]bool{}
+		}
+		o.warned[path] = true
+		warn(line)
+	}
 	flags, err := o.flagLayer()
 	if err != nil {
 		return kafka.Config{}, err
@@ -235,6 +259,7 @@ func (o *Options) Resolve(getenv func(string) string) (kafka.Config, error) {
 			return kafka.Config{}, err
 		default:
 			cfg.ConfigFile = path
+			check("config file", path)
 		}
 	}
 	profileName, profileWhy := top.str(sProfile), top[sProfile].from
@@ -255,7 +280,31 @@ func (o *Options) Resolve(getenv func(string) string) (kafka.Config, error) {
 		}
 		cfg.Profile = profileName
 	}
-	return build(merge(flags, env, profile), cfg, getenv)
+	return build(merge(flags, env, profile), cfg, getenv, check)
+}
+
+// looseFile returns the warning line for a file that users other than its
+// owner may read or write ("" when none may, when it cannot be read, and
+// on Windows, whose permissions are not mode bits).
+func looseFile(what, path string) string {
+	if runtime.GOOS == "windows" {
+		return ""
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	perm := fi.Mode().Perm()
+	how := ""
+	switch {
+	case perm&0o044 != 0:
+		how = "readable"
+	case perm&0o022 != 0:
+		how = "writable"
+	default:
+		return ""
+	}
+	return fmt.Sprintf("warning: %s %s is %s by others (mode %04o); chmod 600 it", what, path, how, perm)
 }
 
 // configPath returns the config file to read and whether it was named
@@ -270,7 +319,7 @@ func configPath(top layer, getenv func(string) string) (path string, explicit bo
 
 // build turns the merged settings into the Config, checking that they
 // go together.
-func build(m layer, cfg kafka.Config, getenv func(string) string) (kafka.Config, error) {
+func build(m layer, cfg kafka.Config, getenv func(string) string, check func(what, path string)) (kafka.Config, error) {
 	cfg.Brokers, _ = m[sBrokers].v.([]string)
 	if len(cfg.Brokers) == 0 {
 		return kafka.Config{}, fmt.Errorf("no brokers: set --brokers, %s or a profile's brokers", EnvBrokers)
@@ -296,6 +345,9 @@ func build(m layer, cfg kafka.Config, getenv func(string) string) (kafka.Config,
 		if (cfg.TLS.CertFile == "") != (cfg.TLS.KeyFile == "") {
 			return kafka.Config{}, errors.New("TLS client certificate and key go together: set both --tls-cert and --tls-key, or neither")
 		}
+		if cfg.TLS.KeyFile != "" {
+			check("TLS key file", cfg.TLS.KeyFile)
+		}
 	}
 
 	mech, user := m.str(sMechanism), m.str(sUser)
@@ -308,7 +360,7 @@ func build(m layer, cfg kafka.Config, getenv func(string) string) (kafka.Config,
 		if user == "" {
 			return kafka.Config{}, fmt.Errorf("SASL %s needs a user: set --sasl-user, %s or the profile's sasl.user", canon, EnvSASLUser)
 		}
-		pw, err := password(m, getenv)
+		pw, err := password(m, getenv, check)
 		if err != nil {
 			return kafka.Config{}, fmt.Errorf("SASL %s %w", canon, err)
 		}
@@ -332,7 +384,7 @@ func build(m layer, cfg kafka.Config, getenv func(string) string) (kafka.Config,
 
 // password reads the SASL password from the one way it was given. A
 // file's trailing line break is dropped; an empty password is an error.
-func password(m layer, getenv func(string) string) (string, error) {
+func password(m layer, getenv func(string) string, check func(what, path string)) (string, error) {
 	var pw, from string
 	switch {
 	case m[sPasswordFile].from != "":
@@ -341,13 +393,20 @@ func password(m layer, getenv func(string) string) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("password file (from %s): %w", from, err)
 		}
+		check("password file", m.str(sPasswordFile))
 		b = bytes.TrimSuffix(b, []byte("\n"))
 		b = bytes.TrimSuffix(b, []byte("\r"))
 		pw = string(b)
 	case m[sPasswordEnv].from != "":
 		from = m[sPasswordEnv].from
-		if pw = getenv(m.str(sPasswordEnv)); pw == "" {
-			return "", fmt.Errorf("password (from %s): environment variable %s is unset or empty", from, m.str(sPasswordEnv))
+		name := m.str(sPasswordEnv)
+		if !isEnvName(name) {
+			// Not echoed: a value that is no variable name may well be the
+			// password itself, written where its variable's name goes.
+			return "", fmt.Errorf("password (from %s): not the name of an environment variable (A-Z, a-z, 0-9 and _, not starting with a digit); it names the variable that holds the password, never the password", from)
+		}
+		if pw = getenv(name); pw == "" {
+			return "", fmt.Errorf("password (from %s): environment variable %s is unset or empty", from, name)
 		}
 	case m[sPassword].from != "":
 		from, pw = m[sPassword].from, m.str(sPassword)
@@ -359,6 +418,17 @@ func password(m layer, getenv func(string) string) (string, error) {
 		return "", fmt.Errorf("password (from %s) is empty", from)
 	}
 	return pw, nil
+}
+
+// isEnvName reports whether s can name an environment variable the way
+// shells write them.
+func isEnvName(s string) bool {
+	for i, c := range s {
+		if !(c == '_' || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // ProfileNames returns the names of the profiles in the config file that

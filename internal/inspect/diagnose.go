@@ -1,7 +1,7 @@
 package inspect
 
 import (
-	"cmp"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -30,7 +30,7 @@ type Input struct {
 	// unknown.
 	Now time.Time
 	// RetentionWarn flags a held record whose retention headroom is below
-	// it (default DefaultRetentionWarn).
+	// it; 0 flags none (holds --retention-warn 0).
 	RetentionWarn time.Duration
 }
 
@@ -138,7 +138,7 @@ func Diagnose(in Input) *Report {
 		names = &clock.Names{}
 	}
 	t := &Tracker{names: names}
-	warn := cmp.Or(in.RetentionWarn, DefaultRetentionWarn)
+	warn := in.RetentionWarn
 	rep := &Report{Now: in.Now, RecordsHeld: g.Stats().Held, Cycles: [][]string{}}
 	for _, cyc := range g.Cycles() {
 		// Written from the member first in name order, as the heads'
@@ -341,9 +341,24 @@ func (f *Facts) headroom(ch clock.Channel, ts, now time.Time, warn time.Duration
 	if !ok || lf.Retention == nil || lf.Retention.Ms < 0 || !lf.Retention.Deletes() {
 		return nil
 	}
-	at := ts.Add(time.Duration(lf.Retention.Ms) * time.Millisecond)
-	left := at.Sub(now)
-	return &Headroom{RetentionMs: lf.Retention.Ms, DeletesAt: at, Left: left, Warn: left < warn}
+	at := ts.Add(msDuration(lf.Retention.Ms))
+	left := at.Sub(now) // saturates
+	return &Headroom{RetentionMs: lf.Retention.Ms, DeletesAt: at, Left: left, Warn: warn > 0 && left < warn}
+}
+
+// msDuration converts milliseconds to a Duration, saturating at the
+// Duration's ends rather than wrapping: retention.ms may be 2^63−1 (how
+// some clusters write "forever"), which would wrap to a negative headroom
+// and flag every record as due.
+func msDuration(ms int64) time.Duration {
+	const most = math.MaxInt64 / int64(time.Millisecond)
+	switch {
+	case ms > most:
+		return math.MaxInt64
+	case ms < -most:
+		return math.MinInt64
+	}
+	return time.Duration(ms) * time.Millisecond
 }
 
 // cycleStart returns the index of the member of the wait cycle that the

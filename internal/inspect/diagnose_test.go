@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -135,7 +136,7 @@ func TestDiagnose(t *testing.T) {
 		b: {HighWatermark: 2, LastStable: 2, Retention: &capture.Retention{Ms: -1, CleanupPolicy: "delete"}},
 		d: {HighWatermark: 5, LastStable: 5},
 	}
-	in := Input{Gate: g, Names: names, Now: now,
+	in := Input{Gate: g, Names: names, Now: now, RetentionWarn: DefaultRetentionWarn,
 		Facts:     Facts{Log: func(ch clock.Channel) (*capture.LogFacts, bool) { lf, ok := logs[ch]; return lf, ok }},
 		Timestamp: func(ch clock.Channel, _ int64) (time.Time, bool) { v, ok := ts[ch]; return v, ok },
 	}
@@ -186,10 +187,13 @@ func TestDiagnose(t *testing.T) {
 		t.Errorf("root of the cycle: %+v", r)
 	}
 
-	// A lower warning threshold does not flag 30 minutes.
-	in.RetentionWarn = 10 * time.Minute
-	if h := Diagnose(in).Heads[0]; h.Retention == nil || h.Retention.Warn {
-		t.Errorf("30m left under a 10m threshold: %+v", h.Retention)
+	// A lower warning threshold does not flag 30 minutes, nor does 0
+	// (off), though the headroom is still told.
+	for _, warn := range []time.Duration{10 * time.Minute, 0} {
+		in.RetentionWarn = warn
+		if h := Diagnose(in).Heads[0]; h.Retention == nil || h.Retention.Warn || h.Retention.Left != 30*time.Minute {
+			t.Errorf("30m left under a %v threshold: %+v", warn, h.Retention)
+		}
 	}
 	// Only holds at least a minute old; the cycle's heads have no
 	// timestamps, so no age, and are left out.
@@ -226,5 +230,63 @@ func TestNextSteps(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("%s: %q lacks %q", c, got, want)
 		}
+	}
+}
+
+// TestTimesAtTheExtremes: retention of 2^63−1 ms and record timestamps at
+// the ends of int64 milliseconds saturate instead of wrapping: a record
+// kept "forever" is never due, one from the far past always is, and ages
+// keep their sign.
+func TestTimesAtTheExtremes(t *testing.T) {
+	ch := testChannel(1, 0)
+	now := time.UnixMilli(1_700_000_000_000)
+	const week = 7 * 24 * time.Hour
+	for _, tc := range []struct {
+		name        string
+		tsMs, retMs int64
+		left        time.Duration // wanted headroom
+		warn        bool
+	}{
+		{"forever as the largest number", now.UnixMilli(), math.MaxInt64, math.MaxInt64, false},
+		{"forever, from the far past", math.MinInt64, math.MaxInt64, math.MinInt64, true},
+		{"a week, from the far future", math.MaxInt64, week.Milliseconds(), math.MaxInt64, false},
+		{"a week, from the far past", math.MinInt64, week.Milliseconds(), math.MinInt64, true},
+		{"a week, from the epoch", 0, week.Milliseconds(), time.UnixMilli(0).Add(week).Sub(now), true},
+		{"a week, written now", now.UnixMilli(), week.Milliseconds(), week, false},
+		{"no time at all", now.UnixMilli(), 0, 0, true},
+		{"just past Duration's range", now.UnixMilli(), math.MaxInt64/int64(time.Millisecond) + 1, math.MaxInt64, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := Facts{Log: func(clock.Channel) (*capture.LogFacts, bool) {
+				return &capture.LogFacts{Retention: &capture.Retention{Ms: tc.retMs, Bytes: -1, CleanupPolicy: "delete"}}, true
+			}}
+			ts := time.UnixMilli(tc.tsMs)
+			h := f.headroom(ch, ts, now, time.Hour)
+			if h == nil {
+				t.Fatal("no headroom")
+			}
+			if h.Left != tc.left || h.Warn != tc.warn || h.DeletesAt.Before(ts) {
+				t.Errorf("left %v warn %v deletes at %v; want left %v warn %v, not before %v", h.Left, h.Warn, h.DeletesAt, tc.left, tc.warn, ts)
+			}
+			if off := f.headroom(ch, ts, now, 0); off.Warn || off.Left != h.Left {
+				t.Errorf("--retention-warn 0 flags: %+v", off)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		tsMs int64
+		want time.Duration
+	}{{math.MinInt64, math.MaxInt64}, {math.MaxInt64, math.MinInt64}, {now.UnixMilli() - 1500, 1500 * time.Millisecond}} {
+		a, b := testChannel(2, 0), testChannel(3, 0)
+		g := mustGate(t, []clock.Channel{a, b})
+		recv(t, g, a, 0, clock.Entry{Channel: b, Position: 1})
+		rep := Diagnose(Input{Gate: g, Now: now, Names: testNames(t, 2, 3),
+			Timestamp: func(clock.Channel, int64) (time.Time, bool) { return time.UnixMilli(tc.tsMs), true }})
+		if len(rep.Heads) != 1 || rep.Heads[0].Age != (Age{D: tc.want, Known: true}) {
+			t.Errorf("timestamp %d: heads %+v, want age %v", tc.tsMs, rep.Heads, tc.want)
+		}
+	}
+	if got := msDuration(math.MinInt64); got != math.MinInt64 {
+		t.Errorf("msDuration(MinInt64) = %v", got)
 	}
 }

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -75,11 +77,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		opts = append(opts, kgo.SASL(mech), kgo.WithHooks(watch))
 	}
-	pctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	pctx, cancelTimeout := context.WithTimeout(pctx, cfg.dialTimeout()+cfg.requestTimeout())
-	defer cancelTimeout()
-	live := &liveness{wait: cfg.dialTimeout(), cancel: cancel}
+	pctx, cancel := context.WithTimeout(ctx, cfg.dialTimeout()+cfg.requestTimeout())
+	defer cancel()
+	live := &liveness{wait: cfg.dialTimeout(), probes: map[int32]*probe{}}
 	defer live.stop()
 	opts = append(opts, kgo.WithHooks(live))
 	cl, err := kgo.NewClient(opts...)
@@ -94,44 +94,154 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		ids:          make(map[string]clock.TopicID),
 		names:        make(map[clock.TopicID]string),
 	}
-	if err := cl.Ping(pctx); err != nil {
-		cl.Close()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		var nr *NoResponseError
-		if errors.As(context.Cause(pctx), &nr) {
-			return nil, nr
-		}
-		if watch.failed.Load() && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
-			err = fmt.Errorf("the broker closed the connection instead of accepting the credentials: %w", err)
-			return nil, &AuthError{Mechanism: cfg.SASL.Mechanism, User: cfg.SASL.User, Err: err}
-		}
-		err = c.classify(err)
-		var ae *AuthError
-		if !errors.As(err, &ae) {
-			var ce *ConnectError
-			if !errors.As(err, &ce) {
-				err = &ConnectError{Brokers: cfg.Brokers, Err: err}
+	first, errs := live.probeSeeds(pctx, cl)
+	if first >= 0 {
+		if len(cfg.Brokers) > 1 {
+			// Later requests go to any seed until brokers are discovered:
+			// keep only one that answered, so that none waits on a
+			// silent one.
+			if err := cl.UpdateSeedBrokers(cfg.Brokers[first]); err != nil {
+				cl.Close()
+				return nil, fmt.Errorf("kafka client: %w", err)
 			}
 		}
-		return nil, err
+		return c, nil
 	}
-	return c, nil
+	cl.Close()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, c.dialError(errs, watch.failed.Load())
 }
 
-// liveness fails the first contact when a broker accepts the TCP
-// connection but sends no Kafka response within wait (the dial timeout):
-// a port that is not a Kafka listener, a proxy with nothing behind it, a
-// broker that hangs. Without it that takes the dial and request timeouts
-// together, tens of seconds.
-type liveness struct {
-	wait   time.Duration
-	cancel context.CancelCauseFunc
+// dialError makes one error of the seeds' failures (one per seed, in
+// order): an authentication failure if any seed reported one, since
+// retrying cannot help; a single seed's silence as it is; otherwise a
+// *ConnectError naming every seed and each one's failure.
+func (c *Client) dialError(errs []error, saslDropped bool) error {
+	var all seedErrors
+	for _, err := range errs {
+		if saslDropped && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+			err = fmt.Errorf("the broker closed the connection instead of accepting the credentials: %w", err)
+			return &AuthError{Mechanism: c.cfg.SASL.Mechanism, User: c.cfg.SASL.User, Err: err}
+		}
+		err = c.classify(explainTLS(err))
+		if _, ok := errors.AsType[*AuthError](err); ok {
+			return err
+		}
+		if ce, ok := errors.AsType[*ConnectError](err); ok {
+			err = ce.Err // named once, by the ConnectError made below
+		}
+		all = append(all, err)
+	}
+	if _, ok := errors.AsType[*NoResponseError](all[0]); ok && len(all) == 1 {
+		return all[0]
+	}
+	if len(all) == 1 {
+		return &ConnectError{Brokers: c.cfg.Brokers, Err: all[0]}
+	}
+	return &ConnectError{Brokers: c.cfg.Brokers, Err: all}
+}
 
-	mu       sync.Mutex
+// explainTLS says what to do about the TLS failures that have a setting
+// for a fix, or none: a certificate for another host name, and a broker
+// that offers only TLS versions below 1.2.
+func explainTLS(err error) error {
+	if _, ok := errors.AsType[x509.HostnameError](err); ok {
+		return fmt.Errorf("%w (the certificate names another host: verify against one of its names with --tls-server-name)", err)
+	}
+	// crypto/tls reports the broker's protocol_version alert as a
+	// *net.OpError "remote error" over an unexported type: its text is
+	// all there is to go by.
+	if oe, ok := errors.AsType[*net.OpError](err); ok && oe.Op == "remote error" && oe.Err != nil && oe.Err.Error() == "tls: protocol version not supported" {
+		return fmt.Errorf("%w (the broker offers only TLS versions older than TLS 1.2, which causalctl refuses)", err)
+	}
+	return err
+}
+
+// seedErrors are the failures of several seeds, in seed order.
+type seedErrors []error
+
+// Error joins the distinct failures on one line.
+func (e seedErrors) Error() string {
+	var texts []string
+	for _, err := range e {
+		if t := err.Error(); !slices.Contains(texts, t) {
+			texts = append(texts, t)
+		}
+	}
+	return strings.Join(texts, "; ")
+}
+
+// Unwrap returns the failures, for errors.Is and errors.As.
+func (e seedErrors) Unwrap() []error { return e }
+
+// liveness fails the first contact with a seed broker that accepts the
+// TCP connection but sends no Kafka response within wait (the dial
+// timeout): a port that is not a Kafka listener, a proxy with nothing
+// behind it, a broker that hangs. Without it that takes the dial and
+// request timeouts together, tens of seconds. Each seed is probed on its
+// own, at once, so a silent seed fails the dial only when no other seed
+// answers.
+type liveness struct {
+	wait time.Duration
+
+	mu      sync.Mutex
+	probes  map[int32]*probe // by the seed's broker ID, while probing
+	stopped bool
+	timers  []*time.Timer
+}
+
+// probe is the first contact with one seed.
+type probe struct {
+	addr     string
+	cancel   context.CancelCauseFunc
 	answered bool
-	timers   []*time.Timer
+}
+
+// seedID is the broker ID kgo gives the i-th seed broker until metadata
+// names it (its BrokerMetadata.NodeID in hooks).
+func seedID(i int) int32 { return math.MinInt32 + int32(i) }
+
+// probeSeeds sends every seed a metadata request at once and waits until
+// one answers, returning its index, or until all failed, returning -1 and
+// each one's error in seed order.
+func (l *liveness) probeSeeds(ctx context.Context, cl *kgo.Client) (int, []error) {
+	seeds := cl.SeedBrokers()
+	type result struct {
+		i   int
+		err error
+	}
+	results := make(chan result, len(seeds))
+	ctx, cancelAll := context.WithCancel(ctx)
+	defer cancelAll()
+	for i, b := range seeds {
+		pctx, cancel := context.WithCancelCause(ctx)
+		l.mu.Lock()
+		l.probes[seedID(i)] = &probe{cancel: cancel}
+		l.mu.Unlock()
+		go func() {
+			defer cancel(nil)
+			req := kmsg.NewPtrMetadataRequest()
+			req.Topics = []kmsg.MetadataRequestTopic{}
+			_, err := b.Request(pctx, req)
+			if err != nil {
+				if nr, ok := errors.AsType[*NoResponseError](context.Cause(pctx)); ok {
+					err = nr
+				}
+			}
+			results <- result{i, err}
+		}()
+	}
+	errs := make([]error, len(seeds))
+	for range seeds {
+		r := <-results
+		if r.err == nil {
+			return r.i, nil
+		}
+		errs[r.i] = r.err
+	}
+	return -1, errs
 }
 
 // OnBrokerWrite implements kgo.HookBrokerWrite: a request (the first is
@@ -143,26 +253,29 @@ func (l *liveness) OnBrokerWrite(meta kgo.BrokerMetadata, _ int16, _ int, _, _ t
 	addr := net.JoinHostPort(meta.Host, strconv.Itoa(int(meta.Port)))
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.answered || l.cancel == nil {
+	p := l.probes[meta.NodeID]
+	if l.stopped || p == nil || p.answered {
 		return
 	}
 	l.timers = append(l.timers, time.AfterFunc(l.wait, func() {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		if !l.answered && l.cancel != nil {
-			l.cancel(&NoResponseError{Addr: addr, Wait: l.wait})
+		if !p.answered && !l.stopped {
+			p.cancel(&NoResponseError{Addr: addr, Wait: l.wait})
 		}
 	}))
 }
 
 // OnBrokerRead implements kgo.HookBrokerRead: a response arrived.
-func (l *liveness) OnBrokerRead(_ kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
+func (l *liveness) OnBrokerRead(meta kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
 	if err != nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.answered = true
+	if p := l.probes[meta.NodeID]; p != nil {
+		p.answered = true
+	}
 }
 
 // stop ends the watch once the first contact is over.
@@ -172,7 +285,8 @@ func (l *liveness) stop() {
 	for _, t := range l.timers {
 		t.Stop()
 	}
-	l.cancel = nil
+	l.stopped = true
+	l.probes = nil
 }
 
 // saslWatch notes a connection that dropped while a SASL authentication
@@ -476,7 +590,7 @@ type listed struct {
 func (c *Client) listAt(ctx context.Context, parts []chanKey, ts int64, isolation int8) (map[chanKey]listed, error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.IsolationLevel = isolation
-	req.TimeoutMillis = int32(c.cfg.requestTimeout().Milliseconds())
+	req.TimeoutMillis = millis32(c.cfg.requestTimeout())
 	byTopic := make(map[string]int)
 	for _, k := range parts {
 		i, ok := byTopic[k.topic]

@@ -2,6 +2,8 @@ package kafka
 
 import (
 	"fmt"
+	"io"
+	"math"
 	"time"
 )
 
@@ -63,6 +65,10 @@ func (s SASLConfig) String() string {
 // GoString is String, so that %#v does not print the password either.
 func (s SASLConfig) GoString() string { return s.String() }
 
+// Format prints String whatever the verb, so that no verb (%d, %x, %+v)
+// prints the password either.
+func (s SASLConfig) Format(f fmt.State, _ rune) { io.WriteString(f, s.String()) }
+
 func (c Config) dialTimeout() time.Duration {
 	if c.DialTimeout > 0 {
 		return c.DialTimeout
@@ -75,4 +81,10 @@ func (c Config) requestTimeout() time.Duration {
 		return c.RequestTimeout
 	}
 	return DefaultRequestTimeout
+}
+
+// millis32 is d in the int32 milliseconds of Kafka's request fields,
+// saturating: a --request-timeout of 1000h (3.6e9 ms) would wrap negative.
+func millis32(d time.Duration) int32 {
+	return int32(min(max(d.Milliseconds(), math.MinInt32), math.MaxInt32))
 }

@@ -624,7 +624,7 @@ type fetchResult struct {
 // chans at their positions.
 func (rd *reader) request(chans []*rchan) *kmsg.FetchRequest {
 	req := kmsg.NewPtrFetchRequest()
-	req.MaxWaitMillis = int32(rd.cfg.maxWait.Milliseconds())
+	req.MaxWaitMillis = millis32(rd.cfg.maxWait)
 	req.MinBytes = 1
 	req.MaxBytes = defaultFetchMaxBytes
 	req.IsolationLevel = 1 // read_committed

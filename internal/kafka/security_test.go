@@ -186,3 +186,53 @@ func TestDialUnreachable(t *testing.T) {
 		t.Fatal("Dial did not return within 10s")
 	}
 }
+
+// TestTLSDefaults: certificates are verified against the host dialled
+// unless a server name or --tls-insecure-skip-verify says otherwise, and a
+// broker offering nothing newer than TLS 1.1 is refused.
+func TestTLSDefaults(t *testing.T) {
+	dial := func(c *kfake.Cluster, tc *TLSConfig) error {
+		cl, err := Dial(testCtx(t), Config{Brokers: c.ListenAddrs(), TLS: tc, DialTimeout: 2 * time.Second, RequestTimeout: 5 * time.Second})
+		if err == nil {
+			cl.Close()
+		}
+		return err
+	}
+
+	t.Run("certificate for another host", func(t *testing.T) {
+		srvTLS, caFile := kafkatest.PKIFor(t, []string{"kafka.test"}, []net.IP{net.ParseIP("127.0.0.2")})
+		c := newCluster(t, kfake.TLS(srvTLS))
+		err := dial(c, &TLSConfig{CAFile: caFile})
+		if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "certificate is valid for 127.0.0.2, not 127.0.0.1") || !strings.Contains(err.Error(), "--tls-server-name") {
+			t.Errorf("dialling 127.0.0.1 with a certificate for kafka.test: %v", err)
+		}
+		t.Logf("another host: %v", err)
+		if err := dial(c, &TLSConfig{CAFile: caFile, ServerName: "kafka.test"}); err != nil {
+			t.Errorf("with the server name: %v", err)
+		}
+		if err := dial(c, &TLSConfig{InsecureSkipVerify: true}); err != nil {
+			t.Errorf("with verification off: %v", err)
+		}
+	})
+
+	t.Run("TLS 1.1", func(t *testing.T) {
+		srvTLS, caFile := kafkatest.PKI(t)
+		srvTLS.MinVersion, srvTLS.MaxVersion = tls.VersionTLS10, tls.VersionTLS11
+		c := newCluster(t, kfake.TLS(srvTLS))
+		for _, tc := range []*TLSConfig{{CAFile: caFile}, {InsecureSkipVerify: true}} {
+			err := dial(c, tc)
+			if !errors.Is(err, ErrUnreachable) || !strings.Contains(err.Error(), "TLS 1.2") {
+				t.Errorf("a TLS 1.1 listener (insecure %v): %v", tc.InsecureSkipVerify, err)
+			}
+			t.Logf("TLS 1.1: %v", err)
+		}
+		// Not only Go's default, which GODEBUG=tls10server=1 lowers.
+		tc, err := (&TLSConfig{}).build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.MinVersion != tls.VersionTLS12 {
+			t.Errorf("MinVersion %x, want TLS 1.2", tc.MinVersion)
+		}
+	})
+}

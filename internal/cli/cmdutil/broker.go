@@ -25,12 +25,13 @@ import (
 // Factory.OpenRange; it never dials or resolves names itself.
 
 // Dial resolves the connection settings (flags > environment > profile)
-// and connects, read-only.
+// and connects, read-only. A file of secrets that others may read is
+// warned about on stderr, once per run.
 func (f *Factory) Dial(ctx context.Context) (*kafka.Client, error) {
 	if f.Conn == nil {
 		return nil, fmt.Errorf("no connection settings")
 	}
-	cfg, err := f.Conn.Resolve(f.Getenv)
+	cfg, err := f.Conn.ResolveWarn(f.Getenv, func(line string) { fmt.Fprintln(f.IOStreams.ErrOut, line) })
 	if err != nil {
 		return nil, &UsageError{Err: err}
 	}

@@ -26,6 +26,7 @@ import (
 var (
 	idA = clock.TopicID{0xa}
 	idB = clock.TopicID{0xb}
+	idC = clock.TopicID{0xc} // in the input, with no name
 )
 
 func names(t *testing.T) *clock.Names {
@@ -41,14 +42,14 @@ func names(t *testing.T) *clock.Names {
 }
 
 func TestResolveScope(t *testing.T) {
-	input := []clock.Channel{{Topic: idA, Partition: 0}, {Topic: idA, Partition: 1}, {Topic: idB, Partition: 0}}
+	input := []clock.Channel{{Topic: idA, Partition: 0}, {Topic: idA, Partition: 1}, {Topic: idB, Partition: 0}, {Topic: idC, Partition: 2}}
 	for _, tc := range []struct {
 		name         string
 		scope, start []string
 		want         string // channels, then starts
 		usage        string // a usage error containing this
 	}{
-		{name: "default is every input channel", want: "a/0 a/1 b/0 |"},
+		{name: "default is every input channel", want: "a/0 a/1 b/0 " + idC.String() + "/2 |"},
 		{name: "bare topic is its input partitions", scope: []string{"a"}, want: "a/0 a/1 |"},
 		{name: "a partition absent from the input", scope: []string{"b/3", "a/1"}, want: "b/3 a/1 |"},
 		{name: "duplicates once", scope: []string{"a/1", "a", "a/1"}, want: "a/1 a/0 |"},
@@ -56,6 +57,11 @@ func TestResolveScope(t *testing.T) {
 		{name: "start outside the scope", scope: []string{"a"}, start: []string{"b/0=3"}, usage: "--start: channel b/0 is not in the scope"},
 		{name: "unknown topic", scope: []string{"nope"}, usage: "--scope"},
 		{name: "topic absent from the input", scope: []string{"b/0", "c"}, usage: "--scope"},
+		{name: "a named UUID absent from the input", scope: []string{idB.String() + "/4"}, want: "b/4 |"},
+		{name: "a UUID of the input without a name", scope: []string{idC.String() + "/2"}, want: idC.String() + "/2 |"},
+		{name: "mistyped UUID", scope: []string{"0d000000-0000-0000-0000-000000000000/0"}, usage: "topic UUID 0d000000-0000-0000-0000-000000000000 is not in the input and has no name"},
+		{name: "mistyped bare UUID", scope: []string{"0d000000-0000-0000-0000-000000000000"}, usage: "has no partition in the input"},
+		{name: "malformed UUID", scope: []string{"0a00000-0000-0000-0000-000000000000/0"}, usage: "unknown topic"},
 		{name: "bad start", start: []string{"a/0"}, usage: "want CHANNEL=OFFSET"},
 		{name: "negative start", start: []string{"a/0=-1"}, usage: "non-negative"},
 	} {

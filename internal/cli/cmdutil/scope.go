@@ -39,6 +39,9 @@ func ResolveScope(scope, start []string, inputChannels []clock.Channel, names *c
 // scopeChannels turns --scope specs into channels. A bare topic (name or
 // UUID) means every partition of it in the input; a channel may name a
 // partition the input lacks — its entries then gate heads that wait for it.
+// A topic UUID must be known, by a name or by a channel of the input: a
+// mistyped UUID is refused like a mistyped name, not read as a topic that
+// is never written to.
 func scopeChannels(specs []string, inputChannels []clock.Channel, names *clock.Names) ([]clock.Channel, error) {
 	if len(specs) == 0 {
 		return inputChannels, nil
@@ -58,6 +61,9 @@ func scopeChannels(specs []string, inputChannels []clock.Channel, names *clock.N
 			if err != nil {
 				return nil, Usagef("--scope: %v", err)
 			}
+			if !knownTopic(ch.Topic, inputChannels, names) {
+				return nil, Usagef("--scope: channel %q: topic UUID %s is not in the input and has no name (mistyped? bind it with --topic-id NAME=UUID)", spec, ch.Topic)
+			}
 			add(ch)
 			continue
 		}
@@ -76,4 +82,12 @@ func scopeChannels(specs []string, inputChannels []clock.Channel, names *clock.N
 		}
 	}
 	return out, nil
+}
+
+// knownTopic reports whether id is named or has a channel in the input.
+func knownTopic(id clock.TopicID, inputChannels []clock.Channel, names *clock.Names) bool {
+	if _, ok := names.Name(id); ok {
+		return true
+	}
+	return slices.ContainsFunc(inputChannels, func(ch clock.Channel) bool { return ch.Topic == id })
 }

@@ -287,6 +287,13 @@ func TestFixtures(t *testing.T) {
 				t.Errorf("%s: retention %+v, want %d ms, warn %v", c.head, h.Retention, c.room, c.warn)
 			}
 			testutil.Golden(t, *update, c.name+".json.golden", stable(out))
+			if c.warn {
+				// --retention-warn 0 is off: the headroom is told, never flagged.
+				_, off, _ := f.run(append(args, "-o", "json", "--retention-warn", "0")...)
+				if r := headOf(t, off, c.head).Retention; r == nil || r.Warn || r.HeadroomMs != c.room {
+					t.Errorf("%s with --retention-warn 0: retention %+v, want %d ms, no warning", c.head, r, c.room)
+				}
+			}
 			code, text, _ := f.run(args...)
 			if code != 4 {
 				t.Errorf("text: exit %d", code)

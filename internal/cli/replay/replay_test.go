@@ -191,6 +191,7 @@ func TestBadInput(t *testing.T) {
 		{"name without UUID", `{"topic":"x","partition":0,"offset":1}` + "\n", nil, 1, `line 1: x/0: topic "x" has no topic_id`},
 		{"unknown scope topic", string(good), []string{"--scope", "refunds"}, 2, `unknown topic "refunds"`},
 		{"malformed scope channel", string(good), []string{"--scope", "orders/x"}, 2, "--scope"},
+		{"mistyped scope UUID", string(good), []string{"--scope", "0d000000-0000-0000-0000-000000000000/0"}, 2, "topic UUID 0d000000-0000-0000-0000-000000000000 is not in the input"},
 		{"start outside scope", string(good), []string{"--scope", "orders", "--start", "payments/0=3"}, 2, "not in the scope"},
 		{"start not a number", string(good), []string{"--start", "orders/0=x"}, 2, "--start"},
 		{"bad interleave", string(good), []string{"--interleave", "sideways"}, 2, "--interleave"},

@@ -15,6 +15,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,9 +23,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// PKI makes a CA and a server certificate for 127.0.0.1 and localhost
-// signed by it. It returns the server's TLS config and the CA's PEM file.
+// PKI makes a CA and a server certificate for 127.0.0.1, localhost and
+// kafka.test signed by it. It returns the server's TLS config and the CA's
+// PEM file.
 func PKI(t testing.TB) (*tls.Config, string) {
+	t.Helper()
+	return PKIFor(t, []string{"localhost", "kafka.test"}, []net.IP{net.ParseIP("127.0.0.1")})
+}
+
+// PKIFor is PKI with a server certificate for the given names and
+// addresses only.
+func PKIFor(t testing.TB, dnsNames []string, ips []net.IP) (*tls.Config, string) {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -59,8 +68,8 @@ func PKI(t testing.TB) (*tls.Config, string) {
 		NotAfter:     now.Add(time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost", "kafka.test"},
-		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:     dnsNames,
+		IPAddresses:  ips,
 	}
 	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, ca, &srvKey.PublicKey, caKey)
 	if err != nil {
@@ -98,4 +107,37 @@ func Produce(t testing.TB, c *kfake.Cluster, recs ...*kgo.Record) {
 	if err := w.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// SilentListener accepts TCP connections on 127.0.0.1 and never answers:
+// a port that is not a Kafka listener, or a hung broker. It returns the
+// address; the listener and its connections close when the test ends.
+func SilentListener(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return ln.Addr().String()
 }
