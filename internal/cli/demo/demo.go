@@ -64,7 +64,7 @@ func NewCmdDemo(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Conte
 	formats := []string{"text", "json"} // --output
 	opts := &Options{IO: f.IOStreams, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second}
 	opts.RunTUI = func(ctx context.Context, snapshots <-chan inspect.Snapshot) error {
-		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color, Getenv: f.Getenv})
+		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color})
 	}
 	var fault string
 	cmd := &cobra.Command{

@@ -38,7 +38,6 @@ type Options struct {
 	// MetricsAddr, when set, is where /metrics and /healthz are served.
 	MetricsAddr string
 	Names       *clock.Names
-	Getenv      func(string) string
 
 	// OpenFollow opens the follower (Factory.OpenFollow).
 	OpenFollow func(context.Context, cmdutil.BrokerRead) (*cmdutil.Follow, error)
@@ -49,7 +48,7 @@ type Options struct {
 
 // NewCmdWatch returns the watch command.
 func NewCmdWatch(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, OpenFollow: f.OpenFollow, Now: time.Now, RunTUI: tui.Run, Getenv: f.Getenv}
+	opts := &Options{IO: f.IOStreams, OpenFollow: f.OpenFollow, Now: time.Now, RunTUI: tui.Run}
 	names := &cmdutil.NamesFlag{}
 	var undecodable cmdutil.UndecodableFlag
 	var positionAdvance bool
@@ -154,7 +153,7 @@ func Run(ctx context.Context, opts *Options) error {
 	defer func() { stop(); <-done }()
 
 	if opts.IO.OutTTY && !opts.NoTUI {
-		err := opts.RunTUI(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl watch", Snapshots: drv.Snapshots(), Color: opts.IO.Color, Getenv: opts.Getenv})
+		err := opts.RunTUI(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl watch", Snapshots: drv.Snapshots(), Color: opts.IO.Color})
 		if errors.Is(err, context.Canceled) {
 			return nil // Ctrl-C from outside the view: the view was the output
 		}

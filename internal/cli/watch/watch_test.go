@@ -76,7 +76,7 @@ func cluster(t *testing.T) string {
 func options(ios *iostreams.IOStreams, addr string) *Options {
 	f := cmdutiltest.Factory(ios, addr)
 	return &Options{IO: ios, Range: cmdutil.RangeFlags{Topics: []string{"orders", "payments"}, Offsets: "start"}, Interval: 20 * time.Millisecond,
-		Names: &clock.Names{}, OpenFollow: f.OpenFollow, Now: time.Now, Getenv: f.Getenv}
+		Names: &clock.Names{}, OpenFollow: f.OpenFollow, Now: time.Now}
 }
 
 // TestRunPipe: in a pipe, plain status lines with the held payment, and
