@@ -203,3 +203,31 @@ func TestNoTerminalQueries(t *testing.T) {
 	}
 	assertNoQueries(t, s.output())
 }
+
+// TestDemoInBackground: `causalctl demo &` from an interactive shell runs
+// to its end instead of being stopped by the terminal (the live view's raw
+// mode would raise SIGTTOU): it prints its status lines as with --no-tui
+// and says why on stderr.
+func TestDemoInBackground(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("no bash for job control")
+	}
+	// set -m: job control, as in an interactive shell, so the job gets a
+	// process group of its own that is not the terminal's foreground.
+	// bash reports a stopped job as 128+SIGTTOU.
+	script := `set -m; "$0" demo --duration 2s --listen 127.0.0.1:0 --tick 20ms & wait $!; echo "job exit=$?"`
+	s := startPTY(t, ptyEnv(t, "NO_COLOR=1"), "bash", "-c", script, binary)
+	s.waitFor(30*time.Second, "job exit=")
+	out := s.output()
+	if !strings.Contains(out, "job exit=0") {
+		t.Fatalf("the background demo did not end well:\n%q", out)
+	}
+	for _, want := range []string{"not in the terminal's foreground: a status line every second instead of the live view", "] produced=", "Replay complete"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q:\n%q", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[?1049h") {
+		t.Errorf("the background demo took the screen:\n%q", out)
+	}
+}

@@ -44,8 +44,9 @@ type Options struct {
 	// RunTUI shows the live view of the watched node until ctx is done or
 	// the user quits, reading snapshots from the channel (closed when the
 	// node stops); an error it returns after ctx is done is not one. It is
-	// used when set, stdout is a terminal, the output is text and --no-tui
-	// is not given; otherwise a status line is printed every second.
+	// used when set, stdout is a terminal in whose foreground the demo runs,
+	// the output is text and --no-tui is not given; otherwise a status line
+	// is printed every second.
 	// NewCmdDemo sets it to tui.Run; a runF may replace it, nil means none.
 	RunTUI func(ctx context.Context, snapshots <-chan inspect.Snapshot) error
 
@@ -87,7 +88,8 @@ and every other causalctl command (and kcat, rpk, any Kafka client) can be
 pointed at it with --brokers while the demo runs.
 
 On a terminal the watched node is shown live when the live view is
-available; otherwise, in a pipe or with --no-tui, one status line a second:
+available; otherwise, in a pipe, in the background of its terminal
+(demo … &) or with --no-tui, one status line a second:
 records produced, received and delivered, held now, the oldest hold's age.
 --duration stops after that long and prints the node's final summary, the
 one replay prints (-o text or -o json); without it Ctrl-C stops.
@@ -204,7 +206,8 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Output == "json" {
 		info = opts.IO.ErrOut // stdout carries the JSON summary only
 	}
-	useTUI := opts.RunTUI != nil && opts.IO.OutTTY && !opts.NoTUI && opts.Output == "text"
+	useTUI := opts.RunTUI != nil && opts.IO.OutTTY && !opts.NoTUI && opts.Output == "text" &&
+		cmdutil.TakeScreen(opts.IO, "a status line every second")
 	writeIntro(info, d, opts, useTUI)
 
 	pctx, stopPipeline := context.WithCancel(bg)

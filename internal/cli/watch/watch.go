@@ -60,8 +60,9 @@ read-only shadow of a consuming node — no group joined, no offset committed �
 to see what consumer lag cannot show: records held in hold queues, on what
 they wait, since when, and whether they move.
 
-On a terminal it shows the live view (? lists the keys). In a pipe it prints
-one plain status line per --interval instead, never an escape sequence.
+On a terminal it shows the live view (? lists the keys). In a pipe, or run
+in the background of its terminal (watch … &), it prints one plain status
+line per --interval instead, never an escape sequence.
 
 Where to start: --from-group GROUP starts every partition at the watched
 node's committed offsets, so the holds it has now appear; --offsets takes
@@ -99,7 +100,7 @@ written from now on).`,
 	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,...]`")
 	cmdutil.AddUndecodableFlag(fs, &undecodable)
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
-	fs.DurationVar(&opts.Interval, "interval", time.Second, "how often a status line is printed when stdout is not a terminal")
+	fs.DurationVar(&opts.Interval, "interval", time.Second, "how often a status line is printed without the live view")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print status lines even on a terminal")
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
 	cmdutil.AddTopicIDFlag(fs, names)
@@ -152,7 +153,7 @@ func Run(ctx context.Context, opts *Options) error {
 	go func() { done <- drv.Run(dctx) }()
 	defer func() { stop(); <-done }()
 
-	if opts.IO.OutTTY && !opts.NoTUI {
+	if opts.IO.OutTTY && !opts.NoTUI && cmdutil.TakeScreen(opts.IO, "a status line every --interval") {
 		err := opts.RunTUI(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl watch", Snapshots: drv.Snapshots(), Color: opts.IO.Color})
 		if errors.Is(err, context.Canceled) {
 			return nil // Ctrl-C from outside the view: the view was the output

@@ -144,3 +144,34 @@ func TestRunTerminal(t *testing.T) {
 		t.Errorf("unknown scope: %v", err)
 	}
 }
+
+// TestRunBackground: on a terminal whose foreground is another job, the
+// view does not start; status lines are printed, and stderr says why.
+func TestRunBackground(t *testing.T) {
+	addr := cluster(t)
+	ios, _, _, _ := iostreams.Test()
+	out, errOut := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
+	ios.Out, ios.ErrOut = out, errOut
+	ios.SetTTY(true)
+	ios.Foreground = false
+	opts := options(ios, addr)
+	opts.RunTUI = func(context.Context, io.Reader, io.Writer, tui.Options) error {
+		t.Error("the view started in the background")
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, opts) }()
+	for !strings.Contains(out.String(), "state=running scope=2 received=2 ") {
+		select {
+		case err := <-done:
+			t.Fatalf("stopped: %v\n%s", err, out)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	<-done
+	if want := "causalctl: not in the terminal's foreground: a status line every --interval instead of the live view\n"; errOut.String() != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+}
