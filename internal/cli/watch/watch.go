@@ -62,7 +62,10 @@ they wait, since when, and whether they move.
 
 On a terminal it shows the live view (? lists the keys). In a pipe, or run
 in the background of its terminal (watch … &), it prints one plain status
-line per --interval instead, never an escape sequence.
+line per --interval instead, never an escape sequence. Either way a feed
+that fails (the cluster gone for --request-timeout, the gate failed closed)
+ends it with exit 1 and a one-line error; the view shows the failure first
+and stays until q.
 
 Where to start: --from-group GROUP starts every partition at the watched
 node's committed offsets, so the holds it has now appear; --offsets takes
@@ -158,7 +161,19 @@ func Run(ctx context.Context, opts *Options) error {
 		if errors.Is(err, context.Canceled) {
 			return nil // Ctrl-C from outside the view: the view was the output
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		// A feed that failed while shown (the cluster gone for
+		// --request-timeout, the gate failed closed) stays on screen until
+		// q; then watch ends as in a pipe: exit 1, the one line on stderr
+		// after the screen is restored.
+		select {
+		case <-drv.Stopped():
+			return drv.Err()
+		default:
+			return nil // q while the feed was running
+		}
 	}
 	return statusLines(ctx, opts, drv, srv != nil)
 }

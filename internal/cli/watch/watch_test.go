@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -174,4 +176,69 @@ func TestRunBackground(t *testing.T) {
 	if want := "causalctl: not in the terminal's foreground: a status line every --interval instead of the live view\n"; errOut.String() != want {
 		t.Errorf("stderr %q, want %q", errOut, want)
 	}
+}
+
+// viewUntilFailed stands for a user who reads the failure on screen and
+// then presses q: it takes snapshots until one shows the feed stopped,
+// keeps it, and returns nil as the view does on q.
+func viewUntilFailed(last *inspect.Snapshot) func(context.Context, io.Reader, io.Writer, tui.Options) error {
+	return func(ctx context.Context, _ io.Reader, _ io.Writer, o tui.Options) error {
+		for s := range o.Snapshots {
+			if *last = s; s.Failure != nil || s.Err != "" {
+				return nil
+			}
+		}
+		return errors.New("the snapshots ended")
+	}
+}
+
+// TestRunTerminalFeedFails: a feed that fails under the view ends watch as
+// in a pipe once the view is quit: the failure on screen first, then exit 1
+// with its one line — for a gate that failed closed and for a cluster gone
+// for longer than the request timeout.
+func TestRunTerminalFeedFails(t *testing.T) {
+	t.Run("failed closed", func(t *testing.T) {
+		c := kafkatest.Cluster(t, kfake.SeedTopics(1, "payments"))
+		kafkatest.Produce(t, c, &kgo.Record{Topic: "payments", Value: []byte("p"),
+			Headers: []kgo.RecordHeader{{Key: clock.HeaderCauses, Value: []byte{1}}}})
+		ios, _, out, _ := iostreams.Test()
+		ios.SetTTY(true)
+		opts := options(ios, c.ListenAddrs()[0])
+		opts.Range.Topics = []string{"payments"}
+		var last inspect.Snapshot
+		opts.RunTUI = viewUntilFailed(&last)
+		err := Run(context.Background(), opts)
+		if cmdutil.ExitCode(err) != cmdutil.ExitFailure || !strings.Contains(fmt.Sprint(err), "payments/0 offset 0: failed closed: truncated") {
+			t.Errorf("after q: %v (exit %d), want exit 1 naming the record", err, cmdutil.ExitCode(err))
+		}
+		if last.Failure == nil {
+			t.Errorf("the view was not shown the failure: %+v", last)
+		}
+		if out.Len() != 0 {
+			t.Errorf("output under the view: %q", out)
+		}
+	})
+	t.Run("cluster gone", func(t *testing.T) {
+		c := kafkatest.Cluster(t, kfake.SeedTopics(1, "orders"))
+		ios, _, _, _ := iostreams.Test()
+		ios.SetTTY(true)
+		env := map[string]string{conn.EnvBrokers: c.ListenAddrs()[0], conn.EnvRequestTimeout: "1s", conn.EnvDialTimeout: "300ms"}
+		f := &cmdutil.Factory{IOStreams: ios, Conn: &conn.Options{}, Now: time.Now, Getenv: func(k string) string { return env[k] }}
+		opts := options(ios, "")
+		opts.OpenFollow = f.OpenFollow
+		opts.Range.Topics = []string{"orders"}
+		var last inspect.Snapshot
+		view := viewUntilFailed(&last)
+		opts.RunTUI = func(ctx context.Context, in io.Reader, out io.Writer, o tui.Options) error {
+			c.Close() // the cluster goes away under the view
+			return view(ctx, in, out, o)
+		}
+		err := Run(context.Background(), opts)
+		if cmdutil.ExitCode(err) != cmdutil.ExitFailure || !strings.Contains(fmt.Sprint(err), "reading orders/0") {
+			t.Errorf("after q: %v (exit %d), want exit 1 naming the channel", err, cmdutil.ExitCode(err))
+		}
+		if last.Err == "" {
+			t.Errorf("the view was not shown the error: %+v", last)
+		}
+	})
 }
