@@ -437,7 +437,7 @@ and drain all the time, and nothing is ever delivered before its cause.
 			at = fmt.Sprintf("%d steps", cfg.FaultStep)
 		}
 		b.WriteString("\n")
-		b.WriteString(faultText(cfg.Fault, at, cfg.Stall, time.Duration(demo.OpenTxnSteps)*opts.Tick))
+		b.WriteString(faultText(cfg.Fault, addr, at, cfg.Stall, time.Duration(demo.OpenTxnSteps)*opts.Tick))
 	}
 	fmt.Fprintf(&b, `
 Try, in another terminal while it runs:
@@ -468,7 +468,9 @@ Try, in another terminal while it runs:
 	io.WriteString(w, b.String())
 }
 
-func faultText(f demo.Fault, at string, stall, open time.Duration) string {
+// faultText says what the fault does and how to see it; every command it
+// suggests names the broker at addr, so that it runs as printed.
+func faultText(f demo.Fault, addr, at string, stall, open time.Duration) string {
 	switch f {
 	case demo.FaultUndecodable:
 		return fmt.Sprintf(`Fault "undecodable": after %s the shipping service writes one shipment whose
@@ -480,8 +482,8 @@ more: it cannot know what the record depends on, so it does not guess.
 a payments position that is never written. It stays held, waiting for a
 record that will not come (beyond-log-end), and so does every shipment
 behind it on its partition. Ask why with:
-  causalctl holds -t orders -t payments -t shipments
-`, at)
+  causalctl holds --brokers %s -t orders -t payments -t shipments
+`, at, addr)
 	case demo.FaultSlow:
 		return fmt.Sprintf(`Fault "slow": after %s the notifier's feed of payments stalls for %s, then
 recovers. The shipments that depend on those payments pile up in the hold
@@ -498,22 +500,22 @@ payment with that payment alone, folding none of the clocks it received.
 Nothing fails and nothing is held here — the notifier consumes payments too —
 but a node consuming orders and shipments only could deliver a shipment
 before its order. Find the holes with:
-  causalctl check -t orders -t payments -t shipments --scope orders,shipments
-`, at)
+  causalctl check --brokers %s -t orders -t payments -t shipments --scope orders,shipments
+`, at, addr)
 	case demo.FaultOpenTxn:
 		return fmt.Sprintf(`Fault "open-txn": after %s a late producer (transactional id %s)
 writes a payment to payments/1 in a transaction it leaves open for %s, then
 commits. Until then no read_committed reader gets past it: shipments claiming
 later payments on payments/1 are held. Ask why with:
-  causalctl holds -t orders -t payments -t shipments
-`, at, demo.TxnLatePayment, open)
+  causalctl holds --brokers %s -t orders -t payments -t shipments
+`, at, demo.TxnLatePayment, open, addr)
 	case demo.FaultMarkerClaim:
 		return fmt.Sprintf(`Fault "marker-claim": after %s one shipment claims the offset of the commit
 marker that ends the last transaction on payments/1, and no payment follows
 it there. Parsley's wire contract forbids claiming a marker: a node that
 settles only on receipt holds the shipment for good. See it with:
-  causalctl holds -t orders -t payments -t shipments --position-advance=false
-`, at)
+  causalctl holds --brokers %s -t orders -t payments -t shipments --position-advance=false
+`, at, addr)
 	}
 	return ""
 }
