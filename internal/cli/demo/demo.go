@@ -434,7 +434,7 @@ and drain all the time, and nothing is ever delivered before its cause.
 	if cfg.Fault != demo.NoFault {
 		at := (time.Duration(cfg.FaultStep) * opts.Tick).String()
 		if opts.Tick == 0 {
-			at = fmt.Sprintf("%d steps", cfg.FaultStep)
+			at = render.Count(cfg.FaultStep, "step", "steps")
 		}
 		b.WriteString("\n")
 		b.WriteString(faultText(cfg.Fault, addr, at, cfg.Stall, time.Duration(demo.OpenTxnSteps)*opts.Tick))

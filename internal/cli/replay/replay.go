@@ -12,6 +12,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
@@ -313,6 +314,6 @@ func progressLine(w io.Writer) func(replay.Progress) {
 		}
 		shown = true
 		rate := float64(p.Items) / p.Elapsed.Seconds()
-		fmt.Fprintf(w, "\r\x1b[Kreplaying: %d records read, %.0f records/s, %d held", p.Items, rate, p.Held)
+		fmt.Fprintf(w, "\r\x1b[Kreplaying: %s read, %.0f records/s, %d held", render.Count(p.Items, "record", "records"), rate, p.Held)
 	}
 }
