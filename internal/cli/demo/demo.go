@@ -383,6 +383,9 @@ func writeSummary(opts *Options, info io.Writer, sum *inspect.Summary, took time
 	if sum == nil {
 		return errors.New("the watched node left no summary")
 	}
+	// Stopped by Ctrl-C or q before --duration ended: the headline says
+	// "interrupted", not "complete", and so does the JSON.
+	sum.Interrupted = interrupted
 	if opts.Output == "json" {
 		return render.Summary(opts.IO.Out, "json", sum)
 	}

@@ -183,8 +183,9 @@ func TestDemoInterrupt(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the demo did not stop")
 	}
-	if o := out.String(); !strings.Contains(o, "The notifier when stopped") || !strings.Contains(o, "Replay complete") {
-		t.Errorf("no summary after interrupt:\n%s", o)
+	if o := out.String(); !strings.Contains(o, "The notifier when stopped") || !strings.Contains(o, "\nReplay interrupted: ") ||
+		strings.Contains(o, "Replay complete") {
+		t.Errorf("no summary saying interrupted after interrupt:\n%s", o)
 	}
 }
 
