@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,6 +30,48 @@ func lookTool(t *testing.T, name string) string {
 		t.Skipf("%s is not installed (Debian's prometheus package)", name)
 	}
 	return path
+}
+
+// startPrometheus runs prometheus with the config file until the test
+// ends, and returns its API once it is ready.
+func startPrometheus(t *testing.T, prom, config string) promAPI {
+	t.Helper()
+	web := testutil.FreeAddr(t)
+	var log bytes.Buffer
+	cmd := exec.Command(prom, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(t.TempDir(), "data"),
+		"--web.listen-address="+web, "--log.level=warn")
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("prometheus (%s) log:\n%s", config, log.String())
+		}
+	})
+	api := promAPI{t: t, base: "http://" + web}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if c, err := http.Get(api.base + "/-/ready"); err == nil {
+			c.Body.Close()
+			if c.StatusCode == 200 {
+				return api
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus is not ready:\n%s", log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // promAPI queries a Prometheus server's HTTP API.
@@ -129,42 +172,7 @@ scrape_configs:
 `, rules, strings.TrimPrefix(target, "http://")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	web := testutil.FreeAddr(t)
-	var log bytes.Buffer
-	cmd := exec.Command(prom, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+web, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-done
-		}
-		if t.Failed() {
-			t.Logf("prometheus log:\n%s", log.String())
-		}
-	}()
-	api := promAPI{t: t, base: "http://" + web}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if c, err := http.Get(api.base + "/-/ready"); err == nil {
-			c.Body.Close()
-			if c.StatusCode == 200 {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus is not ready:\n%s", log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	api := startPrometheus(t, prom, config)
 
 	api.await("the scrape", `up{job="causalctl"}`, func(v float64) bool { return v == 1 })
 	api.await("held records", `causalctl_held_records{job="causalctl"}`, func(v float64) bool { return v > 0 })
@@ -188,6 +196,22 @@ scrape_configs:
 		t.Errorf("failed closed under the dangling fault: %+v", r.Data.Result)
 	}
 
+	// contrib/prometheus/demo.yml as README.md gives it: its rule file is
+	// found beside it and, with the demo's short for:, the alert fires
+	// while the demo runs, not only pends. Off CI's 127.0.0.1:9464 (the
+	// address it scrapes), a copy scrapes this demo, beside a copy of the
+	// rule file.
+	demoConfig, err := filepath.Abs("../../contrib/prometheus/demo.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hostport := strings.TrimPrefix(target, "http://"); hostport != "127.0.0.1:9464" {
+		demoConfig = copyDemoConfig(t, demoConfig, hostport)
+	}
+	demoAPI := startPrometheus(t, prom, demoConfig)
+	demoAPI.await("demo.yml's scrape", `up{job="causalctl"}`, func(v float64) bool { return v == 1 })
+	demoAPI.await("demo.yml's alert", `ALERTS{alertname="CausalctlBlockedBeyondLogEnd",alertstate="firing"}`, func(v float64) bool { return v == 1 })
+
 	// Every dashboard query is valid PromQL over what was scraped.
 	d := testutil.ReadDashboard(t, "../../contrib/grafana/causalctl.json")
 	for _, p := range d.Panels {
@@ -199,4 +223,31 @@ scrape_configs:
 	if code := stop(); code != 130 {
 		t.Errorf("demo exit %d, want 130 when stopped; stderr %s", code, stderr)
 	}
+}
+
+// copyDemoConfig copies demo.yml, scraping hostport instead of
+// 127.0.0.1:9464, and the rule file it names into a directory of the
+// test's, and returns the copy's path.
+func copyDemoConfig(t *testing.T, config, hostport string) string {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"127.0.0.1:9464"`)) {
+		t.Fatalf("%s does not scrape 127.0.0.1:9464", config)
+	}
+	b = bytes.ReplaceAll(b, []byte(`"127.0.0.1:9464"`), []byte(strconv.Quote(hostport)))
+	if err := os.WriteFile(filepath.Join(dir, "demo.yml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rules, err := os.ReadFile(filepath.Join(filepath.Dir(config), "demo-alerts.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "demo-alerts.yaml"), rules, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "demo.yml")
 }

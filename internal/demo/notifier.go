@@ -129,7 +129,10 @@ func (d *Demo) StartNotifier(ctx context.Context) (n *Notifier, err error) {
 		n.tasks = append(n.tasks, &task{p: p, r: r, scope: scope, held: map[heldAt]clock.Clock{},
 			written: map[parsley.Tag]map[clock.Channel]int64{}, past: map[clock.Channel]int64{}})
 	}
-	if err := n.commit(ctx, n.bootstrap(), nil); err != nil {
+	// As Parsley does before its first start, the first transaction also
+	// commits the group's initial positions (where this run begins), so
+	// the group has offsets from the moment the notifier exists.
+	if err := n.commit(ctx, n.bootstrap(), d.Starts()); err != nil {
 		return nil, fmt.Errorf("notifier: writing its store's version and names: %w", err)
 	}
 	if n.member, err = kgo.NewClient(

@@ -152,7 +152,7 @@ type UnknownPartitionError struct {
 
 // Error names the partition and how many the topic has.
 func (e *UnknownPartitionError) Error() string {
-	return fmt.Sprintf("unknown partition %s/%d (topic %q has %d partitions)", e.Topic, e.Partition, e.Topic, e.Partitions)
+	return fmt.Sprintf("unknown partition %s/%d (topic %q: partition count %d)", e.Topic, e.Partition, e.Topic, e.Partitions)
 }
 
 // Is matches ErrUnknownPartition.

@@ -1,18 +1,25 @@
 package metrics
 
 import (
+	"maps"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
 // The rules and the dashboard shipped in contrib/, from this package.
 const (
-	alertsPath    = "../../contrib/prometheus/alerts.yaml"
-	dashboardPath = "../../contrib/grafana/causalctl.json"
+	alertsPath     = "../../contrib/prometheus/alerts.yaml"
+	demoConfigPath = "../../contrib/prometheus/demo.yml"
+	dashboardPath  = "../../contrib/grafana/causalctl.json"
 )
 
 var metricName = regexp.MustCompile(`\b(causalctl|go|process)_[a-z0-9_]+\b`)
@@ -62,7 +69,7 @@ func TestAlertRules(t *testing.T) {
 			t.Errorf("%s: want a severity label, a summary and a description: %+v", r.Alert, r)
 		}
 	}
-	for _, want := range []string{"CausalctlHoldTooOld", "CausalctlFailedClosed", "CausalctlBlockedBeyondLogEnd", "CausalctlSettledNotMoving"} {
+	for _, want := range []string{"CausalctlHoldTooOld", "CausalctlFailedClosed", "CausalctlBlockedBeyondLogEnd", "CausalctlSettledNotMoving", "CausalctlDisconnected"} {
 		if !slices.Contains(alerts, want) {
 			t.Errorf("no alert %s in %v", want, alerts)
 		}
@@ -137,4 +144,79 @@ func TestDashboard(t *testing.T) {
 			t.Errorf("no panel shows %s", n)
 		}
 	}
+}
+
+// TestDemoAlertRules checks contrib/prometheus/demo.yml and the rule file it
+// loads: the rules are alerts.yaml's but for shorter for: durations, and
+// the intervals and durations let the demo's faults fire within a minute
+// (the fault comes two seconds in; a rule fires one for: after its first
+// evaluation true, within an evaluation interval of a scrape).
+func TestDemoAlertRules(t *testing.T) {
+	var cfg struct {
+		Global struct {
+			Scrape   string `yaml:"scrape_interval"`
+			Evaluate string `yaml:"evaluation_interval"`
+		} `yaml:"global"`
+		RuleFiles     []string `yaml:"rule_files"`
+		ScrapeConfigs []struct {
+			StaticConfigs []struct {
+				Targets []string `yaml:"targets"`
+			} `yaml:"static_configs"`
+		} `yaml:"scrape_configs"`
+	}
+	b, err := os.ReadFile(demoConfigPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(b, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.ScrapeConfigs) != 1 || len(cfg.ScrapeConfigs[0].StaticConfigs) != 1 ||
+		!slices.Equal(cfg.ScrapeConfigs[0].StaticConfigs[0].Targets, []string{"127.0.0.1:9464"}) {
+		t.Errorf("demo.yml scrapes %+v, want 127.0.0.1:9464 only (what README.md tells the demo to serve)", cfg.ScrapeConfigs)
+	}
+	budget := 2 * time.Second // the fault's step
+	for _, d := range []string{cfg.Global.Scrape, cfg.Global.Evaluate} {
+		budget += parseDuration(t, d)
+	}
+	if len(cfg.RuleFiles) != 1 || filepath.IsAbs(cfg.RuleFiles[0]) {
+		t.Fatalf("rule_files %v: want one file, relative to demo.yml", cfg.RuleFiles)
+	}
+	prod := map[string]testutil.AlertRule{}
+	for _, r := range testutil.AlertRules(t, alertsPath) {
+		prod[r.Alert] = r
+	}
+	demo := testutil.AlertRules(t, filepath.Join(filepath.Dir(demoConfigPath), cfg.RuleFiles[0]))
+	var names []string
+	for _, r := range demo {
+		names = append(names, r.Alert)
+		p, ok := prod[r.Alert]
+		if !ok {
+			t.Errorf("%s is not a rule of alerts.yaml", r.Alert)
+			continue
+		}
+		if r.Expr != p.Expr || !maps.Equal(r.Labels, p.Labels) || !maps.Equal(r.Annotations, p.Annotations) {
+			t.Errorf("%s differs from alerts.yaml's beyond its for: %+v\nwant %+v", r.Alert, r, p)
+		}
+		if d := budget + parseDuration(t, r.For); d > time.Minute {
+			t.Errorf("%s fires %v after the demo starts, want within a minute", r.Alert, d)
+		}
+	}
+	if !slices.Contains(names, "CausalctlBlockedBeyondLogEnd") {
+		t.Errorf("the demo's rules %v lack CausalctlBlockedBeyondLogEnd, which --fault dangling trips", names)
+	}
+}
+
+// parseDuration reads a Prometheus duration of the forms these files use
+// ("" is none).
+func parseDuration(t *testing.T, s string) time.Duration {
+	t.Helper()
+	if s == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatalf("duration %q: %v", s, err)
+	}
+	return d
 }

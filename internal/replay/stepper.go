@@ -237,7 +237,7 @@ func (s *Stepper) StepTo(t EventType) bool {
 			return true
 		}
 	}
-	s.notice = fmt.Sprintf("no %v in the %d items after item %d", t, s.item-start, start)
+	s.notice = fmt.Sprintf("no %v after item %d: the input stopped at item %d", t, start, s.item)
 	return false
 }
 

@@ -514,24 +514,6 @@ func TestColor(t *testing.T) {
 	if !strings.Contains(view, "\x1b[") || !strings.Contains(view, "▲") {
 		t.Fatal("colour view without colour or glyph")
 	}
-
-	// NO_COLOR and TERM=dumb turn colour off.
-	for _, c := range []struct {
-		color bool
-		env   map[string]string
-		want  bool
-	}{
-		{true, nil, true},
-		{false, nil, false},
-		{true, map[string]string{"NO_COLOR": "1"}, false},
-		{true, map[string]string{"TERM": "dumb"}, false},
-		{true, map[string]string{"TERM": "xterm-256color"}, true},
-	} {
-		opts := Options{Color: c.color, Getenv: func(k string) string { return c.env[k] }}
-		if got := colorEnabled(opts); got != c.want {
-			t.Errorf("Color %v, env %v: colour %v, want %v", c.color, c.env, got, c.want)
-		}
-	}
 }
 
 func TestRun(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 
 	"github.com/causalctl/causalctl/internal/inspect"
 	tea "github.com/charmbracelet/bubbletea"
@@ -33,11 +32,9 @@ type Options struct {
 	// Controller drives a stepper (replay --tui); nil disables the
 	// stepper keys.
 	Controller Controller
-	// Color enables colour (pass IOStreams.Color). NO_COLOR and TERM=dumb
-	// turn it off whatever this says.
+	// Color enables colour: pass IOStreams.Color, the one colour decision
+	// (it is off with NO_COLOR set or TERM=dumb).
 	Color bool
-	// Getenv reads the environment (default os.Getenv).
-	Getenv func(string) string
 	// KeyMap replaces DefaultKeyMap.
 	KeyMap *KeyMap
 	// Intro opens the help overlay (?): what the caller printed before
@@ -51,7 +48,12 @@ type Options struct {
 // error). Callers check that out is a terminal first; in a pipe they print
 // live.Status lines instead.
 func Run(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
-	styles := NewStyles(lipgloss.NewRenderer(out), colorEnabled(opts))
+	r := lipgloss.NewRenderer(out)
+	// The view's colours are the terminal's own 16: it never needs the
+	// background colour, so the terminal is never asked for it (see
+	// iostreams' quiet.go).
+	r.SetHasDarkBackground(true)
+	styles := NewStyles(r, opts.Color)
 	m := NewModel(styles, opts)
 	m.done = ctx.Done()
 	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(out), tea.WithAltScreen()}
@@ -63,16 +65,6 @@ func Run(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
 		return ctx.Err()
 	}
 	return err
-}
-
-// colorEnabled reports whether opts ask for colour and the environment
-// allows it: not with NO_COLOR set (to anything), nor with TERM=dumb.
-func colorEnabled(opts Options) bool {
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	return opts.Color && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 }
 
 // Feed sends every snapshot from ch to p until ch is closed (then it sends

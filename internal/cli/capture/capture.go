@@ -11,6 +11,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
@@ -118,7 +119,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		if opts.IO.ErrTTY && n&1023 == 0 {
 			if t := opts.Now(); t.Sub(last) >= time.Second {
 				last = t
-				fmt.Fprintf(opts.IO.ErrOut, "\r\x1b[Kcapturing: %d records, %.0f records/s", records, float64(records)/t.Sub(start).Seconds())
+				fmt.Fprintf(opts.IO.ErrOut, "\r\x1b[Kcapturing: %s, %.0f records/s", render.Count(records, "record", "records"), float64(records)/t.Sub(start).Seconds())
 			}
 		}
 	}
@@ -126,7 +127,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		return err
 	}
 	if opts.IO.ErrTTY {
-		fmt.Fprintf(opts.IO.ErrOut, "\r\x1b[Kcaptured %d records from %d partitions\n", records, len(br.Channels))
+		fmt.Fprintf(opts.IO.ErrOut, "\r\x1b[Kcaptured %s from %s\n", render.Count(records, "record", "records"), render.Count(len(br.Channels), "partition", "partitions"))
 	}
 	return nil
 }

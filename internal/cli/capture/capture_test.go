@@ -111,7 +111,7 @@ func TestRun(t *testing.T) {
 	if got := strings.Join(lines(t, data), " "); got != want || out.Len() != 0 {
 		t.Errorf("file capture:\n%s\nwant\n%s (stdout %q)", got, want, out)
 	}
-	if !strings.Contains(errOut.String(), "captured 3 records from 1 partitions") {
+	if !strings.Contains(errOut.String(), "captured 3 records from 1 partition") {
 		t.Errorf("no progress on the terminal: %q", errOut)
 	}
 

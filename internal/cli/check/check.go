@@ -123,6 +123,8 @@ func Run(ctx context.Context, opts *Options) error {
 	defer debug.SetGCPercent(debug.SetGCPercent(20))
 	a := audit.New(audit.Config{Names: opts.Names, MaxHeaderSize: opts.MaxHeaderSize, MaxFindings: opts.MaxFindings})
 	input, source := opts.Input, opts.Input
+	// index and feed take every item of the two readings to the auditor.
+	index, feed := a.Index, a.Load
 	if opts.Range.Given() {
 		spool, err := spoolRange(ctx, opts, a)
 		if err != nil {
@@ -130,9 +132,13 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		defer os.Remove(spool)
 		input, source = spool, "broker range"
+		// The spool's lines are no one's to look up: records of a broker
+		// range are named by channel and offset alone, in findings and
+		// errors alike.
+		index, feed = withoutLines(index), withoutLines(feed)
 	}
 	// The first reading, for channels and names, indexes the records too.
-	in, err := cmdutil.OpenCapture(ctx, opts.IO, input, opts.MaxLineSize, opts.Names, cmdutil.Observe(a.Index))
+	in, err := cmdutil.OpenCapture(ctx, opts.IO, input, opts.MaxLineSize, opts.Names, cmdutil.Observe(index))
 	if err != nil {
 		return interrupted(err)
 	}
@@ -144,7 +150,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := load(ctx, in, a); err != nil {
+	if err := load(ctx, in, feed); err != nil {
 		return interrupted(fmt.Errorf("%s: %w", source, err))
 	}
 	rep, err := a.Run(scopes)
@@ -163,9 +169,17 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
+// withoutLines passes items on to visit with their capture line unknown.
+func withoutLines(visit func(*capture.Item) error) func(*capture.Item) error {
+	return func(it *capture.Item) error {
+		it.Line = 0
+		return visit(it)
+	}
+}
+
 // load reads the capture a second time, in full but for payloads, into
-// the auditor: parsed on one core, loaded on the other.
-func load(ctx context.Context, in *cmdutil.Capture, a *audit.Auditor) error {
+// the auditor (feed): parsed on one core, loaded on the other.
+func load(ctx context.Context, in *cmdutil.Capture, feed func(*capture.Item) error) error {
 	r, err := in.Open(capture.SkipPayloads())
 	if err != nil {
 		return err
@@ -180,7 +194,7 @@ func load(ctx context.Context, in *cmdutil.Capture, a *audit.Auditor) error {
 		if err != nil {
 			return err
 		}
-		if err := a.Load(it); err != nil {
+		if err := feed(it); err != nil {
 			return err
 		}
 	}

@@ -60,8 +60,23 @@ func TestGolden(t *testing.T) {
 	}
 	// Every channel in scope: the hole cannot hide, the rest stays.
 	code, out, _ := exec(t, false, "", "-f", "testdata/fixture.ndjson")
-	if code != cmdutil.ExitFound || strings.Contains(out, "hole") || !strings.Contains(out, "3 findings: 1 not-a-record, 1 self-cycle, 1 undecodable.") {
+	if code != cmdutil.ExitFound || strings.Contains(out, "hole") || !strings.Contains(out, "3 findings: not-a-record (1), self-cycle (1), undecodable (1).") {
 		t.Errorf("default scope: exit %d\n%s", code, out)
+	}
+}
+
+// TestCountsInTheirNumber: one of a thing is said in the singular.
+func TestCountsInTheirNumber(t *testing.T) {
+	fixture, err := os.ReadFile("testdata/fixture.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSpace(string(fixture)), "\n")
+	undecodable := lines[len(lines)-1] // c/0@3, its header cut short
+	code, out, errOut := exec(t, false, undecodable, "-f", "-", "-o", "text")
+	want := "Audited stdin: 1 record on 1 channel, for a node consuming c/0.\n1 finding: undecodable (1).\n"
+	if code != cmdutil.ExitFound || !strings.HasPrefix(out, want) {
+		t.Errorf("exit %d (stderr %q):\n%s\nwant it to start with:\n%s", code, errOut, out, want)
 	}
 }
 

@@ -3,6 +3,7 @@ package check_test
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,18 @@ func TestCheckFindsTheUnfoldedDemoHole(t *testing.T) {
 		}
 		if p := f.Hole.Path; !through || p[len(p)-1].Channel != f.Hole.Ancestor.Channel {
 			t.Errorf("finding %+v: want a path through payments ending at the ancestor", f)
+		}
+	}
+	// The range was spooled to a temporary file the user never sees: no
+	// output names its lines, only channels and offsets.
+	lineRE := regexp.MustCompile(`\bline\b`)
+	for _, format := range []string{"text", "json", "ndjson"} {
+		code, out, errOut := run(t, faulty, "check", "-t", "orders", "-t", "payments", "-t", "shipments", "--scope", "orders,shipments", "-o", format)
+		if code != 4 || !strings.Contains(out, "shipments/") {
+			t.Fatalf("-o %s: exit %d (stderr %q):\n%s", format, code, errOut, out)
+		}
+		if m := lineRE.FindStringIndex(out); m != nil {
+			t.Errorf("-o %s names a line of the spool: …%s…", format, out[max(0, m[0]-80):min(len(out), m[1]+20)])
 		}
 	}
 	// A node consuming everything waits for every cause: nothing hides.

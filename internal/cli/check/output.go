@@ -222,7 +222,8 @@ func writeText(w io.Writer, source string, names *clock.Names, rep *audit.Report
 		return s
 	}
 	at := func(r audit.RecordRef) string { return fmt.Sprintf("%s@%d", names.Channel(r.Channel), r.Offset) }
-	fmt.Fprintf(w, "Audited %s: %d records on %d channels, for ", source, rep.Records, len(rep.Channels))
+	fmt.Fprintf(w, "Audited %s: %s on %s, for ", source,
+		render.Count(rep.Records, "record", "records"), render.Count(len(rep.Channels), "channel", "channels"))
 	if len(rep.Scopes) == 1 && rep.Scopes[0].Name == "" {
 		fmt.Fprintf(w, "a node consuming %s.\n", strings.Join(jsonWriter{names}.channels(rep.Scopes[0].Channels), ","))
 	} else {
@@ -230,14 +231,15 @@ func writeText(w io.Writer, source string, names *clock.Names, rep *audit.Report
 		for _, s := range rep.Scopes {
 			ns = append(ns, s.Name)
 		}
-		fmt.Fprintf(w, "%d nodes (%s).\n", len(rep.Scopes), strings.Join(ns, ", "))
+		fmt.Fprintf(w, "%s (%s).\n", render.Count(len(rep.Scopes), "node", "nodes"), strings.Join(ns, ", "))
 	}
 	if len(rep.NotInInput) > 0 {
 		fmt.Fprintf(w, "Claimed but not in the input, so holes behind them cannot be seen: %s.\n",
 			strings.Join(jsonWriter{names}.channels(rep.NotInInput), ", "))
 	}
 	if rep.Unaudited > 0 {
-		fmt.Fprintf(w, "%d records in or behind a wait cycle were not audited for holes.\n", rep.Unaudited)
+		fmt.Fprintf(w, "%s in or behind a wait cycle %s not audited for holes.\n",
+			render.Count(rep.Unaudited, "record", "records"), render.Noun(rep.Unaudited, "was", "were"))
 	}
 	if rep.Len() == 0 {
 		fmt.Fprintln(w, "No findings: every consumed cause is claimed where the gate can see it.")
@@ -246,10 +248,10 @@ func writeText(w io.Writer, source string, names *clock.Names, rep *audit.Report
 	var counts []string
 	for _, k := range audit.FindingKinds {
 		if n := rep.Counts[k]; n > 0 {
-			counts = append(counts, fmt.Sprintf("%d %s", n, k))
+			counts = append(counts, fmt.Sprintf("%s (%d)", k, n)) // as the headings below
 		}
 	}
-	fmt.Fprintf(w, "%d findings: %s.\n", rep.Len(), strings.Join(counts, ", "))
+	fmt.Fprintf(w, "%s: %s.\n", render.Count(rep.Len(), "finding", "findings"), strings.Join(counts, ", "))
 	if rep.Truncated {
 		fmt.Fprintln(w, "Stopped at --max-findings: the counts are lower bounds.")
 	}

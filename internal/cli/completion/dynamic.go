@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/replay"
@@ -147,7 +148,7 @@ func clusterChannels(f *cmdutil.Factory, suffix string) func(*cobra.Command) ([]
 		var out []cobra.Completion
 		for _, name := range names {
 			if suffix == "" {
-				out = append(out, fmt.Sprintf("%s\ttopic, %d partitions", name, len(topics[name])))
+				out = append(out, fmt.Sprintf("%s\ttopic, %s", name, render.Count(len(topics[name]), "partition", "partitions")))
 			}
 			for _, p := range topics[name] {
 				out = append(out, fmt.Sprintf("%s/%d%s", name, p, suffix))

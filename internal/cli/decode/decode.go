@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/olekukonko/tablewriter"
@@ -221,11 +222,7 @@ func encodeJSON(w io.Writer, v any) error {
 }
 
 func writeTable(w io.Writer, format string, size int, entries []clock.Entry, names *clock.Names) error {
-	noun := "entries"
-	if len(entries) == 1 {
-		noun = "entry"
-	}
-	fmt.Fprintf(w, "%s, %d bytes, %d %s\n", format, size, len(entries), noun)
+	fmt.Fprintf(w, "%s, %s, %s\n", format, render.Count(size, "byte", "bytes"), render.Count(len(entries), "entry", "entries"))
 	if len(entries) == 0 {
 		fmt.Fprintln(w, "{} (the empty clock: it claims nothing)")
 		return nil

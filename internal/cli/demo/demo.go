@@ -49,8 +49,8 @@ type Options struct {
 	// RunTUI shows the live view of the watched node until ctx is done or
 	// the user quits, reading snapshots from the channel (closed when the
 	// node stops); an error it returns after ctx is done is not one. It is
-	// used when set, stdout is a terminal, the output is text and --no-tui
-	// is not given; otherwise a status line is printed every second.
+	// used when set, stdout is a terminal in whose foreground the demo runs,
+	// the output is text and --no-tui is not given; otherwise a status line is printed every second.
 	// intro is what the introduction printed before the view suggests
 	// trying, for the view's help: its alternate screen hides the
 	// introduction. NewCmdDemo sets it to tui.Run; a runF may replace it,
@@ -72,7 +72,7 @@ func NewCmdDemo(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Conte
 	formats := []string{"text", "json"} // --output
 	opts := &Options{IO: f.IOStreams, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second}
 	opts.RunTUI = func(ctx context.Context, snapshots <-chan inspect.Snapshot, intro []string) error {
-		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color, Getenv: f.Getenv,
+		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color,
 			Intro: intro})
 	}
 	var fault string
@@ -106,7 +106,8 @@ state and offsets stay, its group loses its member) while the pipeline and
 the view go on, so its state can be read as a stopped process's.
 
 On a terminal the watched node is shown live when the live view is
-available; otherwise, in a pipe or with --no-tui, one status line a second:
+available; otherwise, in a pipe, in the background of its terminal
+(demo … &) or with --no-tui, one status line a second:
 records produced, received and delivered, held now, the oldest hold's age.
 --duration stops after that long and prints the node's final summary, the
 one replay prints (-o text or -o json); without it Ctrl-C stops.
@@ -242,7 +243,8 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Output == "json" {
 		info = opts.IO.ErrOut // stdout carries the JSON summary only
 	}
-	useTUI := opts.RunTUI != nil && opts.IO.OutTTY && !opts.NoTUI && opts.Output == "text"
+	useTUI := opts.RunTUI != nil && opts.IO.OutTTY && !opts.NoTUI && opts.Output == "text" &&
+		cmdutil.TakeScreen(opts.IO, "a status line every second")
 	intro := writeIntro(info, d, opts, useTUI)
 
 	pctx, stopPipeline := context.WithCancel(bg)
@@ -430,6 +432,9 @@ func writeSummary(opts *Options, info io.Writer, sum *inspect.Summary, took time
 	if sum == nil {
 		return errors.New("the watched node left no summary")
 	}
+	// Stopped by Ctrl-C or q before --duration ended: the headline says
+	// "interrupted", not "complete", and so does the JSON.
+	sum.Interrupted = interrupted
 	if opts.Output == "json" {
 		return render.Summary(opts.IO.Out, "json", sum)
 	}
@@ -485,7 +490,7 @@ Shown here is its shadow, reading the same topics with the same lags.
 `, cfg.Lags[demo.TopicOrders], demo.NotifierApp, demo.NotifierChangelog)
 	at := (time.Duration(cfg.FaultStep) * opts.Tick).String()
 	if opts.Tick == 0 {
-		at = fmt.Sprintf("%d steps", cfg.FaultStep)
+		at = render.Count(cfg.FaultStep, "step", "steps")
 	}
 	try := []string{
 		"causalctl topics --brokers " + addr,
@@ -538,7 +543,8 @@ Shown here is its shadow, reading the same topics with the same lags.
 }
 
 // faultText says what the fault does and returns, apart, the command that
-// shows it ("" when the view shows it).
+// shows it ("" when the view shows it); every command it suggests names
+// the broker at addr, so that it runs as printed.
 func faultText(f demo.Fault, addr, at string, stall, open time.Duration) (text, cmd string) {
 	switch f {
 	case demo.FaultUndecodable:

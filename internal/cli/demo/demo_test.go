@@ -163,8 +163,9 @@ func TestDemoInterrupt(t *testing.T) {
 	cl.Close()
 	cancel()
 	waitInterrupted(t, done, errOut)
-	if o := out.String(); !strings.Contains(o, "The notifier when stopped") || !strings.Contains(o, "Replay complete") {
-		t.Errorf("no summary after interrupt:\n%s", o)
+	if o := out.String(); !strings.Contains(o, "The notifier when stopped") || !strings.Contains(o, "\nReplay interrupted: ") ||
+		strings.Contains(o, "Replay complete") {
+		t.Errorf("no summary saying interrupted after interrupt:\n%s", o)
 	}
 }
 
@@ -198,14 +199,17 @@ func TestDemoFault(t *testing.T) {
 // pipe bypass it.
 func TestDemoTUIHook(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		tty   bool
-		noTUI bool
-		want  bool
-	}{{"terminal", true, false, true}, {"no-tui", true, true, false}, {"pipe", false, false, false}} {
+		name       string
+		tty        bool
+		background bool
+		noTUI      bool
+		want       bool
+	}{{"terminal", true, false, false, true}, {"no-tui", true, false, true, false}, {"pipe", false, false, false, false},
+		{"background", true, true, false, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ios, out, errOut := streams()
 			ios.SetTTY(tc.tty)
+			ios.Foreground = tc.tty && !tc.background
 			var got []inspect.Snapshot
 			var intro []string
 			called := false
@@ -233,6 +237,10 @@ func TestDemoTUIHook(t *testing.T) {
 			}
 			if !strings.Contains(out.String(), "Replay complete") {
 				t.Errorf("no summary:\n%s", out)
+			}
+			said := strings.Contains(errOut.String(), "not in the terminal's foreground: a status line every second instead of the live view")
+			if said != tc.background {
+				t.Errorf("stderr says it is in the background: %v, want %v:\n%s", said, tc.background, errOut)
 			}
 			if !tc.want {
 				if !statusRE.MatchString(out.String()) {

@@ -153,9 +153,9 @@ func reportText(rep *inspect.Report, opts *Options) string {
 		b.WriteString(".\n")
 		return b.String()
 	}
-	fmt.Fprintf(&b, "%d held %s (%d records held) at %s, %d %s:\n",
-		len(rep.Heads), plural(len(rep.Heads), "head", "heads"), rep.RecordsHeld, timeText(rep.Now),
-		len(rep.Roots), plural(len(rep.Roots), "root", "roots"))
+	fmt.Fprintf(&b, "%d held %s (%s held) at %s, %s:\n",
+		len(rep.Heads), render.Noun(len(rep.Heads), "head", "heads"), render.Count(rep.RecordsHeld, "record", "records"), timeText(rep.Now),
+		render.Count(len(rep.Roots), "root", "roots"))
 	heads := map[string]*inspect.Head{}
 	children := map[string][]string{}
 	for i := range rep.Heads {
@@ -243,11 +243,4 @@ func headLine(h *inspect.Head) string {
 		}
 	}
 	return b.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

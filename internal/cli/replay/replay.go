@@ -12,6 +12,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
@@ -93,7 +94,8 @@ Output (--output):
 With --tui the replay runs as an interactive stepper on the terminal:
 space steps one receive, d and h go to the next delivery or hold, r runs
 and pauses (+/- change the speed), g and G jump to the start and end, and :
-jumps to CH@OFFSET; ? lists every key.
+jumps to CH@OFFSET; ? lists every key. Run in the background of its
+terminal (replay … --tui &), it replays as without --tui.
 
 Exit codes: 0 done; 1 bad input or the gate failed closed (the channel,
 offset, line and reason code are on stderr; events already written stay);
@@ -127,6 +129,9 @@ after the summary of what was replayed.`,
 			opts.ReceiptOnly = !positionAdvance
 			if opts.TUI && !opts.IO.OutTTY {
 				return cmdutil.Usagef("--tui needs a terminal on stdout")
+			}
+			if opts.TUI && !cmdutil.TakeScreen(opts.IO, "the replay's text output") {
+				opts.TUI = false
 			}
 			opts.Names = names.Names
 			if runF != nil {
@@ -309,6 +314,6 @@ func progressLine(w io.Writer) func(replay.Progress) {
 		}
 		shown = true
 		rate := float64(p.Items) / p.Elapsed.Seconds()
-		fmt.Fprintf(w, "\r\x1b[Kreplaying: %d records read, %.0f records/s, %d held", p.Items, rate, p.Held)
+		fmt.Fprintf(w, "\r\x1b[Kreplaying: %s read, %.0f records/s, %d held", render.Count(p.Items, "record", "records"), rate, p.Held)
 	}
 }

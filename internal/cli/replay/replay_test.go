@@ -337,3 +337,24 @@ func TestInterruptWhileReading(t *testing.T) {
 		t.Fatal("Ctrl-C did not stop a replay reading an open pipe")
 	}
 }
+
+// TestTUIInBackground: --tui from a job in the background of its terminal
+// replays as without it, and says so, instead of taking the screen.
+func TestTUIInBackground(t *testing.T) {
+	ios, _, out, errOut := iostreams.Test()
+	ios.SetTTY(true)
+	ios.Foreground = false
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
+	o := &cmdutil.Output{}
+	cmd := cmdutiltest.AsRoot(NewCmdReplay(f, o, nil), o)
+	cmd.SetArgs([]string{"-f", "testdata/basic.ndjson", "--tui"})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if want := "causalctl: not in the terminal's foreground: the replay's text output instead of the live view\n"; errOut.String() != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+	if !strings.Contains(out.String(), "Replay complete") || strings.Contains(out.String(), "\x1b[?1049h") {
+		t.Errorf("not the text output:\n%q", out)
+	}
+}

@@ -38,7 +38,6 @@ type Options struct {
 	// MetricsAddr, when set, is where /metrics and /healthz are served.
 	MetricsAddr string
 	Names       *clock.Names
-	Getenv      func(string) string
 
 	// OpenFollow opens the follower (Factory.OpenFollow).
 	OpenFollow func(context.Context, cmdutil.BrokerRead) (*cmdutil.Follow, error)
@@ -49,7 +48,7 @@ type Options struct {
 
 // NewCmdWatch returns the watch command.
 func NewCmdWatch(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, OpenFollow: f.OpenFollow, Now: time.Now, RunTUI: tui.Run, Getenv: f.Getenv}
+	opts := &Options{IO: f.IOStreams, OpenFollow: f.OpenFollow, Now: time.Now, RunTUI: tui.Run}
 	names := &cmdutil.NamesFlag{}
 	var undecodable cmdutil.UndecodableFlag
 	var positionAdvance bool
@@ -61,8 +60,12 @@ read-only shadow of a consuming node — no group joined, no offset committed �
 to see what consumer lag cannot show: records held in hold queues, on what
 they wait, since when, and whether they move.
 
-On a terminal it shows the live view (? lists the keys). In a pipe it prints
-one plain status line per --interval instead, never an escape sequence.
+On a terminal it shows the live view (? lists the keys). In a pipe, or run
+in the background of its terminal (watch … &), it prints one plain status
+line per --interval instead, never an escape sequence. Either way a feed
+that fails (the cluster gone for --request-timeout, the gate failed closed)
+ends it with exit 1 and a one-line error; the view shows the failure first
+and stays until q.
 
 Where to start: --from-group GROUP starts every partition at the watched
 node's committed offsets, so the holds it has now appear; --offsets takes
@@ -100,7 +103,7 @@ written from now on).`,
 	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,...]`")
 	cmdutil.AddUndecodableFlag(fs, &undecodable)
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
-	fs.DurationVar(&opts.Interval, "interval", time.Second, "how often a status line is printed when stdout is not a terminal")
+	fs.DurationVar(&opts.Interval, "interval", time.Second, "how often a status line is printed without the live view")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print status lines even on a terminal")
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
 	cmdutil.AddTopicIDFlag(fs, names)
@@ -153,12 +156,24 @@ func Run(ctx context.Context, opts *Options) error {
 	go func() { done <- drv.Run(dctx) }()
 	defer func() { stop(); <-done }()
 
-	if opts.IO.OutTTY && !opts.NoTUI {
-		err := opts.RunTUI(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl watch", Snapshots: drv.Snapshots(), Color: opts.IO.Color, Getenv: opts.Getenv})
+	if opts.IO.OutTTY && !opts.NoTUI && cmdutil.TakeScreen(opts.IO, "a status line every --interval") {
+		err := opts.RunTUI(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl watch", Snapshots: drv.Snapshots(), Color: opts.IO.Color})
 		if errors.Is(err, context.Canceled) {
 			return nil // Ctrl-C from outside the view: the view was the output
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		// A feed that failed while shown (the cluster gone for
+		// --request-timeout, the gate failed closed) stays on screen until
+		// q; then watch ends as in a pipe: exit 1, the one line on stderr
+		// after the screen is restored.
+		select {
+		case <-drv.Stopped():
+			return drv.Err()
+		default:
+			return nil // q while the feed was running
+		}
 	}
 	return statusLines(ctx, opts, drv, srv != nil)
 }

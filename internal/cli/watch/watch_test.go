@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -76,7 +78,7 @@ func cluster(t *testing.T) string {
 func options(ios *iostreams.IOStreams, addr string) *Options {
 	f := cmdutiltest.Factory(ios, addr)
 	return &Options{IO: ios, Range: cmdutil.RangeFlags{Topics: []string{"orders", "payments"}, Offsets: "start"}, Interval: 20 * time.Millisecond,
-		Names: &clock.Names{}, OpenFollow: f.OpenFollow, Now: time.Now, Getenv: f.Getenv}
+		Names: &clock.Names{}, OpenFollow: f.OpenFollow, Now: time.Now}
 }
 
 // TestRunPipe: in a pipe, plain status lines with the held payment, and
@@ -137,4 +139,100 @@ func TestRunTerminal(t *testing.T) {
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "shipments") {
 		t.Errorf("unknown scope: %v", err)
 	}
+}
+
+// TestRunBackground: on a terminal whose foreground is another job, the
+// view does not start; status lines are printed, and stderr says why.
+func TestRunBackground(t *testing.T) {
+	addr := cluster(t)
+	ios, _, _, _ := iostreams.Test()
+	out, errOut := &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
+	ios.Out, ios.ErrOut = out, errOut
+	ios.SetTTY(true)
+	ios.Foreground = false
+	opts := options(ios, addr)
+	opts.RunTUI = func(context.Context, io.Reader, io.Writer, tui.Options) error {
+		t.Error("the view started in the background")
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, opts) }()
+	for !strings.Contains(out.String(), "state=running scope=2 received=2 ") {
+		select {
+		case err := <-done:
+			t.Fatalf("stopped: %v\n%s", err, out)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancel()
+	<-done
+	if want := "causalctl: not in the terminal's foreground: a status line every --interval instead of the live view\n"; errOut.String() != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+}
+
+// viewUntilFailed stands for a user who reads the failure on screen and
+// then presses q: it takes snapshots until one shows the feed stopped,
+// keeps it, and returns nil as the view does on q.
+func viewUntilFailed(last *inspect.Snapshot) func(context.Context, io.Reader, io.Writer, tui.Options) error {
+	return func(ctx context.Context, _ io.Reader, _ io.Writer, o tui.Options) error {
+		for s := range o.Snapshots {
+			if *last = s; s.Failure != nil || s.Err != "" {
+				return nil
+			}
+		}
+		return errors.New("the snapshots ended")
+	}
+}
+
+// TestRunTerminalFeedFails: a feed that fails under the view ends watch as
+// in a pipe once the view is quit: the failure on screen first, then exit 1
+// with its one line — for a gate that failed closed and for a cluster gone
+// for longer than the request timeout.
+func TestRunTerminalFeedFails(t *testing.T) {
+	t.Run("failed closed", func(t *testing.T) {
+		c := kafkatest.Cluster(t, kfake.SeedTopics(1, "payments"))
+		kafkatest.Produce(t, c, &kgo.Record{Topic: "payments", Value: []byte("p"),
+			Headers: []kgo.RecordHeader{{Key: clock.HeaderCauses, Value: []byte{1}}}})
+		ios, _, out, _ := iostreams.Test()
+		ios.SetTTY(true)
+		opts := options(ios, c.ListenAddrs()[0])
+		opts.Range.Topics = []string{"payments"}
+		var last inspect.Snapshot
+		opts.RunTUI = viewUntilFailed(&last)
+		err := Run(context.Background(), opts)
+		if cmdutil.ExitCode(err) != cmdutil.ExitFailure || !strings.Contains(fmt.Sprint(err), "payments/0 offset 0: failed closed: truncated") {
+			t.Errorf("after q: %v (exit %d), want exit 1 naming the record", err, cmdutil.ExitCode(err))
+		}
+		if last.Failure == nil {
+			t.Errorf("the view was not shown the failure: %+v", last)
+		}
+		if out.Len() != 0 {
+			t.Errorf("output under the view: %q", out)
+		}
+	})
+	t.Run("cluster gone", func(t *testing.T) {
+		c := kafkatest.Cluster(t, kfake.SeedTopics(1, "orders"))
+		ios, _, _, _ := iostreams.Test()
+		ios.SetTTY(true)
+		env := map[string]string{conn.EnvBrokers: c.ListenAddrs()[0], conn.EnvRequestTimeout: "1s", conn.EnvDialTimeout: "300ms"}
+		f := &cmdutil.Factory{IOStreams: ios, Conn: &conn.Options{}, Now: time.Now, Getenv: func(k string) string { return env[k] }}
+		opts := options(ios, "")
+		opts.OpenFollow = f.OpenFollow
+		opts.Range.Topics = []string{"orders"}
+		var last inspect.Snapshot
+		view := viewUntilFailed(&last)
+		opts.RunTUI = func(ctx context.Context, in io.Reader, out io.Writer, o tui.Options) error {
+			c.Close() // the cluster goes away under the view
+			return view(ctx, in, out, o)
+		}
+		err := Run(context.Background(), opts)
+		if cmdutil.ExitCode(err) != cmdutil.ExitFailure || !strings.Contains(fmt.Sprint(err), "reading orders/0") {
+			t.Errorf("after q: %v (exit %d), want exit 1 naming the channel", err, cmdutil.ExitCode(err))
+		}
+		if last.Err == "" {
+			t.Errorf("the view was not shown the error: %+v", last)
+		}
+	})
 }

@@ -1,0 +1,18 @@
+package render
+
+import "strconv"
+
+// Count says n things in the right number: Count(1, "finding", "findings")
+// is "1 finding", Count(156, …) "156 findings". Every count a command
+// prints for people goes through it, so none says "1 findings".
+func Count[N ~int | ~int32 | ~int64](n N, one, many string) string {
+	return strconv.FormatInt(int64(n), 10) + " " + Noun(n, one, many)
+}
+
+// Noun is the noun of Count alone, for a count written apart from it.
+func Noun[N ~int | ~int32 | ~int64](n N, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
