@@ -16,7 +16,8 @@ import (
 	"github.com/causalctl/causalctl/internal/parsley"
 )
 
-// The JSON schema (docs/state.md, docs/schemas/state.schema.json). Field
+// The JSON schema (docs/state.md, docs/schemas/state.schema.json;
+// internal/cli: TestStateJSONMatchesTheSchemas). Field
 // names are stable; a field is null when unknown, never left out.
 type jsonReport struct {
 	App         *string       `json:"app"`
