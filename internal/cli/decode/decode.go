@@ -29,6 +29,10 @@ type Options struct {
 	MaxSize      int
 	Names        *clock.Names
 
+	// StateKey and StateValue are one ordering-state entry (SPEC §6), in
+	// hex; without StateValue the value is raw bytes on stdin.
+	StateKey, StateValue string
+
 	// Input is a capture file to decode record by record ("-" is stdin).
 	Input       string
 	MaxLineSize int
@@ -45,7 +49,7 @@ func NewCmdDecode(f *cmdutil.Factory, out *cmdutil.Output, runF func(*Options) e
 	opts := &Options{IO: f.IOStreams, OpenRange: f.OpenRange}
 	names := &cmdutil.NamesFlag{}
 	cmd := &cobra.Command{
-		Use:   "decode [--hex HEX | --base64 B64 | --input FILE | --topic NAME[/P]… | < VALUE]",
+		Use:   "decode [--hex HEX | --base64 B64 | --input FILE | --topic NAME[/P]… | --state-key HEX [--state-value HEX] | < VALUE]",
 		Short: "Decode a parsley.causes (or legacy parsley-clock) header value, or the clocks of records",
 		Long: `Decode one clock header value and show its entries, with topic names where
 known. The value comes from --hex, --base64, or raw bytes on stdin.
@@ -59,16 +63,29 @@ timestamp and clock instead, the header chosen by key
 (parsley.causes, else the legacy parsley-clock). An undecodable record is
 shown with its reason code, the rest still decoded, and the exit code is 1.
 
+With --state-key HEX, decode shows one entry of a Parsley process's
+ordering state (SPEC §6; a record of APP-__parsley.ordering-changelog): the
+key's tag and fields (channel, position, name) and the value decoded by the
+tag (store version, position, the topic a name is bound to, or a held
+record: timestamp, key and value in base64 with their sizes, headers,
+causes). The value is --state-value HEX, or raw bytes on stdin (none is read
+from a terminal; an empty stdin is the key alone). A corrupt key or value
+exits 1 with the defect named. The output is text on a terminal, JSON in a
+pipe (or as --output says).
+
 Output (--output):
   text  on a terminal, a summary line and a table; in a pipe, the clock's
         text form on one line (CHANNEL=POSITION,…), which encode reads back.
         For records, one line each: CHANNEL@OFFSET TIME CLOCK
   json  {"format","size","entries":[{"topic_id","topic","partition","position"}]},
         entries in wire order; for records, one such object per line with
-        channel, offset and timestamp added (NDJSON)`,
+        channel, offset and timestamp added (NDJSON); for --state-key,
+        {"key":{…},"value":{…}} (docs/state.md)`,
 		Example: `  causalctl decode --hex 0100
   causalctl decode --base64 AQEBAgMEBQYHCAkKCwwNDg8QAQIAAAAAAAAAKQ== --topic-id orders=01020304-0506-0708-090a-0b0c0d0e0f10
   causalctl decode --input capture.ndjson -o json
+  causalctl decode --state-key 76 --state-value 01
+  causalctl decode --state-key 6e6f7264657273 --state-value 0102030405060708090a0b0c0d0e0f1000000000 -o json
   causalctl decode --brokers localhost:9092 -t payments/1 --offsets -20`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -88,8 +105,18 @@ Output (--output):
 			if opts.Range.Given() {
 				given++
 			}
+			if opts.StateKey != "" {
+				given++
+			}
 			if given > 1 {
-				return cmdutil.Usagef("give one of --hex, --base64, --input and --topic")
+				return cmdutil.Usagef("give one of --hex, --base64, --input, --topic and --state-key")
+			}
+			if opts.StateValue != "" && opts.StateKey == "" {
+				return cmdutil.Usagef("--state-value needs --state-key: a store value is read by its key's tag")
+			}
+			if opts.StateKey != "" && out.Value == "" && !opts.IO.OutTTY {
+				// A store entry has no one-line text form: scripts get JSON.
+				opts.Output = "json"
 			}
 			opts.ctx = c.Context()
 			if opts.HeaderFormat != "causes" && opts.HeaderFormat != "clock" {
@@ -106,6 +133,8 @@ Output (--output):
 	fs.StringVar(&opts.Hex, "hex", "", "the value as hexadecimal")
 	fs.StringVar(&opts.Base64, "base64", "", "the value as standard base64")
 	fs.StringVar(&opts.HeaderFormat, "header-format", "causes", "value layout: causes (parsley.causes) or clock (legacy parsley-clock)")
+	fs.StringVar(&opts.StateKey, "state-key", "", "decode one ordering-state entry (a Parsley changelog record): its key as `HEX`")
+	fs.StringVar(&opts.StateValue, "state-value", "", "the entry's value as `HEX` (with --state-key; without it the value is raw bytes on stdin)")
 	fs.StringVarP(&opts.Input, "input", "f", "", "decode the records of a capture `FILE` (- for stdin)")
 	cmdutil.AddSizeFlags(fs, &opts.MaxSize, &opts.MaxLineSize)
 	cmdutil.AddRangeFlags(fs, &opts.Range)
@@ -116,6 +145,9 @@ Output (--output):
 
 // Run decodes the value, or the records, and prints them.
 func Run(opts *Options) error {
+	if opts.StateKey != "" {
+		return runStateEntry(opts)
+	}
 	if opts.Range.Given() {
 		return runRange(opts)
 	}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
@@ -95,11 +94,9 @@ type jsonRetention struct {
 	Warn        bool   `json:"warn"`
 }
 
-func timeText(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
-
 func reportJSON(rep *inspect.Report, opts *Options) jsonReport {
 	out := jsonReport{
-		Now: timeText(rep.Now), PositionAdvance: !opts.ReceiptOnly,
+		Now: render.Time(rep.Now), PositionAdvance: !opts.ReceiptOnly,
 		OlderThanMs: opts.OlderThan.Milliseconds(), RetentionWarnMs: opts.RetentionWarn.Milliseconds(),
 		HeldHeads: len(rep.Heads), HeldRecords: rep.RecordsHeld,
 		Roots: []jsonRoot{}, Heads: []jsonHead{}, Cycles: rep.Cycles,
@@ -115,7 +112,7 @@ func reportJSON(rep *inspect.Report, opts *Options) jsonReport {
 			Undecodable: h.Undecodable, Cause: h.Cause, Chain: h.Chain, Cycle: h.Cycle, Blockers: []jsonBlocker{}, NextStep: h.NextStep,
 			Root: jsonRootRef{Channel: h.Root, Offset: h.RootOffset, Cause: h.RootCause}}
 		if !h.Timestamp.IsZero() {
-			s := timeText(h.Timestamp)
+			s := render.Time(h.Timestamp)
 			jh.Timestamp = &s
 		}
 		if h.Age.Known {
@@ -134,7 +131,7 @@ func reportJSON(rep *inspect.Report, opts *Options) jsonReport {
 			jh.Blockers = append(jh.Blockers, jb)
 		}
 		if r := h.Retention; r != nil {
-			jh.Retention = &jsonRetention{RetentionMs: r.RetentionMs, DeletesAt: timeText(r.DeletesAt), HeadroomMs: r.Left.Milliseconds(), Warn: r.Warn}
+			jh.Retention = &jsonRetention{RetentionMs: r.RetentionMs, DeletesAt: render.Time(r.DeletesAt), HeadroomMs: r.Left.Milliseconds(), Warn: r.Warn}
 		}
 		out.Heads = append(out.Heads, jh)
 	}
@@ -154,7 +151,7 @@ func reportText(rep *inspect.Report, opts *Options) string {
 		return b.String()
 	}
 	fmt.Fprintf(&b, "%d held %s (%s held) at %s, %s:\n",
-		len(rep.Heads), render.Noun(len(rep.Heads), "head", "heads"), render.Count(rep.RecordsHeld, "record", "records"), timeText(rep.Now),
+		len(rep.Heads), render.Noun(len(rep.Heads), "head", "heads"), render.Count(rep.RecordsHeld, "record", "records"), render.Time(rep.Now),
 		render.Count(len(rep.Roots), "root", "roots"))
 	heads := map[string]*inspect.Head{}
 	children := map[string][]string{}

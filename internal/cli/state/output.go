@@ -16,7 +16,8 @@ import (
 	"github.com/causalctl/causalctl/internal/parsley"
 )
 
-// The JSON schema (docs/state.md, docs/schemas/state.schema.json). Field
+// The JSON schema (docs/state.md, docs/schemas/state.schema.json;
+// internal/cli: TestStateJSONMatchesTheSchemas). Field
 // names are stable; a field is null when unknown, never left out.
 type jsonReport struct {
 	App         *string       `json:"app"`
@@ -117,10 +118,8 @@ func known(p int64) *int64 {
 	return &p
 }
 
-func timeText(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
-
 func build(w *inspect.Process, tasks []*inspect.Task, corrupt []*parsley.CorruptError, now time.Time) jsonReport {
-	out := jsonReport{Changelog: w.Changelog.Topic, Now: timeText(now), Corrupt: []jsonCorrupt{}, Tasks: []jsonTask{}}
+	out := jsonReport{Changelog: w.Changelog.Topic, Now: render.Time(now), Corrupt: []jsonCorrupt{}, Tasks: []jsonTask{}}
 	if w.App != "" {
 		out.App = &w.App
 	}
@@ -202,7 +201,7 @@ func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time
 	}
 	if h.Record.Timestamp >= 0 {
 		ts := time.UnixMilli(h.Record.Timestamp)
-		s := timeText(ts)
+		s := render.Time(ts)
 		ago := now.Sub(ts).Milliseconds()
 		jh.Timestamp, jh.WrittenMsAgo = &s, &ago
 	}
@@ -265,9 +264,9 @@ func text(rep jsonReport) string {
 		app = *rep.App
 	}
 	fmt.Fprintf(&b, "Ordering state of %s (changelog %s) at %s: %d held %s, %d records held.\n",
-		app, rep.Changelog, rep.Now, rep.HeldHeads, plural(rep.HeldHeads, "head", "heads"), rep.HeldRecords)
+		app, rep.Changelog, rep.Now, rep.HeldHeads, render.Noun(rep.HeldHeads, "head", "heads"), rep.HeldRecords)
 	if g := rep.Group; g != nil {
-		fmt.Fprintf(&b, "Group %s: %s, %d %s.\n", g.Group, g.State, len(g.Members), plural(len(g.Members), "member", "members"))
+		fmt.Fprintf(&b, "Group %s: %s, %d %s.\n", g.Group, g.State, len(g.Members), render.Noun(len(g.Members), "member", "members"))
 		for _, m := range g.Members {
 			var as []string
 			for _, topic := range slices.Sorted(maps.Keys(m.Assignment)) {
@@ -357,11 +356,4 @@ func listText(s []string) string {
 		return "nothing"
 	}
 	return strings.Join(s, ", ")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
