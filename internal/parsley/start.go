@@ -175,14 +175,14 @@ func CheckStart(in StartInput) []Refusal {
 				Detail: fmt.Sprintf("%s is bound in the store to topic ID %s, the cluster's is %s (deleted and recreated)", name, id, t.ID)})
 		case bound && !exists && !in.Partial && len(held[id]) > 0:
 			out = append(out, Refusal{Reason: ReasonDeletedWithUndelivered, Topic: name, Channels: held[id],
-				Detail: fmt.Sprintf("%s was deleted while %d of its channels hold records", name, len(held[id]))})
+				Detail: fmt.Sprintf("%s was deleted while %d of its %s records", name, len(held[id]), plural(len(held[id]), "channels holds", "channels hold"))})
 		}
 	}
 	if in.Declared {
 		for name, id := range names {
 			if len(held[id]) > 0 && !slices.Contains(in.Receives, name) {
 				out = append(out, Refusal{Reason: ReasonRemovedWithHeld, Topic: name, Channels: held[id],
-					Detail: fmt.Sprintf("the declaration drops %s, on which %d channels hold records", name, len(held[id]))})
+					Detail: fmt.Sprintf("the declaration drops %s, on which %d %s records", name, len(held[id]), plural(len(held[id]), "channel holds", "channels hold"))})
 			}
 		}
 	}
