@@ -288,3 +288,20 @@ func mustOK(t *testing.T, errs ...error) {
 		}
 	}
 }
+
+// A changelog that is missing with no group offsets behind it is an
+// unknown topic (a mistyped application id), not a lost state; and
+// --receives takes topic names.
+func TestStartRefusalsBadAsking(t *testing.T) {
+	w := newStartWorld(t, false)
+	code, _, stderr := runEnv(t, nil, "state", "--brokers", w.addr, "--app", "shop-packre")
+	if code != 1 || !strings.Contains(stderr, `unknown topic "shop-packre-__parsley.ordering-changelog"`) {
+		t.Errorf("mistyped app: exit %d: %s", code, stderr)
+	}
+	for _, arg := range []string{"", "orders/0", "a,b c"} {
+		code, _, stderr := runEnv(t, nil, "state", "--brokers", w.addr, "--app", startApp, "--receives", arg)
+		if code != 2 || !strings.Contains(stderr, "--receives") {
+			t.Errorf("--receives %q: exit %d: %s", arg, code, stderr)
+		}
+	}
+}
