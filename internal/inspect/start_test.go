@@ -14,7 +14,9 @@ import (
 func startProcess() *Process {
 	orders, payments := clock.TopicID{1, 15: 1}, clock.TopicID{2, 15: 2}
 	cl := parsley.NewChangelog(parsley.ChangelogTopic("app"), clock.TopicID{9, 15: 9})
-	put := func(k parsley.Key, v []byte) { cl.Apply(0, int64(cl.Partition(0).Entries), parsley.AppendKey(nil, k), v) }
+	put := func(k parsley.Key, v []byte) {
+		cl.Apply(0, int64(cl.Partition(0).Entries), parsley.AppendKey(nil, k), v)
+	}
 	put(parsley.Key{Tag: parsley.TagVersion}, []byte{1})
 	for name, id := range map[string]clock.TopicID{"orders": orders, "payments": payments} {
 		put(parsley.Key{Tag: parsley.TagName, Name: name}, parsley.AppendNameValue(nil, id))

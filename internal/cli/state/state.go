@@ -154,7 +154,7 @@ and key) or a broker or input error; 2 usage; 130 interrupted.`,
 	fs.StringVar(&opts.Changelog, "changelog", "", "the ordering changelog `TOPIC` (its group is the name before -__parsley.ordering-changelog)")
 	fs.StringVarP(&opts.Input, "input", "f", "", "capture file holding the changelog topic (- for stdin) instead of the cluster")
 	fs.IntVar(&task, "task", -1, "report only task `N` (changelog partition N)")
-	fs.StringSliceVar(&opts.Receives, "receives", nil, "check the next start against this declaration `TOPIC[,…]` about to be deployed instead of today's (may I drop a topic now?)")
+	fs.StringSliceVar(&opts.Receives, "receives", nil, "check the next start against the declaration about to be deployed, the `TOPICS` it receives (comma-separated), instead of today's: may I drop a topic now?")
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long to wait for an open transaction in the changelog before reporting what was read below it")
 	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
