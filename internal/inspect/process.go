@@ -43,6 +43,13 @@ type Process struct {
 	// Names resolves topic IDs for people; the store's bindings are added
 	// to it as tasks are diagnosed.
 	Names *clock.Names
+	// ChangelogMissing says the changelog topic does not exist (its group
+	// remains): Changelog is then empty.
+	ChangelogMissing bool
+	// Captured says the process was read from a capture: Facts, Counts and
+	// IDs hold only the topics it has log facts of, so a topic missing
+	// from them is not known to be deleted.
+	Captured bool
 }
 
 // NewProcess returns a process with empty maps, ready to learn topics.

@@ -3,7 +3,10 @@ package parsley
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/causalctl/causalctl/internal/clock"
 )
@@ -90,7 +93,8 @@ type StartInput struct {
 	ChangelogPartitions int32
 	// Tasks is the decoded store, one task per changelog partition.
 	Tasks []*Task
-	// Committed is the group's committed offsets.
+	// Committed is the group's committed offsets; nil when unknown (a
+	// capture), which is not the same as none.
 	Committed map[TopicPartition]int64
 	// Receives is the declaration checked: the topics the process
 	// receives (its subscription, or one about to be deployed).
@@ -99,8 +103,13 @@ type StartInput struct {
 	Receives []string
 	Declared bool
 	// Cluster holds every topic the cluster has now, by name. A name
-	// absent from it does not exist.
+	// absent from it does not exist — unless Partial is set.
 	Cluster map[string]TopicFacts
+	// Partial says Cluster holds only some of the cluster's topics (those
+	// a capture has log facts of): a name absent from it is unknown, not
+	// deleted, so no deletion is predicted from its absence, and the task
+	// width is checked only when every received topic is known.
+	Partial bool
 }
 
 // Refusal is one predicted start refusal.
@@ -122,13 +131,17 @@ type Refusal struct {
 func CheckStart(in StartInput) []Refusal {
 	var out []Refusal
 	held := heldByTopic(in.Tasks)
-	stored := len(in.Tasks) > 0 && slices.ContainsFunc(in.Tasks, func(t *Task) bool { return t.Version != 0 || len(t.Corrupt) > 0 })
+	stored := slices.ContainsFunc(in.Tasks, func(t *Task) bool { return !t.empty() })
 	if !in.ChangelogExists {
 		if len(in.Committed) > 0 {
 			out = append(out, Refusal{Reason: ReasonOrderingStateLost,
 				Detail: fmt.Sprintf("the ordering changelog does not exist while the group has %d committed offsets", len(in.Committed))})
 		}
 		return out
+	}
+	if lost := lostTasks(in); len(lost) > 0 {
+		out = append(out, Refusal{Reason: ReasonOrderingStateLost,
+			Detail: fmt.Sprintf("the group has committed offsets on partition %s while the ordering changelog's %s no records", joinInts(lost), plural(len(lost), "partition holds", "partitions hold"))})
 	}
 	for _, t := range in.Tasks {
 		if len(t.Corrupt) > 0 {
@@ -139,21 +152,17 @@ func CheckStart(in StartInput) []Refusal {
 	names := bindings(in.Tasks)
 	received := in.Receives
 	if !in.Declared {
-		received = slices.Sorted(func(yield func(string) bool) {
-			for n := range names {
-				if !yield(n) {
-					return
-				}
-			}
-		})
+		received = slices.Sorted(maps.Keys(names))
 	}
-	width := int32(0)
+	width, known := int32(0), true
 	for _, name := range received {
 		if t, ok := in.Cluster[name]; ok {
 			width = max(width, int32(len(t.LogStarts)))
+		} else if in.Partial {
+			known = false
 		}
 	}
-	if stored && width > 0 && width != in.ChangelogPartitions {
+	if stored && known && width > 0 && width != in.ChangelogPartitions {
 		out = append(out, Refusal{Reason: ReasonTaskWidthChanged,
 			Detail: fmt.Sprintf("the widest received topic has %d partitions, the ordering changelog %d", width, in.ChangelogPartitions)})
 	}
@@ -164,16 +173,16 @@ func CheckStart(in StartInput) []Refusal {
 		case bound && exists && t.ID != id:
 			out = append(out, Refusal{Reason: ReasonIdentityChanged, Topic: name,
 				Detail: fmt.Sprintf("%s is bound in the store to topic ID %s, the cluster's is %s (deleted and recreated)", name, id, t.ID)})
-		case bound && !exists && len(held[id]) > 0:
+		case bound && !exists && !in.Partial && len(held[id]) > 0:
 			out = append(out, Refusal{Reason: ReasonDeletedWithUndelivered, Topic: name, Channels: held[id],
-				Detail: fmt.Sprintf("%s was deleted while %d of its channels hold records", name, len(held[id]))})
+				Detail: fmt.Sprintf("%s was deleted while %d of its %s records", name, len(held[id]), plural(len(held[id]), "channels holds", "channels hold"))})
 		}
 	}
 	if in.Declared {
 		for name, id := range names {
 			if len(held[id]) > 0 && !slices.Contains(in.Receives, name) {
 				out = append(out, Refusal{Reason: ReasonRemovedWithHeld, Topic: name, Channels: held[id],
-					Detail: fmt.Sprintf("the declaration drops %s, on which %d channels hold records", name, len(held[id]))})
+					Detail: fmt.Sprintf("the declaration drops %s, on which %d %s records", name, len(held[id]), plural(len(held[id]), "channel holds", "channels hold"))})
 			}
 		}
 	}
@@ -193,29 +202,82 @@ func CheckStart(in StartInput) []Refusal {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Refusal) int {
-		return cmp.Or(cmp.Compare(slices.Index(Reasons(), a.Reason), slices.Index(Reasons(), b.Reason)), cmp.Compare(a.Topic, b.Topic))
+		return cmp.Or(cmp.Compare(slices.Index(Reasons(), a.Reason), slices.Index(Reasons(), b.Reason)), cmp.Compare(a.Topic, b.Topic),
+			slices.CompareFunc(a.Channels, b.Channels, clock.Channel.Compare))
 	})
 	return out
 }
 
-// resumeAt is where the process reads ch next: its committed offset, or,
-// with none (expired during a long stop), the store's fed-up-to + 1, which
-// Parsley commits before it starts. Parsley's engine also refuses a log
-// start past fed-up-to + 1 whatever the commit says, so the lower of the
-// two counts.
-func resumeAt(in StartInput, name string, ch clock.Channel) (int64, bool) {
-	resume, ok := in.Committed[TopicPartition{name, ch.Partition}]
+// empty reports whether the task's changelog partition holds nothing.
+func (t *Task) empty() bool {
+	return t.Version == 0 && len(t.Corrupt) == 0 && len(t.Names) == 0 && len(t.Channels) == 0
+}
+
+// lostTasks lists the changelog partitions that hold no records although
+// the group committed read positions on the same partition of a topic:
+// the state behind those positions is gone (purged, or the partition
+// recreated empty).
+func lostTasks(in StartInput) []int32 {
+	byTask := map[int32]*Task{}
 	for _, t := range in.Tasks {
-		if t.Task != ch.Partition {
-			continue
+		byTask[t.Task] = t
+	}
+	var lost []int32
+	for tp := range in.Committed {
+		if tp.Partition >= in.ChangelogPartitions || slices.Contains(lost, tp.Partition) {
+			continue // no such task: the width check speaks of it
 		}
-		if c := t.Channel(ch); c != nil && c.FedUpTo >= 0 && !c.Deleted() {
-			if !ok || c.FedUpTo+1 < resume {
-				resume, ok = c.FedUpTo+1, true
-			}
+		if t := byTask[tp.Partition]; t == nil || t.empty() {
+			lost = append(lost, tp.Partition)
 		}
 	}
-	return resume, ok
+	slices.Sort(lost)
+	return lost
+}
+
+// resumeAt is where the process reads ch of topic name next, as Parsley's
+// start decides it: the group's committed offset; with none (expired during
+// a long stop), the task's fed-up-to + 1, which Parsley commits before it
+// fetches, or 0 for a partition the task binds the topic of but never fed;
+// for a topic the task never bound, the log start itself (nothing can be
+// missed). Parsley compares nothing else against the log start, so an
+// offset reset forward deliberately is honoured.
+func resumeAt(in StartInput, name string, ch clock.Channel) (int64, bool) {
+	if off, ok := in.Committed[TopicPartition{name, ch.Partition}]; ok {
+		return off, true
+	}
+	i := slices.IndexFunc(in.Tasks, func(t *Task) bool { return t.Task == ch.Partition })
+	if i < 0 {
+		return 0, false
+	}
+	t := in.Tasks[i]
+	if _, bound := t.Names[name]; !bound {
+		return 0, false
+	}
+	if c := t.Channel(ch); c != nil && c.Deleted() {
+		return 0, false
+	} else if c != nil && c.FedUpTo >= 0 {
+		return c.FedUpTo + 1, true
+	}
+	return 0, true
+}
+
+func joinInts(ps []int32) string {
+	var b strings.Builder
+	for i, p := range ps {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(int(p)))
+	}
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // bindings merges every task's name bindings.

@@ -2,6 +2,7 @@ package parsley
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/clock"
@@ -117,6 +118,22 @@ func TestCheckStartEachReason(t *testing.T) {
 				t.Errorf("lost %d on %v, want 4 on orders/0", r.Lost, r.Channels)
 			}
 		}},
+		{"one changelog partition purged", func(w *world) {
+			w.stores[1] = NewStore(1) // orders/1 is still committed at 10
+		}, ReasonOrderingStateLost, func(t *testing.T, r Refusal) {
+			if !strings.Contains(r.Detail, "partition 1 ") {
+				t.Errorf("detail %q does not name partition 1", r.Detail)
+			}
+		}},
+		{"records deleted on a partition never fed, no commit", func(w *world) {
+			// payments grows a partition that task 1 binds but never fed
+			// and the group never committed; the width stays 2.
+			w.in.Cluster["payments"] = TopicFacts{ID: payments, LogStarts: []int64{0, 3}}
+		}, ReasonPositionsDiscarded, func(t *testing.T, r Refusal) {
+			if r.Lost != 3 || !slices.Equal(r.Channels, []clock.Channel{{Topic: payments, Partition: 1}}) {
+				t.Errorf("lost %d on %v, want 3 on payments/1 (resumed at 0)", r.Lost, r.Channels)
+			}
+		}},
 		{"records deleted, the commit expired", func(w *world) {
 			delete(w.in.Committed, TopicPartition{"orders", 0})
 			w.in.Cluster["orders"] = TopicFacts{ID: orders, LogStarts: []int64{12, 0}}
@@ -151,5 +168,44 @@ func TestCheckStartRetentionUpToTheResumeIsFine(t *testing.T) {
 	w.in.Cluster["orders"] = TopicFacts{ID: orders, LogStarts: []int64{10, 10}} // orders/1 holds 8
 	if got := w.check(); len(got) != 0 {
 		t.Fatalf("refused: %+v", got)
+	}
+}
+
+// An offset reset forward to the log start — the runbook's deliberate
+// reset — is what Parsley resumes from, whatever the store fed: the
+// refusal is gone once the operator has acted.
+func TestCheckStartHonoursADeliberateReset(t *testing.T) {
+	w := newWorld()
+	w.in.Cluster["orders"] = TopicFacts{ID: orders, LogStarts: []int64{14, 0}}
+	w.in.Committed[TopicPartition{"orders", 0}] = 14
+	if got := w.check(); len(got) != 0 {
+		t.Fatalf("refused after the reset: %+v", got)
+	}
+}
+
+// A capture knows only the topics it has log facts of: a topic missing
+// from it is not predicted deleted, and the width is not checked against
+// a partial view.
+func TestCheckStartPartialCluster(t *testing.T) {
+	w := newWorld()
+	delete(w.in.Cluster, "orders")
+	w.in.Partial = true
+	if got := w.check(); len(got) != 0 {
+		t.Fatalf("refused from a partial view: %+v", got)
+	}
+}
+
+// A changelog that exists with every partition empty, while the group has
+// committed offsets, lost its state as surely as a deleted one.
+func TestCheckStartEmptyChangelog(t *testing.T) {
+	w := newWorld()
+	w.stores = []*Store{NewStore(0), NewStore(1)}
+	got := w.check()
+	if !slices.Equal(reasons(got), []Reason{ReasonOrderingStateLost}) {
+		t.Fatalf("refusals %+v", got)
+	}
+	w.in.Committed = nil // a fresh process: nothing to lose
+	if got := w.check(); len(got) != 0 {
+		t.Fatalf("a fresh process is refused: %+v", got)
 	}
 }

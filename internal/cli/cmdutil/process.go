@@ -20,9 +20,16 @@ import (
 // ReadProcess reads a Parsley process from the cluster: its ordering
 // changelog (changelog; "" means app's), its group (when the application
 // id is known) and the log facts of the topics it receives — those its
-// members subscribe to and those its store binds. Read-only: the group is
-// described, never joined.
-func ReadProcess(ctx context.Context, cl *kafka.Client, app, changelog string, txnWait time.Duration, names *clock.Names) (*inspect.Process, error) {
+// members subscribe to, those its store binds and those named in also (a
+// declaration about to be deployed). Read-only: the group is described,
+// never joined.
+//
+// A changelog topic that does not exist while the group has committed
+// offsets is no error: the process comes back with ChangelogMissing set
+// and an empty changelog, which its start check reports as
+// ORDERING_STATE_LOST. Without committed offsets the unknown topic is the
+// error (most likely a mistyped application id).
+func ReadProcess(ctx context.Context, cl *kafka.Client, app, changelog string, txnWait time.Duration, names *clock.Names, also ...string) (*inspect.Process, error) {
 	if changelog == "" {
 		changelog = parsley.ChangelogTopic(app)
 	}
@@ -48,12 +55,23 @@ func ReadProcess(ctx context.Context, cl *kafka.Client, app, changelog string, t
 		}
 	}
 	read, err := cl.ReadChangelog(ctx, changelog, txnWait)
-	if err != nil {
+	var unknown *kafka.UnknownTopicError
+	switch {
+	case errors.As(err, &unknown) && unknown.Topic == changelog && len(p.Committed) > 0:
+		read, p.ChangelogMissing = parsley.NewChangelog(changelog, clock.TopicID{}), true
+	case err != nil:
 		return nil, err
 	}
 	p.Changelog = read
-	// The business topics: those subscribed and those the store binds.
-	want := p.Subscribed()
+	// The business topics: those subscribed, those the store binds, those
+	// asked for, and those the group committed on.
+	want := append(p.Subscribed(), also...)
+	learned := cl.Names()
+	for ch := range p.Committed {
+		if name, ok := learned.Name(ch.Topic); ok {
+			want = append(want, name)
+		}
+	}
 	for _, part := range read.Partitions() {
 		for name := range read.Partition(part).Store.Decode().Names {
 			want = append(want, name)
@@ -121,6 +139,7 @@ func ReadProcessCapture(ctx context.Context, ios *iostreams.IOStreams, path stri
 		app, _ = parsley.AppOf(topic)
 	}
 	p := inspect.NewProcess(app, parsley.NewChangelog(topic, id), names)
+	p.Captured = true
 	rd, err := in.Open()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", in.Name, err)

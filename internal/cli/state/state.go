@@ -28,7 +28,10 @@ type Options struct {
 	Changelog string
 	Input     string
 	Task      int32 // −1: every task
-	TxnWait   time.Duration
+	// Receives is a declaration about to be deployed, checked instead of
+	// today's; nil checks today's.
+	Receives []string
+	TxnWait  time.Duration
 
 	MaxHeaderSize int
 	MaxLineSize   int
@@ -77,13 +80,28 @@ shown beside the tasks. --input reads a capture of the changelog topic
 (causalctl capture -t APP-__parsley.ordering-changelog, with the business
 topics for their log facts) instead of the cluster.
 
-Output (--output): text (one block per task, held heads grouped by root) or
-json (see docs/state.md for the schema).
+The report begins with the next start's prediction: whether Parsley would
+refuse to start the process now, and why (ORDERING_STATE_LOST,
+UNKNOWN_ORDERING_STATE_FORMAT, TASK_WIDTH_CHANGED, CHANNEL_IDENTITY_CHANGED,
+CHANNEL_DELETED_WITH_UNDELIVERED_MESSAGES, CHANNEL_REMOVED_WITH_HELD_MESSAGES,
+POSITIONS_DISCARDED_UNREAD), from the store, the group's committed offsets
+and the cluster's topics, each refusal with its next step
+(docs/refusals.md). It checks today's declaration (the members'
+subscriptions, else the store's bindings); --receives checks one about to be
+deployed instead: may this process stop receiving a topic now? A changelog
+that no longer exists while the group keeps its offsets is reported as
+ORDERING_STATE_LOST, not as an unknown topic. From a capture the group is
+unknown and a topic without log facts in it is not known to be deleted.
 
-Exit codes: 0 nothing held; 4 something held; 1 corrupt state (after
+Output (--output): text (the next start, then one block per task, held heads
+grouped by root) or json (see docs/state.md for the schema).
+
+Exit codes: 0 nothing held and the next start not refused; 4 something held
+or a refusal predicted; 1 corrupt state (after
 printing what could be read, the corrupt entries named by partition, offset
 and key) or a broker or input error; 2 usage; 130 interrupted.`,
 		Example: `  causalctl state --brokers localhost:9092 --app notifier
+  causalctl state --app shop-shipper --receives orders,payments
   causalctl state --app shop-shipper --task 3 -o json
   causalctl state -f changelog.ndjson --changelog shop-shipper-__parsley.ordering-changelog`,
 		Args: cobra.NoArgs,
@@ -113,6 +131,16 @@ and key) or a broker or input error; 2 usage; 130 interrupted.`,
 					return cmdutil.Usagef("--changelog %s: not an ordering changelog (its name ends in %s)", opts.Changelog, parsley.ChangelogSuffix)
 				}
 			}
+			if c.Flags().Changed("receives") {
+				if len(opts.Receives) == 0 {
+					return cmdutil.Usagef("--receives: name at least one topic")
+				}
+				for _, name := range opts.Receives {
+					if err := clock.CheckTopicName(name); err != nil {
+						return cmdutil.Usagef("--receives %q: %v", name, err)
+					}
+				}
+			}
 			opts.Task = int32(task)
 			opts.Names = names.Names
 			if runF != nil {
@@ -126,6 +154,7 @@ and key) or a broker or input error; 2 usage; 130 interrupted.`,
 	fs.StringVar(&opts.Changelog, "changelog", "", "the ordering changelog `TOPIC` (its group is the name before -__parsley.ordering-changelog)")
 	fs.StringVarP(&opts.Input, "input", "f", "", "capture file holding the changelog topic (- for stdin) instead of the cluster")
 	fs.IntVar(&task, "task", -1, "report only task `N` (changelog partition N)")
+	fs.StringSliceVar(&opts.Receives, "receives", nil, "check the next start against the declaration about to be deployed, the `TOPICS` it receives (comma-separated), instead of today's: may I drop a topic now?")
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long to wait for an open transaction in the changelog before reporting what was read below it")
 	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
@@ -145,7 +174,7 @@ func Run(ctx context.Context, opts *Options) error {
 	} else {
 		var cl *kafka.Client
 		if cl, err = opts.Dial(ctx); err == nil {
-			w, err = cmdutil.ReadProcess(ctx, cl, opts.App, opts.Changelog, opts.TxnWait, opts.Names)
+			w, err = cmdutil.ReadProcess(ctx, cl, opts.App, opts.Changelog, opts.TxnWait, opts.Names, opts.Receives...)
 			cl.Close()
 		}
 	}
@@ -173,14 +202,16 @@ func Run(ctx context.Context, opts *Options) error {
 		tasks = append(tasks, t)
 		corrupt = append(corrupt, t.State.Corrupt...)
 	}
+	refusals := w.NextStart(opts.Receives)
 	rep := build(w, tasks, corrupt, now)
+	rep.NextStart = nextStartJSON(w, refusals)
 	if err := write(opts.IO.Out, opts.Output, rep); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	switch {
 	case len(corrupt) > 0:
 		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("%v (and %d more corrupt entries)", corrupt[0], len(corrupt)-1)}
-	case rep.HeldRecords > 0:
+	case rep.HeldRecords > 0 || len(refusals) > 0:
 		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 	}
 	return nil

@@ -1,0 +1,57 @@
+package inspect
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/parsley"
+)
+
+// StartInput gathers what parsley.CheckStart reads from the process:
+// every task's store, the group's committed offsets by topic name, the
+// cluster's topics (IDs, partition counts, log starts) and the declaration
+// checked. receives is a declaration about to be deployed; nil checks
+// today's — the members' subscriptions while the process runs, else the
+// store's bindings.
+func (p *Process) StartInput(receives []string) parsley.StartInput {
+	in := parsley.StartInput{ChangelogExists: !p.ChangelogMissing, Partial: p.Captured, Cluster: map[string]parsley.TopicFacts{}}
+	if parts := p.Changelog.Partitions(); len(parts) > 0 {
+		in.ChangelogPartitions = parts[len(parts)-1] + 1
+	}
+	for _, part := range p.Changelog.Partitions() {
+		in.Tasks = append(in.Tasks, p.Changelog.Partition(part).Store.Decode())
+	}
+	if p.Committed != nil {
+		in.Committed = map[parsley.TopicPartition]int64{}
+		for ch, off := range p.Committed {
+			if name, ok := p.Names.Name(ch.Topic); ok {
+				in.Committed[parsley.TopicPartition{Topic: name, Partition: ch.Partition}] = off
+			}
+		}
+	}
+	switch sub := p.Subscribed(); {
+	case receives != nil:
+		in.Receives, in.Declared = slices.Clone(receives), true
+	case sub != nil:
+		in.Receives, in.Declared = sub, true
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.IDs)) {
+		id := p.IDs[name]
+		tf := parsley.TopicFacts{ID: id, LogStarts: make([]int64, p.Counts[name])}
+		for part := range tf.LogStarts {
+			tf.LogStarts[part] = -1
+			if f, ok := p.Facts[clock.Channel{Topic: id, Partition: int32(part)}]; ok {
+				tf.LogStarts[part] = f.LogStart
+			}
+		}
+		in.Cluster[name] = tf
+	}
+	return in
+}
+
+// NextStart predicts the refusals of the process's next start (see
+// StartInput for receives); none means the store and the cluster agree.
+func (p *Process) NextStart(receives []string) []parsley.Refusal {
+	return parsley.CheckStart(p.StartInput(receives))
+}

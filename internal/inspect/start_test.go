@@ -1,0 +1,80 @@
+package inspect
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/parsley"
+)
+
+// startProcess is one task receiving orders and payments, holding a
+// record on payments/0, fed up to 4 on both, committed at 5.
+func startProcess() *Process {
+	orders, payments := clock.TopicID{1, 15: 1}, clock.TopicID{2, 15: 2}
+	cl := parsley.NewChangelog(parsley.ChangelogTopic("app"), clock.TopicID{9, 15: 9})
+	put := func(k parsley.Key, v []byte) {
+		cl.Apply(0, int64(cl.Partition(0).Entries), parsley.AppendKey(nil, k), v)
+	}
+	put(parsley.Key{Tag: parsley.TagVersion}, []byte{1})
+	for name, id := range map[string]clock.TopicID{"orders": orders, "payments": payments} {
+		put(parsley.Key{Tag: parsley.TagName, Name: name}, parsley.AppendNameValue(nil, id))
+		put(parsley.Key{Tag: parsley.TagFedUpTo, Channel: clock.Channel{Topic: id}}, parsley.AppendPosition(nil, 4))
+	}
+	put(parsley.Key{Tag: parsley.TagHeld, Channel: clock.Channel{Topic: payments}, Position: 4},
+		parsley.AppendHeldRecord(nil, &parsley.HeldRecord{Causes: []clock.Entry{{Channel: clock.Channel{Topic: orders}, Position: 9}}}))
+	p := NewProcess("app", cl, &clock.Names{})
+	p.Committed = map[clock.Channel]int64{}
+	for name, id := range map[string]clock.TopicID{"orders": orders, "payments": payments} {
+		p.Learn(name, id, 0)
+		p.Facts[clock.Channel{Topic: id}] = &capture.LogFacts{LogStart: 0, LastStable: 5, HighWatermark: 5}
+		p.Committed[clock.Channel{Topic: id}] = 5
+	}
+	return p
+}
+
+func reasonsOf(rs []parsley.Refusal) []parsley.Reason {
+	var out []parsley.Reason
+	for _, r := range rs {
+		out = append(out, r.Reason)
+	}
+	return out
+}
+
+// Today's declaration is the members' subscriptions while the process
+// runs, else the store's bindings; --receives replaces it.
+func TestNextStartDeclaration(t *testing.T) {
+	p := startProcess()
+	if got := p.NextStart(nil); len(got) != 0 {
+		t.Fatalf("stopped, bindings: %+v", got)
+	}
+	in := p.StartInput(nil)
+	if in.Committed[parsley.TopicPartition{Topic: "payments"}] != 5 || in.ChangelogPartitions != 1 ||
+		!slices.Equal(in.Cluster["orders"].LogStarts, []int64{0}) || in.Declared {
+		t.Errorf("input %+v", in)
+	}
+	want := []parsley.Reason{parsley.ReasonRemovedWithHeld}
+	if got := p.NextStart([]string{"orders"}); !slices.Equal(reasonsOf(got), want) {
+		t.Errorf("declaration dropping payments: %+v", got)
+	}
+	p.Group = &parsley.Group{Group: "app", State: "Stable", Members: []parsley.GroupMember{{MemberID: "m", Subscription: []string{"orders"}}}}
+	if got := p.NextStart(nil); !slices.Equal(reasonsOf(got), want) {
+		t.Errorf("running, subscribed to orders only: %+v", got)
+	}
+	if got := p.NextStart([]string{"orders", "payments"}); len(got) != 0 {
+		t.Errorf("--receives over the subscription: %+v", got)
+	}
+	// A capture: no group offsets, and a topic without log facts is
+	// unknown rather than deleted.
+	p = startProcess()
+	p.Committed, p.Captured = nil, true
+	delete(p.IDs, "payments")
+	if got := p.NextStart(nil); len(got) != 0 {
+		t.Errorf("capture lacking payments: %+v", got)
+	}
+	p.Captured = false
+	if got := p.NextStart(nil); !slices.Equal(reasonsOf(got), []parsley.Reason{parsley.ReasonDeletedWithUndelivered}) {
+		t.Errorf("cluster lacking payments: %+v", got)
+	}
+}
