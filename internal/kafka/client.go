@@ -449,11 +449,15 @@ func (c *Client) listOffsets(ctx context.Context, parts []chanKey) (map[chanKey]
 	if err != nil {
 		return nil, err
 	}
-	hwms, err := c.listAt(ctx, parts, -1, 0)
+	// In this order — log start, last stable, high watermark — each is
+	// listed no earlier than the one it must not exceed: offsets only
+	// grow, so log start ≤ last stable ≤ high watermark holds even while
+	// the partition is written between the requests.
+	lsos, err := c.listAt(ctx, parts, -1, 1)
 	if err != nil {
 		return nil, err
 	}
-	lsos, err := c.listAt(ctx, parts, -1, 1)
+	hwms, err := c.listAt(ctx, parts, -1, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -134,6 +134,9 @@ func (f *Follower) take(now time.Time, ch *rchan, p fetched) {
 		ch.failNoProgress(now, err)
 		return
 	}
+	if p.gap {
+		rd.addGap(ch, ch.Position, next)
+	}
 	ch.advance(next)
 	rd.settle(ch)
 }
