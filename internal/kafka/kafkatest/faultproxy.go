@@ -1,6 +1,7 @@
 package kafkatest
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -41,6 +42,8 @@ type Faults struct {
 	// Blackhole accepts connections and reads what the client sends, and
 	// forwards nothing either way: a broker that never answers.
 	Blackhole bool
+	// Refuse resets every new connection at once: a broker that is down.
+	Refuse bool
 }
 
 // Proxy forwards TCP connections from its address to a target, applying
@@ -161,6 +164,10 @@ func (p *Proxy) accept() {
 func (p *Proxy) serve(client net.Conn) {
 	defer p.untrack(client)
 	defer client.Close()
+	if p.current().Refuse {
+		rst(client)
+		return
+	}
 	if p.current().Blackhole {
 		io.Copy(io.Discard, client)
 		return
@@ -267,6 +274,19 @@ type ProxiedCluster struct {
 	*kfake.Cluster
 	mu      sync.Mutex
 	proxies []*Proxy // in listen order: broker 0 first
+}
+
+// DialDirect dials a broker past its proxy when addr is a proxy's
+// address: kgo.Dialer(pc.DialDirect) makes a test's writer that faults
+// do not reach.
+func (pc *ProxiedCluster) DialDirect(ctx context.Context, network, addr string) (net.Conn, error) {
+	for _, p := range pc.Proxies() {
+		if p.Addr() == addr {
+			addr = p.target
+		}
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
 }
 
 // Proxied starts a kfake cluster (one broker unless opts say more) behind
