@@ -109,11 +109,17 @@ func (fc *faultCluster) produce(t *testing.T, w *kgo.Client, from, n int) {
 // clock, bounded by runCtx's limit.
 func faultRun(t *testing.T, fc *faultCluster, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
-	args = append(args, "--brokers", fc.brokers, "--request-timeout", "2s", "--dial-timeout", "1s")
+	return faultRunEnv(t, fc.brokers, nil, args...)
+}
+
+// faultRunEnv is faultRun against brokers with an environment.
+func faultRunEnv(t *testing.T, brokers string, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	args = append(args, "--brokers", brokers, "--request-timeout", "2s", "--dial-timeout", "1s")
 	ios, _, _, errOut := iostreams.Test()
 	out := &testutil.SyncBuffer{}
 	ios.Out = out
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test", Now: func() time.Time { return faultNow }}
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(k string) string { return env[k] }, Version: "test", Now: func() time.Time { return faultNow }}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	done := make(chan int, 1)

@@ -297,24 +297,9 @@ func (t *topicMeta) partitions() []int32 {
 // the user may not describe are errors naming the topic; with skipUnknown,
 // unknown topics are left out of the result instead.
 func (c *Client) metadata(ctx context.Context, names []string, skipUnknown bool) (map[string]*topicMeta, error) {
-	req := kmsg.NewPtrMetadataRequest()
-	req.AllowAutoTopicCreation = false
-	if names != nil {
-		req.Topics = make([]kmsg.MetadataRequestTopic, 0, len(names))
-		for _, n := range names {
-			rt := kmsg.NewMetadataRequestTopic()
-			rt.Topic = kmsg.StringPtr(n)
-			req.Topics = append(req.Topics, rt)
-		}
-	}
-	rctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
-	defer cancel()
-	resp, err := req.RequestWith(rctx, c.cl)
+	resp, err := c.requestMetadata(ctx, names, false)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("metadata: %w", c.classify(err))
+		return nil, err
 	}
 	out := make(map[string]*topicMeta, len(resp.Topics))
 	for _, t := range resp.Topics {

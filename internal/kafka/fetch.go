@@ -320,6 +320,9 @@ func (c *Client) open(ctx context.Context, sels []TopicSel, spec OffsetSpec, max
 		}
 	}
 
+	if err := c.checkRead(ctx, rd.topics()); err != nil {
+		return nil, err
+	}
 	offs, err := c.listOffsets(ctx, rd.keys())
 	if err != nil {
 		return nil, err
