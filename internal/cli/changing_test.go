@@ -257,3 +257,31 @@ func TestReadDeniedBeforeOutput(t *testing.T) {
 		t.Errorf("capture wrote %d bytes before the refusal", len(b))
 	}
 }
+
+// TestWatchPicksUpNewPartitions: a partition added to a watched topic is
+// followed from its first offset and said on stderr; the scope grows by
+// it and its records are received.
+func TestWatchPicksUpNewPartitions(t *testing.T) {
+	fc := newFaultCluster(t)
+	stdout, stderr, stop := startAsync(t, false, "watch", "--brokers", fc.brokers, "-t", "orders,payments", "--offsets", "start",
+		"--interval", "100ms", "--request-timeout", "5s", "--dial-timeout", "1s")
+	awaitOutput(t, stdout, regexp.MustCompile(`state=running scope=3 .*received=450 `), "the first 450 records")
+	w := fc.writer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := kadm.NewClient(w).CreatePartitions(ctx, 1, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if err := w.ProduceSync(ctx, &kgo.Record{Topic: "orders", Partition: 2, Value: []byte{byte(i)}}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	awaitOutput(t, stdout, regexp.MustCompile(`state=running scope=4 .*received=455 `), "the new partition's 5 records in a scope of 4")
+	if code := stop(); code != cmdutil.ExitInterrupted {
+		t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+	}
+	if got := stderr.String(); !strings.Contains(got, "watch: new partition orders/2: following it from offset 0\n") || strings.Count(got, "new partition") != 1 {
+		t.Errorf("stderr %q: want the new partition said once", got)
+	}
+}

@@ -53,8 +53,9 @@ type readConfig struct {
 	partBytes int32
 	maxWait   time.Duration // how long a fetch may wait for data
 	clock     Clock
-	facts     bool // WithLogFacts
-	allowGaps bool // AllowGaps
+	facts     bool                  // WithLogFacts
+	allowGaps bool                  // AllowGaps
+	onNew     func(ChannelProgress) // OnNewChannel
 }
 
 func newReadConfig(maxWait time.Duration, opts []ReadOption) (readConfig, error) {
