@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -177,6 +178,21 @@ type fault struct {
 	wantErr []string
 }
 
+// checkFailure checks a failing cell: exit 1 and one line saying wantErr.
+func (f fault) checkFailure(t *testing.T, code int, stderr string) {
+	t.Helper()
+	line := strings.TrimSuffix(stderr, "\n")
+	if code != cmdutil.ExitFailure || strings.Contains(line, "\n") {
+		t.Errorf("%s: exit %d, stderr %q: want exit 1 and one line", f.name, code, stderr)
+		return
+	}
+	for _, w := range f.wantErr {
+		if !strings.Contains(line, w) {
+			t.Errorf("%s: error %q lacks %q", f.name, line, w)
+		}
+	}
+}
+
 func proxyFault(f kafkatest.Faults) func(fc *faultCluster) func() {
 	return func(fc *faultCluster) func() {
 		fc.SetAll(f)
@@ -267,16 +283,7 @@ func TestFaultTable(t *testing.T) {
 				t.Logf("%s: %v", f.name, time.Since(start).Round(time.Millisecond))
 				switch {
 				case f.fails:
-					line := strings.TrimSuffix(stderr, "\n")
-					if code != cmdutil.ExitFailure || strings.Contains(line, "\n") {
-						t.Errorf("%s: exit %d, stderr %q: want exit 1 and one line", f.name, code, stderr)
-						continue
-					}
-					for _, w := range f.wantErr {
-						if !strings.Contains(line, w) {
-							t.Errorf("%s: error %q lacks %q", f.name, line, w)
-						}
-					}
+					f.checkFailure(t, code, stderr)
 				case code != cmd.code:
 					t.Errorf("%s: exit %d (%s), want the fault ridden out", f.name, code, stderr)
 				default:
@@ -322,4 +329,34 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestFaultTableWatch is the table's watch column: under each fault it can
+// ride out, watch reaches the fault-free state — every record received
+// once, the same held — and under the others it exits 1 with one line.
+func TestFaultTableWatch(t *testing.T) {
+	fc := newFaultCluster(t)
+	watch := []string{"watch", "-t", "orders,payments", "--offsets", "start", "--interval", "50ms"}
+	settled := regexp.MustCompile(`(?m)^state=running scope=3 received=450 delivered=449 dropped=0 held=1 `)
+	received := regexp.MustCompile(`received=(\d+) `)
+	for _, f := range faultTable() {
+		remove := f.install(fc)
+		if f.fails {
+			code, _, stderr := faultRun(t, fc, watch...)
+			remove()
+			f.checkFailure(t, code, stderr)
+			continue
+		}
+		stdout, stderr, stop := startAsync(t, false, append(watch, "--brokers", fc.brokers, "--request-timeout", "2s", "--dial-timeout", "1s")...)
+		awaitOutput(t, stdout, settled, f.name+": the fault-free state")
+		remove()
+		if code := stop(); code != cmdutil.ExitInterrupted {
+			t.Errorf("%s: exit %d (%s), want %d", f.name, code, stderr, cmdutil.ExitInterrupted)
+		}
+		for _, m := range received.FindAllStringSubmatch(stdout.String(), -1) {
+			if n, _ := strconv.Atoi(m[1]); n > 450 {
+				t.Errorf("%s: received=%d: a record read twice", f.name, n)
+			}
+		}
+	}
 }
