@@ -63,6 +63,10 @@ type Item struct {
 
 	// Facts is set for KindLogFacts only.
 	Facts *LogFacts
+
+	// Gap is set on a KindPosition item whose position moved over offsets
+	// deleted before they were read; Gap.To is Offset.
+	Gap *Gap
 }
 
 // Clone returns a copy of it that shares no storage with it, for keeping

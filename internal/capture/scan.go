@@ -39,6 +39,7 @@ const (
 	fKey
 	fValue
 	fLogFacts
+	fGap
 )
 
 // field is one field of the capture schema (SPEC §4).
@@ -62,6 +63,7 @@ var fields = [...]field{
 	{bit: fKey, name: "key", recordOnly: true},
 	{bit: fValue, name: "value", recordOnly: true},
 	{bit: fLogFacts, name: "log_facts"},
+	{bit: fGap, name: "gap"},
 }
 
 // nameOf names a field bit.
@@ -87,7 +89,7 @@ func newSchema(mask uint16) *schema {
 
 // The schemas of the line object and of a header object.
 var (
-	lineSchema   = newSchema(fTopic | fTopicID | fPartition | fOffset | fPosition | fTimestamp | fHeaders | fKey | fValue | fLogFacts)
+	lineSchema   = newSchema(fTopic | fTopicID | fPartition | fOffset | fPosition | fTimestamp | fHeaders | fKey | fValue | fLogFacts | fGap)
 	headerSchema = newSchema(fKey | fValue)
 )
 
@@ -173,6 +175,10 @@ func (r *Reader) finish(present uint16) error {
 		return fieldError(`"log_facts" beside "offset" or "position": a log-facts line is neither a record nor a position`)
 	case present&(fOffset|fPosition|fLogFacts) == 0:
 		return fieldError(`missing "offset" (a record) or "position" (a position line)`)
+	case present&fGap != 0 && present&fPosition == 0:
+		return fieldError(`"gap" on a line that is no position line`)
+	case present&fGap != 0 && it.Gap.check(it.Offset) != nil:
+		return fieldError(fmt.Sprintf("field %q: %v", "gap", it.Gap.check(it.Offset)))
 	case present&fPartition == 0:
 		return fieldError(`missing "partition"`)
 	case present&(fTopic|fTopicID) == 0:
@@ -262,6 +268,20 @@ func (r *Reader) field(bit uint16) (bool, error) {
 			return false, fieldError(fmt.Sprintf("field %q: %v", "log_facts", err))
 		}
 		it.Facts = f
+		return true, nil
+	case fGap:
+		if null, err := r.null(); null || err != nil {
+			return false, err
+		}
+		start := r.i
+		if err := r.skipValue(1); err != nil {
+			return false, err
+		}
+		g, err := decodeGap(r.b[start:r.i])
+		if err != nil {
+			return false, fieldError(fmt.Sprintf("field %q: %v", "gap", err))
+		}
+		it.Gap = g
 		return true, nil
 	case fKey, fValue:
 		if null, err := r.null(); null || err != nil {

@@ -82,6 +82,9 @@ func AppendItem(dst []byte, it *Item) ([]byte, error) {
 	if it.Kind == KindPosition {
 		b = append(b, `,"position":`...)
 		b = strconv.AppendInt(b, it.Offset, 10)
+		if it.Gap != nil {
+			b = appendGap(b, it.Gap)
+		}
 		return append(b, "}\n"...), nil
 	}
 	b = append(b, `,"offset":`...)
@@ -128,6 +131,10 @@ func checkItem(it *Item) error {
 		problem = fmt.Sprintf("negative offset %d", it.Offset)
 	case it.Kind != KindRecord && (it.HasTimestamp || len(it.Headers) > 0 || it.Key != nil || it.Value != nil):
 		problem = "a " + it.Kind.String() + " line with a timestamp, headers, key or value"
+	case it.Gap != nil && it.Kind != KindPosition:
+		problem = "a gap on a " + it.Kind.String() + " line"
+	case it.Gap != nil && it.Gap.check(it.Offset) != nil:
+		problem = it.Gap.check(it.Offset).Error()
 	}
 	if problem == "" {
 		for i, h := range it.Headers {

@@ -67,6 +67,8 @@ type slot struct {
 	// log facts, its item in other.
 	idx  int32
 	kind capture.Kind
+	// other says the item is other[idx] (log facts, a position over a gap).
+	other bool
 }
 
 // hdr is a buffered header: its key in the chunk's keys, its value's span.
@@ -178,11 +180,11 @@ func (c *chunk) key(k string) int32 {
 // headers to hs; it returns hs.
 func (c *chunk) itemOf(i int, ch *rchan, it *capture.Item, hs []clock.Header) []clock.Header {
 	x := &c.slots[i]
-	switch x.kind {
-	case capture.KindLogFacts:
+	switch {
+	case x.other:
 		*it = c.other[x.idx]
 		return hs
-	case capture.KindPosition:
+	case x.kind == capture.KindPosition:
 		*it = capture.Item{Kind: capture.KindPosition, Topic: ch.Topic, TopicID: ch.TopicID, Partition: ch.Partition, Offset: x.offset}
 		return hs
 	}
@@ -243,10 +245,11 @@ func (b *buffers) addPosition(ch *rchan, p int64) {
 	b.cur.slots = append(b.cur.slots, slot{kind: capture.KindPosition, offset: p})
 }
 
-// addItem adds an item that is neither a record nor a position (log facts).
+// addItem adds an item that is no record and no plain position: log
+// facts, or a position over a gap.
 func (b *buffers) addItem(it *capture.Item) {
 	c := b.cur
-	c.slots = append(c.slots, slot{kind: it.Kind, idx: int32(len(c.other))})
+	c.slots = append(c.slots, slot{kind: it.Kind, idx: int32(len(c.other)), other: true})
 	c.other = append(c.other, *it)
 }
 

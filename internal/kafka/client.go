@@ -411,24 +411,9 @@ func (t *topicMeta) partitions() []int32 {
 // the user may not describe are errors naming the topic; with skipUnknown,
 // unknown topics are left out of the result instead.
 func (c *Client) metadata(ctx context.Context, names []string, skipUnknown bool) (map[string]*topicMeta, error) {
-	req := kmsg.NewPtrMetadataRequest()
-	req.AllowAutoTopicCreation = false
-	if names != nil {
-		req.Topics = make([]kmsg.MetadataRequestTopic, 0, len(names))
-		for _, n := range names {
-			rt := kmsg.NewMetadataRequestTopic()
-			rt.Topic = kmsg.StringPtr(n)
-			req.Topics = append(req.Topics, rt)
-		}
-	}
-	rctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
-	defer cancel()
-	resp, err := req.RequestWith(rctx, c.cl)
+	resp, err := c.requestMetadata(ctx, names, false)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("metadata: %w", c.classify(err))
+		return nil, err
 	}
 	out := make(map[string]*topicMeta, len(resp.Topics))
 	for _, t := range resp.Topics {
@@ -563,11 +548,15 @@ func (c *Client) listOffsets(ctx context.Context, parts []chanKey) (map[chanKey]
 	if err != nil {
 		return nil, err
 	}
-	hwms, err := c.listAt(ctx, parts, -1, 0)
+	// In this order — log start, last stable, high watermark — each is
+	// listed no earlier than the one it must not exceed: offsets only
+	// grow, so log start ≤ last stable ≤ high watermark holds even while
+	// the partition is written between the requests.
+	lsos, err := c.listAt(ctx, parts, -1, 1)
 	if err != nil {
 		return nil, err
 	}
-	lsos, err := c.listAt(ctx, parts, -1, 1)
+	hwms, err := c.listAt(ctx, parts, -1, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -53,7 +53,9 @@ type readConfig struct {
 	partBytes int32
 	maxWait   time.Duration // how long a fetch may wait for data
 	clock     Clock
-	facts     bool // WithLogFacts
+	facts     bool                  // WithLogFacts
+	allowGaps bool                  // AllowGaps
+	onNew     func(ChannelProgress) // OnNewChannel
 	// toHWM ends a range at each channel's high watermark
 	// (ToHighWatermark); txnWait is how long it waits for an open
 	// transaction below it.
@@ -236,6 +238,7 @@ type fetched struct {
 	next int64
 	end  int64
 	hwm  int64
+	gap  bool // the offsets from the position to next were deleted unread
 }
 
 // partSink is what a Range and a Follower do differently.
@@ -326,6 +329,9 @@ func (c *Client) open(ctx context.Context, sels []TopicSel, spec OffsetSpec, max
 		}
 	}
 
+	if err := c.checkRead(ctx, rd.topics()); err != nil {
+		return nil, err
+	}
 	offs, err := c.listOffsets(ctx, rd.keys())
 	if err != nil {
 		return nil, err
@@ -701,8 +707,9 @@ func (rd *reader) part(ctx context.Context, now time.Time, ch *rchan, resp *kmsg
 }
 
 // outOfRange handles OFFSET_OUT_OF_RANGE: when retention removed the offsets
-// at the position, the position moves to the new log start (those records
-// will never be received); anything else is retried.
+// at the position, the read fails with a *GapError, or with AllowGaps the
+// position moves to the new log start over a gap (those records will never
+// be received); anything else is retried.
 func (rd *reader) outOfRange(ctx context.Context, now time.Time, ch *rchan, err error) (fetched, bool, error) {
 	starts, lerr := rd.c.listAt(ctx, []chanKey{ch.key()}, -2, 0)
 	if lerr != nil {
@@ -718,5 +725,8 @@ func (rd *reader) outOfRange(ctx context.Context, now time.Time, ch *rchan, err 
 		rd.needMeta = true
 		return fetched{}, false, nil
 	}
-	return fetched{next: ls, end: -1}, true, nil
+	if !rd.cfg.allowGaps {
+		return fetched{}, false, &GapError{Channel: ch.label(), From: ch.Position, To: ls}
+	}
+	return fetched{next: ls, end: -1, hwm: -1, gap: true}, true, nil
 }

@@ -27,6 +27,8 @@ type Follower struct {
 	ends     map[clock.Channel]int64
 	hws      map[clock.Channel]int64
 	retrying time.Time // see Retrying
+
+	grower *grower // with OnNewChannel
 }
 
 // Follow resolves the selected channels and their start positions now and
@@ -36,7 +38,8 @@ type Follower struct {
 // "@-1h"). A start of "end" follows only records written from now on.
 //
 // Errors are those of OpenRange. The channels are fixed when Follow
-// returns: partitions added to a topic later are not read.
+// returns — partitions added to a topic later are not read — unless
+// OnNewChannel is given.
 func (c *Client) Follow(ctx context.Context, sels []TopicSel, spec OffsetSpec, opts ...ReadOption) (*Follower, error) {
 	if spec.End.Kind != BoundLogEnd {
 		return nil, errors.New("offsets: a follower has no end: give a start only (e.g. start, end, -100, @-1h)")
@@ -51,6 +54,9 @@ func (c *Client) Follow(ctx context.Context, sels []TopicSel, spec OffsetSpec, o
 		f.setEnd(ch.Channel(), ch.stableEnd(), ch.HighWatermark)
 	}
 	rd.observe = f.noteFailing
+	if rd.cfg.onNew != nil {
+		f.startGrowing(ctx, sels)
+	}
 	return f, nil
 }
 
@@ -110,8 +116,12 @@ func (f *Follower) Next(ctx context.Context) (*capture.Item, error) {
 	return f.rd.next(ctx, f)
 }
 
-// active returns every channel: a followed channel never ends.
-func (f *Follower) active() []*rchan { return f.rd.chans }
+// active returns every channel, new ones first adopted: a followed
+// channel never ends.
+func (f *Follower) active() []*rchan {
+	f.adopt()
+	return f.rd.chans
+}
 
 // take queues every record of a fetch and notes the log end it reports. A
 // fetch that moved nowhere because the position is at the end of what may
@@ -133,6 +143,9 @@ func (f *Follower) take(now time.Time, ch *rchan, p fetched) {
 		}
 		ch.failNoProgress(now, err)
 		return
+	}
+	if p.gap {
+		rd.addGap(ch, ch.Position, next)
 	}
 	ch.advance(next)
 	rd.settle(ch)

@@ -234,6 +234,9 @@ func (r *Range) take(now time.Time, ch *rchan, p fetched) {
 		ch.failNoProgress(now, err)
 		return
 	}
+	if p.gap {
+		rd.addGap(ch, ch.Position, min(next, end))
+	}
 	ch.advance(min(next, end))
 	if ch.Position == end {
 		rd.addPosition(ch, end) // always: it says the channel ended

@@ -95,6 +95,11 @@ type Config struct {
 	MaxHeaderSize int
 	// Names resolves topic names; names learned from items are added.
 	Names *clock.Names
+	// Grow adds a channel outside the scope to it when its first item is
+	// a position, starting it there: what a follower's new partitions
+	// yield (kafka.OnNewChannel). Records before such a position are
+	// skipped as usual.
+	Grow bool
 }
 
 // Replayer feeds items to a gate. It is not safe for concurrent use.
@@ -114,6 +119,7 @@ type Replayer struct {
 
 	items, records, positions, skipped int64
 	lastLine                           int64
+	grow                               bool // Config.Grow
 }
 
 // New returns a Replayer over cfg.Scope.
@@ -136,7 +142,7 @@ func New(cfg Config) (*Replayer, error) {
 	if names == nil {
 		names = &clock.Names{}
 	}
-	r := &Replayer{g: g, names: names, clockBuf: make([]clock.Entry, 0, 16)}
+	r := &Replayer{g: g, names: names, clockBuf: make([]clock.Entry, 0, 16), grow: cfg.Grow}
 	if cfg.MaxHeaderSize != 0 {
 		r.decode = []clock.DecodeOption{clock.MaxSize(cfg.MaxHeaderSize)}
 	}
@@ -297,6 +303,11 @@ func (r *Replayer) Feed(it *capture.Item, emit func(*Event) error) error {
 		}
 		r.facts[ch] = it.Facts
 		return nil
+	}
+	if !r.g.InScope(ch) && r.grow && it.Kind == capture.KindPosition {
+		if err := r.g.AddChannelAt(ch, it.Offset); err != nil {
+			return r.failure(it, ch, err)
+		}
 	}
 	if !r.g.InScope(ch) {
 		if it.Kind == capture.KindRecord {

@@ -44,6 +44,9 @@ type RangeFlags struct {
 	Topics    []string
 	Offsets   string
 	FromGroup string
+	// AllowGaps reads on past offsets deleted before they were read
+	// (kafka.AllowGaps), recording each gap, instead of failing.
+	AllowGaps bool
 }
 
 // AddRangeFlags registers the range flags on fs.
@@ -51,6 +54,7 @@ func AddRangeFlags(fs *pflag.FlagSet, r *RangeFlags) {
 	fs.StringArrayVarP(&r.Topics, "topic", "t", nil, "read from the broker: topic `NAME` or NAME/PARTITION (repeatable, or comma-separated)")
 	fs.StringVar(&r.Offsets, "offsets", kafka.DefaultOffsets, "range of offsets, rpk's -o grammar: start, end, N, N:M, :M, +N, -N, @TIME, @T1:T2")
 	fs.StringVar(&r.FromGroup, "from-group", "", "start each partition at `GROUP`'s committed offset (read, never joined)")
+	fs.BoolVar(&r.AllowGaps, "allow-gaps", false, "when retention or DeleteRecords removes offsets before they are read, go on past them, recording each gap (a warning, a capture's gap line), instead of failing")
 }
 
 // Given reports whether a broker range was asked for.
@@ -62,7 +66,7 @@ func (r *RangeFlags) Check(fs *pflag.FlagSet) error {
 	if r.Given() {
 		return nil
 	}
-	for _, name := range []string{"offsets", "from-group"} {
+	for _, name := range []string{"offsets", "from-group", "allow-gaps"} {
 		if f := fs.Lookup(name); f != nil && f.Changed {
 			return Usagef("--%s reads from the brokers: give --topic too", name)
 		}
@@ -106,13 +110,29 @@ type Range struct {
 	Channels []clock.Channel
 	Ends     map[clock.Channel]int64
 	ctx      context.Context
+	errOut   io.Writer // where gaps are told
 }
 
 // Next yields the range's next item.
-func (r *Range) Next() (*capture.Item, error) { return r.Range.Next(r.ctx) }
+func (r *Range) Next() (*capture.Item, error) { return r.warn(r.Range.Next(r.ctx)) }
 
 // NextOf yields the next item of Channels[i] (a replay.ChannelSource).
-func (r *Range) NextOf(i int) (*capture.Item, error) { return r.Range.NextOf(r.ctx, i) }
+func (r *Range) NextOf(i int) (*capture.Item, error) { return r.warn(r.Range.NextOf(r.ctx, i)) }
+
+// warn says on stderr where a read with --allow-gaps went past deleted
+// offsets, one line a gap, as it passes them.
+func (r *Range) warn(it *capture.Item, err error) (*capture.Item, error) {
+	if err == nil && it.Gap != nil && r.errOut != nil {
+		fmt.Fprintln(r.errOut, GapWarning(it))
+	}
+	return it, err
+}
+
+// GapWarning is the line that tells of a gap item (--allow-gaps).
+func GapWarning(it *capture.Item) string {
+	return fmt.Sprintf("warning: %s/%d: offsets %d to %d were deleted before they were read (retention or DeleteRecords); read on at %d (--allow-gaps)",
+		it.Topic, it.Partition, it.Gap.From, it.Gap.To-1, it.Gap.To)
+}
 
 // Close closes the client.
 func (r *Range) Close() { r.Client.Close() }
@@ -175,6 +195,9 @@ func (f *Factory) OpenRange(ctx context.Context, read BrokerRead) (*Range, error
 		return nil, err
 	}
 	r := &Range{Client: cl, Range: rng, Ends: map[clock.Channel]int64{}, ctx: ctx}
+	if f.IOStreams != nil {
+		r.errOut = f.IOStreams.ErrOut
+	}
 	for _, rc := range rng.Channels() {
 		r.Channels = append(r.Channels, rc.Channel())
 		r.Ends[rc.Channel()] = rc.End
@@ -232,6 +255,9 @@ func (f *Factory) prepare(ctx context.Context, read BrokerRead, follow bool) (cl
 		return nil, nil, spec, nil, err
 	}
 	opts = read.Options
+	if read.Flags.AllowGaps {
+		opts = append([]kafka.ReadOption{kafka.AllowGaps()}, opts...)
+	}
 	if len(starts) > 0 {
 		opts = append([]kafka.ReadOption{kafka.WithStarts(starts)}, opts...)
 	}

@@ -70,7 +70,11 @@ and stays until q.
 Where to start: --from-group GROUP starts every partition at the watched
 node's committed offsets, so the holds it has now appear; --offsets takes
 rpk's start expressions (start, end, -N, @TIME; default end: only what is
-written from now on).`,
+written from now on).
+
+Partitions added to a watched topic while it runs are followed from their
+first offset (looked for every 2s), and said on stderr in a pipe; with
+--scope they are read but stay outside the scope.`,
 		Example: `  causalctl watch --brokers localhost:9092 -t orders,payments,shipments --from-group notifier
   causalctl watch -t orders -t payments --offsets -1000
   causalctl watch -t orders,payments --interval 5s | tee watch.log`,
@@ -115,6 +119,14 @@ func Run(ctx context.Context, opts *Options) error {
 	// The log facts (log start, retention, open transactions) let the view
 	// name a hold's cause as `holds` does.
 	read := []kafka.ReadOption{kafka.WithLogFacts()}
+	// Partitions added to a watched topic are followed from their start
+	// and said; in the view, the scope count grows.
+	inView := opts.IO.OutTTY && !opts.NoTUI && cmdutil.TakeScreen(opts.IO, "a status line every --interval")
+	read = append(read, kafka.OnNewChannel(func(ch kafka.ChannelProgress) {
+		if !inView {
+			fmt.Fprintf(opts.IO.ErrOut, "watch: new partition %s/%d: following it from offset %d\n", ch.Topic, ch.Partition, ch.Start)
+		}
+	}))
 	if opts.MetricsAddr != "" {
 		// A sidecar outlives broker outages: it says it is disconnected
 		// (causalctl_disconnected_seconds, the view, the status line) and
@@ -135,7 +147,8 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	brokers := strings.Join(fol.Client.Config().Brokers, ",")
 	drv, err := live.New(fol.Follower, live.Config{
-		Replay: replay.Config{Scope: scope.Channels, Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, Names: opts.Names},
+		Replay: replay.Config{Scope: scope.Channels, Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, Names: opts.Names,
+			Grow: len(opts.Scope) == 0}, // the default scope is every watched channel, new ones too
 		Title:  "causalctl watch",
 		Source: brokers,
 		Now:    opts.Now,
@@ -156,7 +169,7 @@ func Run(ctx context.Context, opts *Options) error {
 	go func() { done <- drv.Run(dctx) }()
 	defer func() { stop(); <-done }()
 
-	if opts.IO.OutTTY && !opts.NoTUI && cmdutil.TakeScreen(opts.IO, "a status line every --interval") {
+	if inView {
 		err := opts.RunTUI(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl watch", Snapshots: drv.Snapshots(), Color: opts.IO.Color})
 		if errors.Is(err, context.Canceled) {
 			return nil // Ctrl-C from outside the view: the view was the output
