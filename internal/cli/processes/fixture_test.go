@@ -165,58 +165,80 @@ func (w *world) join(t testing.TB, group string, topics ...string) {
 	}
 }
 
+// proc is one Parsley-like process of a test cluster, as written.
+type proc struct {
+	app       string
+	topics    []string // received, sorted
+	tasks     []task
+	committed map[string]int64 // "topic/p" → offset
+	running   bool             // a member is joined
+}
+
+// fixture is a test cluster: its processes, the records written to each
+// partition of each business topic, an ordinary group.
+type fixture struct {
+	*world
+	procs   []proc
+	written map[string]int64
+}
+
 // threeProcesses is the cluster of the test: three Parsley
 // processes of different topics and partition counts and an ordinary
 // consumer group.
 //
+//   - alerts (signals, alarms: 1 partition; never ran in a group): task 0
+//     holds alarms/0@1, of unknown time, waiting for signals/0@50, never
+//     written.
+//   - billing (invoices: 2 partitions; running, one member): all read and
+//     delivered, offsets at the log ends.
 //   - shop-shipper (orders, payments: 3 partitions; stopped, offsets
 //     committed): task 0 holds payments/0@1 (written 7m ago) waiting for
 //     orders/0@3, not read yet, and payments/0@2 behind it; task 1 holds
 //     orders/1@2 (3m ago) waiting for payments/1@4. Lagging, both.
-//   - billing (invoices: 2 partitions; running, one member): all read and
-//     delivered, offsets at the log ends.
-//   - alerts (signals, alarms: 1 partition; never ran in a group): task 0
-//     holds alarms/0@1, of unknown time, waiting for signals/0@50, never
-//     written.
 //   - reporting: an ordinary group with offsets on orders.
-func threeProcesses(t testing.TB) *world {
+func threeProcesses(t testing.TB) *fixture {
 	t.Helper()
-	w := newWorld(t, map[string]int32{
-		"orders": 3, "payments": 3, parsley.ChangelogTopic("shop-shipper"): 3,
-		"invoices": 2, parsley.ChangelogTopic("billing"): 2,
-		"signals": 1, "alarms": 1, parsley.ChangelogTopic("alerts"): 1,
-	})
-	w.fill(t, "orders", 3, 5)
-	w.fill(t, "payments", 3, 5)
-	w.fill(t, "invoices", 2, 4)
-	w.fill(t, "signals", 1, 3)
-	w.fill(t, "alarms", 1, 2)
+	parts := map[string]int32{"orders": 3, "payments": 3, "invoices": 2, "signals": 1, "alarms": 1}
+	f := &fixture{written: map[string]int64{"orders": 5, "payments": 5, "invoices": 4, "signals": 3, "alarms": 2}}
 	ago := func(d time.Duration) int64 { return now.Add(-d).UnixMilli() }
-
-	w.store(t, "shop-shipper", []string{"orders", "payments"}, []task{
-		{fed: map[string]int64{"orders": 1, "payments": 2}, held: []held{
-			{topic: "payments", off: 1, ts: ago(7 * time.Minute), causes: map[string]int64{"orders/0": 3}},
-			{topic: "payments", off: 2, ts: ago(2 * time.Minute)},
+	f.procs = []proc{
+		{app: "alerts", topics: []string{"alarms", "signals"}, tasks: []task{
+			{fed: map[string]int64{"signals": 2, "alarms": 1}, held: []held{
+				{topic: "alarms", off: 1, ts: -1, causes: map[string]int64{"signals/0": 50}},
+			}},
 		}},
-		{fed: map[string]int64{"orders": 2, "payments": 0}, held: []held{
-			{topic: "orders", off: 2, ts: ago(3 * time.Minute), causes: map[string]int64{"payments/1": 4}},
-		}},
-		{fed: map[string]int64{"orders": 4, "payments": 4}},
-	})
-	w.commit(t, "shop-shipper", map[string]int64{"orders/0": 2, "payments/0": 3, "orders/1": 3, "payments/1": 1, "orders/2": 5, "payments/2": 5})
-
-	w.store(t, "billing", []string{"invoices"}, []task{{fed: map[string]int64{"invoices": 3}}, {fed: map[string]int64{"invoices": 3}}})
-	w.commit(t, "billing", map[string]int64{"invoices/0": 4, "invoices/1": 4})
-	w.join(t, "billing", "invoices")
-
-	w.store(t, "alerts", []string{"signals", "alarms"}, []task{
-		{fed: map[string]int64{"signals": 2, "alarms": 1}, held: []held{
-			{topic: "alarms", off: 1, ts: -1, causes: map[string]int64{"signals/0": 50}},
-		}},
-	})
-
-	w.commit(t, "reporting", map[string]int64{"orders/0": 5, "orders/1": 5})
-	return w
+		{app: "billing", topics: []string{"invoices"}, running: true,
+			tasks:     []task{{fed: map[string]int64{"invoices": 3}}, {fed: map[string]int64{"invoices": 3}}},
+			committed: map[string]int64{"invoices/0": 4, "invoices/1": 4}},
+		{app: "shop-shipper", topics: []string{"orders", "payments"}, tasks: []task{
+			{fed: map[string]int64{"orders": 1, "payments": 2}, held: []held{
+				{topic: "payments", off: 1, ts: ago(7 * time.Minute), causes: map[string]int64{"orders/0": 3}},
+				{topic: "payments", off: 2, ts: ago(2 * time.Minute)},
+			}},
+			{fed: map[string]int64{"orders": 2, "payments": 0}, held: []held{
+				{topic: "orders", off: 2, ts: ago(3 * time.Minute), causes: map[string]int64{"payments/1": 4}},
+			}},
+			{fed: map[string]int64{"orders": 4, "payments": 4}},
+		}, committed: map[string]int64{"orders/0": 2, "payments/0": 3, "orders/1": 3, "payments/1": 1, "orders/2": 5, "payments/2": 5}},
+	}
+	for _, p := range f.procs {
+		parts[parsley.ChangelogTopic(p.app)] = int32(len(p.tasks))
+	}
+	f.world = newWorld(t, parts)
+	for name, n := range f.written {
+		f.fill(t, name, parts[name], int(n))
+	}
+	for _, p := range f.procs {
+		f.store(t, p.app, p.topics, p.tasks)
+		if p.committed != nil {
+			f.commit(t, p.app, p.committed)
+		}
+		if p.running {
+			f.join(t, p.app, p.topics...)
+		}
+	}
+	f.commit(t, "reporting", map[string]int64{"orders/0": 5, "orders/1": 5})
+	return f
 }
 
 // run runs causalctl processes with args against c, as a terminal when
@@ -228,7 +250,7 @@ func run(t testing.TB, c *kfake.Cluster, tty bool, args ...string) (string, stri
 	f := cmdutiltest.Factory(ios, strings.Join(c.ListenAddrs(), ","))
 	f.Now = func() time.Time { return now }
 	o := &cmdutil.Output{}
-	err := cmdutiltest.Execute(cmdutiltest.AsRoot(NewCmdProcesses(f, o, nil), o), args...)
+	err := cmdutiltest.Execute(cmdutiltest.AsRoot(NewCmdProcesses(f, o, nil), o), append([]string{}, args...)...) // never nil: cobra would read os.Args
 	if err != nil {
 		errOut.WriteString(err.Error())
 	}
