@@ -245,9 +245,15 @@ func threeProcesses(t testing.TB) *fixture {
 // tty, and returns stdout, stderr and the exit code.
 func run(t testing.TB, c *kfake.Cluster, tty bool, args ...string) (string, string, int) {
 	t.Helper()
+	return runAt(t, strings.Join(c.ListenAddrs(), ","), tty, args...)
+}
+
+// runAt runs causalctl processes against brokers.
+func runAt(t testing.TB, brokers string, tty bool, args ...string) (string, string, int) {
+	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
 	ios.SetTTY(tty)
-	f := cmdutiltest.Factory(ios, strings.Join(c.ListenAddrs(), ","))
+	f := cmdutiltest.Factory(ios, brokers)
 	f.Now = func() time.Time { return now }
 	o := &cmdutil.Output{}
 	err := cmdutiltest.Execute(cmdutiltest.AsRoot(NewCmdProcesses(f, o, nil), o), append([]string{}, args...)...) // never nil: cobra would read os.Args

@@ -11,8 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
+	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
@@ -197,7 +201,7 @@ func TestOlderThan(t *testing.T) {
 		{[]string{"--app-prefix", "shop", "--older-than", "7m1s"}, cmdutil.ExitOK},
 		{[]string{"--app-prefix", "shop"}, cmdutil.ExitOK},
 		{[]string{"--app-prefix", "alerts", "--older-than", "1000h"}, cmdutil.ExitFound}, // undated
-		{[]string{"--app-prefix", "billing", "--older-than", "0s"}, cmdutil.ExitOK},     // nothing held
+		{[]string{"--app-prefix", "billing", "--older-than", "0s"}, cmdutil.ExitOK},      // nothing held
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			if _, errOut, code := run(t, f.c, false, tc.args...); code != tc.code {
@@ -212,7 +216,7 @@ func TestOlderThan(t *testing.T) {
 		got[p.App] = deref(p.OlderThan)
 	}
 	if want := map[string]any{"alerts": true, "billing": false, "shop-shipper": true}; code != cmdutil.ExitFound || fmt.Sprint(got) != fmt.Sprint(want) ||
-		deref(rep.OlderThanMs) != (5 * time.Minute).Milliseconds() {
+		deref(rep.OlderThanMs) != (5*time.Minute).Milliseconds() {
 		t.Errorf("exit %d, older_than %v (of %v), want 4, %v", code, got, deref(rep.OlderThanMs), want)
 	}
 }
@@ -240,5 +244,62 @@ func TestFlags(t *testing.T) {
 		if _, errOut, code := run(t, c, false, args...); code != cmdutil.ExitUsage {
 			t.Errorf("%v: exit %d, want 2: %s", args, code, errOut)
 		}
+	}
+}
+
+// TestUnreadProcess: a process whose changelog cannot be read is a row
+// saying why; the others are listed; exit 1, naming it.
+func TestUnreadProcess(t *testing.T) {
+	f := threeProcesses(t)
+	broken := parsley.ChangelogTopic("billing")
+	f.c.ControlKey(int16(kmsg.ListOffsets), func(req kmsg.Request) (kmsg.Response, error, bool) {
+		f.c.KeepControl()
+		r := req.(*kmsg.ListOffsetsRequest)
+		if len(r.Topics) != 1 || r.Topics[0].Topic != broken {
+			return nil, nil, false
+		}
+		resp := r.ResponseKind().(*kmsg.ListOffsetsResponse)
+		rt := kmsg.NewListOffsetsResponseTopic()
+		rt.Topic = broken
+		for _, p := range r.Topics[0].Partitions {
+			rp := kmsg.NewListOffsetsResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, kerr.TopicAuthorizationFailed.Code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+		return resp, nil, true
+	})
+	out, errOut, code := run(t, f.c, false, "-o", "json")
+	if code != cmdutil.ExitFailure || !strings.Contains(errOut, "1 of 3 processes could not be read (billing)") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	rep := decode(t, out)
+	if len(rep.Processes) != 3 || rep.Unread != 1 {
+		t.Fatalf("%+v", rep)
+	}
+	for _, p := range rep.Processes {
+		if unread := p.App == "billing"; unread != (p.Error != nil) || unread != (p.Group == nil) {
+			t.Errorf("%s: error %v, group %v", p.App, deref(p.Error), p.Group)
+		}
+	}
+	if p := rep.Processes[2]; p.HeldRecords != 3 {
+		t.Errorf("shop-shipper not read whole: %+v", p)
+	}
+	text, _, _ := run(t, f.c, false)
+	if !regexp.MustCompile(`(?m)^billing +2 +(- +){9}unread$`).MatchString(text) {
+		t.Errorf("no unread row for billing:\n%s", text)
+	}
+}
+
+// TestNextStartRefused: a process whose widest topic grew past its
+// changelog's partitions says its next start is refused.
+func TestNextStartRefused(t *testing.T) {
+	w := newWorld(t, map[string]int32{"wide": 4, parsley.ChangelogTopic("grown"): 2})
+	w.fill(t, "wide", 4, 1)
+	w.store(t, "grown", []string{"wide"}, []task{{fed: map[string]int64{"wide": 0}}, {fed: map[string]int64{"wide": 0}}})
+	rep := decode(t, first(run(t, w.c, false, "-o", "json")))
+	if len(rep.Processes) != 1 || deref(rep.Processes[0].NextStart) != string(parsley.ReasonTaskWidthChanged) ||
+		!strings.Contains(fmt.Sprint(deref(rep.Processes[0].NextDetail)), "4 partitions") {
+		t.Errorf("%+v", rep.Processes)
 	}
 }
