@@ -269,10 +269,11 @@ func TestUnreadProcess(t *testing.T) {
 		resp.Topics = append(resp.Topics, rt)
 		return resp, nil, true
 	})
-	out, errOut, code := run(t, f.c, false, "-o", "json")
+	out, errOut, code := run(t, f.c, false, "-o", "json", "--older-than", "5m")
 	if code != cmdutil.ExitFailure || !strings.Contains(errOut, "1 of 3 processes could not be read (billing)") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
+	testutil.Golden(t, *update, "unread.json.golden", out)
 	rep := decode(t, out)
 	if len(rep.Processes) != 3 || rep.Unread != 1 {
 		t.Fatalf("%+v", rep)
