@@ -356,3 +356,47 @@ func TestSchemaCausesAreTheClassifiers(t *testing.T) {
 		t.Errorf("replay-summary.schema.json $defs.cause = %q, want inspect.Causes() %q", got, want)
 	}
 }
+
+// TestProcessesJSONMatchesTheSchema checks the JSON goldens of processes —
+// each the real output of a kfake cluster, compared byte for byte in
+// internal/cli/processes — against processes.schema.json, and that the
+// schema's causes are the classifier's.
+func TestProcessesJSONMatchesTheSchema(t *testing.T) {
+	s := loadSchemas(t)
+	paths, err := filepath.Glob("processes/testdata/*json.golden")
+	if err != nil || len(paths) < 2 {
+		t.Fatalf("goldens %v: %v", paths, err)
+	}
+	seen := map[string]bool{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range s.validate("processes.schema.json", string(b)) {
+			t.Errorf("%s: %s", p, e)
+		}
+		for _, key := range []string{`"error":"`, `"older_than":true`, `"older_than":null`, `"group":null`, `"receives_from":"subscription"`, `"oldest_hold_ms":4`} {
+			seen[key] = seen[key] || strings.Contains(string(b), key)
+		}
+	}
+	for key, ok := range seen {
+		if !ok {
+			t.Errorf("no golden holds %s: the schema test does not cover it", key)
+		}
+	}
+	_, def := s.resolve("processes.schema.json", "#/$defs/process/properties/causes/properties")
+	var got []string
+	for c := range def {
+		got = append(got, c)
+	}
+	var want []string
+	for _, c := range inspect.Causes() {
+		want = append(want, string(c))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("processes.schema.json causes %q, want inspect.Causes() %q", got, want)
+	}
+}

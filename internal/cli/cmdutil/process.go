@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/capture"
@@ -30,6 +31,12 @@ import (
 // ORDERING_STATE_LOST. Without committed offsets the unknown topic is the
 // error (most likely a mistyped application id).
 func ReadProcess(ctx context.Context, cl *kafka.Client, app, changelog string, txnWait time.Duration, names *clock.Names, also ...string) (*inspect.Process, error) {
+	return readProcess(ctx, cl, app, changelog, txnWait, names, nil, also...)
+}
+
+// readProcess is ReadProcess with the cluster's topic listing given
+// (exist; nil lists it).
+func readProcess(ctx context.Context, cl *kafka.Client, app, changelog string, txnWait time.Duration, names *clock.Names, exist map[string][]int32, also ...string) (*inspect.Process, error) {
 	if changelog == "" {
 		changelog = parsley.ChangelogTopic(app)
 	}
@@ -77,9 +84,10 @@ func ReadProcess(ctx context.Context, cl *kafka.Client, app, changelog string, t
 			want = append(want, name)
 		}
 	}
-	exist, err := cl.TopicPartitions(ctx)
-	if err != nil {
-		return nil, err
+	if exist == nil {
+		if exist, err = cl.TopicPartitions(ctx); err != nil {
+			return nil, err
+		}
 	}
 	var sels []kafka.TopicSel
 	for _, name := range slices.Compact(slices.Sorted(slices.Values(want))) {
@@ -175,4 +183,57 @@ func ReadProcessCapture(ctx context.Context, ios *iostreams.IOStreams, path stri
 			}
 		}
 	}
+}
+
+// Processes lists the ordering changelogs of the cluster — each topic
+// named APP-__parsley.ordering-changelog is one Parsley process (SPEC §6)
+// — whose application id starts with prefix, sorted, and the cluster's
+// topic listing they were found in (for ReadProcesses).
+func Processes(ctx context.Context, cl *kafka.Client, prefix string) ([]string, map[string][]int32, error) {
+	listing, err := cl.TopicPartitions(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []string
+	for name := range listing {
+		if app, ok := parsley.AppOf(name); ok && strings.HasPrefix(app, prefix) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out, listing, nil
+}
+
+// ReadProcesses reads the process of every changelog as ReadProcess does,
+// at most concurrency at once (at least one), sharing the cluster's topic
+// listing (Processes gives it; nil lists it once). It calls each, from
+// the reading goroutines, once per changelog with its index and the
+// process or the error that stopped its read, and forgets the process
+// when each returns: a caller that keeps only a summary holds at most
+// concurrency processes in memory. Each process has names of its own.
+// It returns when every read has ended, ctx.Err() if ctx ended first.
+func ReadProcesses(ctx context.Context, cl *kafka.Client, changelogs []string, listing map[string][]int32, txnWait time.Duration, concurrency int, each func(i int, p *inspect.Process, err error)) error {
+	if listing == nil {
+		var err error
+		if listing, err = cl.TopicPartitions(ctx); err != nil {
+			return err
+		}
+	}
+	sem := make(chan struct{}, max(concurrency, 1))
+	var wg sync.WaitGroup
+	for i, topic := range changelogs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			p, err := readProcess(ctx, cl, "", topic, txnWait, &clock.Names{}, listing)
+			each(i, p, err)
+		})
+	}
+	wg.Wait()
+	return ctx.Err()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/docs"
 	"github.com/causalctl/causalctl/internal/cli/encode"
 	"github.com/causalctl/causalctl/internal/cli/holds"
+	"github.com/causalctl/causalctl/internal/cli/processes"
 	"github.com/causalctl/causalctl/internal/cli/replay"
 	"github.com/causalctl/causalctl/internal/cli/state"
 	"github.com/causalctl/causalctl/internal/cli/topics"
@@ -69,6 +70,7 @@ commits no offset and produces nothing.`,
 	cmd.AddCommand(check.NewCmdCheck(f, out, nil))
 	cmd.AddCommand(holds.NewCmdHolds(f, out, nil))
 	cmd.AddCommand(state.NewCmdState(f, out, nil))
+	cmd.AddCommand(processes.NewCmdProcesses(f, out, nil))
 	cmd.AddCommand(demo.NewCmdDemo(f, out, nil))
 	cmd.AddCommand(watch.NewCmdWatch(f, nil))
 	cmd.AddCommand(version.NewCmdVersion(f, out, nil))

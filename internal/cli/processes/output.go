@@ -1,0 +1,183 @@
+package processes
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/olekukonko/tablewriter"
+)
+
+// The JSON schema (docs/processes.md, docs/schemas/processes.schema.json).
+// Field names are stable; a field is null when unknown, never left out.
+type jsonReport struct {
+	Now string `json:"now"`
+	// OlderThanMs is --older-than in milliseconds; null when not given.
+	OlderThanMs *int64        `json:"older_than_ms"`
+	Processes   []jsonProcess `json:"processes"`
+	Unread      int           `json:"unread"`
+}
+
+type jsonProcess struct {
+	App          string         `json:"app"`
+	Changelog    string         `json:"changelog"`
+	Tasks        int32          `json:"tasks"`
+	Error        *string        `json:"error"`
+	Group        *jsonGroup     `json:"group"`
+	Receives     []string       `json:"receives"`
+	ReceivesFrom *string        `json:"receives_from"`
+	HeldRecords  int            `json:"held_records"`
+	HeldHeads    int            `json:"held_heads"`
+	OldestHoldMs *int64         `json:"oldest_hold_ms"`
+	UndatedHolds int            `json:"undated_holds"`
+	Causes       map[string]int `json:"causes"`
+	MaxLag       *int64         `json:"max_lag"`
+	MaxLagOn     *string        `json:"max_lag_channel"`
+	NextStart    *string        `json:"next_start"`
+	NextDetail   *string        `json:"next_start_detail"`
+	Corrupt      int            `json:"corrupt"`
+	// OlderThan says whether the process matched --older-than; null
+	// when it was not given or the process was not read.
+	OlderThan *bool `json:"older_than"`
+}
+
+type jsonGroup struct {
+	State   string   `json:"state"`
+	Members []string `json:"members"` // member IDs
+}
+
+// report is the command's output: the rows, in application id order.
+type report struct {
+	Now        time.Time
+	Rows       []row
+	CheckOlder bool
+	OlderThan  time.Duration
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (rep report) json() jsonReport {
+	out := jsonReport{Now: rep.Now.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Processes: []jsonProcess{}}
+	if rep.CheckOlder {
+		out.OlderThanMs = ptr(rep.OlderThan.Milliseconds())
+	}
+	for _, r := range rep.Rows {
+		jp := jsonProcess{App: r.App, Changelog: r.Changelog, Tasks: r.Tasks, Receives: []string{}, Causes: map[string]int{}}
+		if r.Err != nil {
+			jp.Error = ptr(r.Err.Error())
+			out.Unread++
+			out.Processes = append(out.Processes, jp)
+			continue
+		}
+		if g := r.Group; g != nil {
+			jg := &jsonGroup{State: g.State, Members: []string{}}
+			for _, m := range g.Members {
+				jg.Members = append(jg.Members, m.MemberID)
+			}
+			jp.Group = jg
+		}
+		jp.Receives = append(jp.Receives, r.Receives...)
+		jp.ReceivesFrom = ptr(r.ReceivesFrom)
+		jp.HeldRecords, jp.HeldHeads, jp.UndatedHolds, jp.Corrupt = r.HeldRecords, r.HeldHeads, r.Undated, r.Corrupt
+		if r.Dated {
+			jp.OldestHoldMs = ptr(r.Oldest.Milliseconds())
+		}
+		for c, n := range r.Causes {
+			jp.Causes[string(c)] = n
+		}
+		if r.LagKnown {
+			jp.MaxLag, jp.MaxLagOn = ptr(r.MaxLag), ptr(r.LagChannel)
+		}
+		jp.NextStart = ptr(r.NextStart)
+		if r.NextDetail != "" {
+			jp.NextDetail = ptr(r.NextDetail)
+		}
+		if rep.CheckOlder {
+			jp.OlderThan = ptr(r.olderThan(rep.OlderThan))
+		}
+		out.Processes = append(out.Processes, jp)
+	}
+	return out
+}
+
+func (rep report) write(ios *iostreams.IOStreams, format string) error {
+	if format == "json" {
+		b, err := render.JSONLine(rep.json())
+		if err != nil {
+			return err
+		}
+		_, err = ios.Out.Write(b)
+		return err
+	}
+	if len(rep.Rows) == 0 {
+		_, err := fmt.Fprintln(ios.Out, "No Parsley processes (no topic named …-__parsley.ordering-changelog).")
+		return err
+	}
+	header := []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "NEXT START"}
+	rows := make([][]string, 0, len(rep.Rows))
+	for _, r := range rep.Rows {
+		rows = append(rows, r.cells())
+	}
+	if ios.OutTTY {
+		t := tablewriter.NewTable(ios.Out)
+		t.Header(header)
+		if err := t.Bulk(rows); err != nil {
+			return err
+		}
+		return t.Render()
+	}
+	// Plain columns: no cell holds a space, so awk and cut read them.
+	tw := tabwriter.NewWriter(ios.Out, 0, 8, 2, ' ', 0)
+	header[10], header[11] = "MAX-LAG", "NEXT-START"
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, cells := range rows {
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	return tw.Flush()
+}
+
+// cells is the row's table cells; none holds a space.
+func (r *row) cells() []string {
+	tasks := strconv.Itoa(int(r.Tasks))
+	if r.Err != nil {
+		return []string{r.App, tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
+	}
+	group, members := "-", "-"
+	if r.Group != nil {
+		group, members = r.Group.State, strconv.Itoa(len(r.Group.Members))
+	}
+	receives := strings.Join(r.Receives, ",")
+	if receives == "" {
+		receives = "-"
+	}
+	oldest := inspect.Age{D: r.Oldest, Known: r.Dated}.String()
+	if r.Undated > 0 {
+		u := "undated:" + strconv.Itoa(r.Undated)
+		if r.Dated {
+			oldest += "+" + u
+		} else {
+			oldest = u
+		}
+	}
+	var causes []string
+	for _, c := range slices.Sorted(maps.Keys(r.Causes)) {
+		causes = append(causes, string(c)+":"+strconv.Itoa(r.Causes[c]))
+	}
+	causeText := strings.Join(causes, ",")
+	if causeText == "" {
+		causeText = "-"
+	}
+	lag := "-"
+	if r.LagKnown {
+		lag = strconv.FormatInt(r.MaxLag, 10)
+	}
+	return []string{r.App, tasks, group, members, receives, r.ReceivesFrom, strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
+		oldest, causeText, lag, r.NextStart}
+}
