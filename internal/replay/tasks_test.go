@@ -3,7 +3,6 @@ package replay
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,20 +14,6 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
 )
-
-// sliceSource yields items from a slice.
-type sliceSource struct {
-	items []capture.Item
-	i     int
-}
-
-func (s *sliceSource) Next() (*capture.Item, error) {
-	if s.i == len(s.items) {
-		return nil, io.EOF
-	}
-	s.i++
-	return &s.items[s.i-1], nil
-}
 
 // readItems reads a whole capture file.
 func readItems(t *testing.T, path string) []capture.Item {
@@ -124,7 +109,7 @@ func TestTasksGiveEachUnitsDeliveries(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := map[int32][]delivery{}
-			err = RunTasks(context.Background(), &sliceSource{items: merged}, ts, func(task *Task, ev *Event) error {
+			err = RunTasks(context.Background(), &chunky{items: merged}, ts, func(task *Task, ev *Event) error {
 				if ev.Type == EventDeliver {
 					got[task.Task] = append(got[task.Task], delivery{ev.Channel, ev.Offset})
 				}
@@ -180,7 +165,7 @@ func TestTaskGateIgnoresClaimsOfOtherPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var one []delivery
-	if err := Run(context.Background(), &sliceSource{items: items}, single, func(ev *Event) error {
+	if err := Run(context.Background(), &chunky{items: items}, single, func(ev *Event) error {
 		if ev.Type == EventDeliver {
 			one = append(one, delivery{ev.Channel, ev.Offset})
 		}
@@ -200,7 +185,7 @@ func TestTaskGateIgnoresClaimsOfOtherPartitions(t *testing.T) {
 		t.Fatalf("tasks %v, want 0 and 2", ts.Tasks)
 	}
 	var byTask []int32
-	if err := RunTasks(context.Background(), &sliceSource{items: items}, ts, func(task *Task, ev *Event) error {
+	if err := RunTasks(context.Background(), &chunky{items: items}, ts, func(task *Task, ev *Event) error {
 		if ev.Type == EventDeliver && (delivery{ev.Channel, ev.Offset}) == ship {
 			byTask = append(byTask, task.Task)
 		}
