@@ -173,12 +173,16 @@ func (f *Factory) OpenRange(ctx context.Context, read BrokerRead) (*Range, error
 		cl.Close()
 		return nil, err
 	}
+	return newRange(ctx, cl, rng), nil
+}
+
+func newRange(ctx context.Context, cl *kafka.Client, rng *kafka.Range) *Range {
 	r := &Range{Client: cl, Range: rng, Ends: map[clock.Channel]int64{}, ctx: ctx}
 	for _, rc := range rng.Channels() {
 		r.Channels = append(r.Channels, rc.Channel())
 		r.Ends[rc.Channel()] = rc.End
 	}
-	return r, nil
+	return r
 }
 
 // OpenFollow opens a follower of what read asks for through f.Dial: its
