@@ -3,6 +3,8 @@ package holds_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
@@ -247,5 +250,118 @@ func TestHoldsAppMismatch(t *testing.T) {
 	}
 	if strings.Contains(stderr, "orders/0") || strings.Contains(stderr, "orders/1") {
 		t.Errorf("a behind offset whose records the state holds or settled is no mismatch: %q", stderr)
+	}
+}
+
+// TestHoldsAppNotifier is the issue's done-when against the demo: holds
+// --app notifier gives the per-task diagnosis state --app notifier gives
+// — the same held heads with the same causes, task by task — while the
+// notifier runs caught up, and still after it stops and more records
+// arrive (they queue behind its heads or deliver; its heads stay held).
+func TestHoldsAppNotifier(t *testing.T) {
+	ctx := testCtx(t)
+	d, err := demo.New(ctx, demo.Config{Seed: 4, Fault: demo.FaultDangling, FaultStep: 8, Steps: 30, Tick: 0, Lags: map[string]time.Duration{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	n, err := d.StartNotifier(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.WaitRecords(ctx, d.Produced()); err != nil {
+		t.Fatal(err)
+	}
+	demoRun := func(args ...string) (int, string, string) {
+		ios, _, out, errOut := iostreams.Test()
+		f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
+		code := cli.Run(testCtx(t), f, append(args, "--brokers", d.Addr(), "-o", "json"))
+		return code, out.String(), errOut.String()
+	}
+	stateHeads := func() map[string]string {
+		code, out, stderr := demoRun("state", "--app", demo.NotifierApp)
+		var st struct {
+			Tasks []struct {
+				Task     int32
+				Channels []struct {
+					Channel string
+					Head    *struct {
+						Offset int64
+						Cause  string
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatalf("state: exit %d: %v: %s", code, err, stderr)
+		}
+		heads := map[string]string{}
+		for _, task := range st.Tasks {
+			for _, c := range task.Channels {
+				if c.Head != nil {
+					heads[fmt.Sprintf("task %d %s@%d", task.Task, c.Channel, c.Head.Offset)] = c.Head.Cause
+				}
+			}
+		}
+		return heads
+	}
+	holdsHeads := func() (map[string]string, int64) {
+		code, out, stderr := demoRun("holds", "--app", demo.NotifierApp)
+		var rep struct {
+			HeldRecords int64 `json:"held_records"`
+			Heads       []taskHead
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil || stderr != "" {
+			t.Fatalf("holds: exit %d: %v: %s", code, err, stderr)
+		}
+		heads := map[string]string{}
+		for _, h := range rep.Heads {
+			heads[fmt.Sprintf("task %d %s@%d", *h.Task, h.Channel, h.Offset)] = h.Cause
+		}
+		return heads, rep.HeldRecords
+	}
+	want := stateHeads()
+	dangling := false
+	for at, cause := range want {
+		dangling = dangling || (strings.Contains(at, "shipments/") && cause == "beyond-log-end")
+	}
+	if !dangling {
+		t.Fatalf("state holds no dangling shipment: %v", want)
+	}
+	got, held := holdsHeads()
+	t.Logf("heads %v, %d records held", want, held)
+	if !maps.Equal(got, want) {
+		t.Errorf("running: holds --app %v\nstate --app %v", got, want)
+	}
+
+	// Stopped, and more written: a record on every partition of every
+	// topic, claiming nothing.
+	n.Stop()
+	var recs []*kgo.Record
+	for _, ch := range d.Channels() {
+		name, _ := d.Names().Name(ch.Topic)
+		recs = append(recs, &kgo.Record{Topic: name, Partition: ch.Partition, Value: []byte("late")})
+	}
+	w, err := kgo.NewClient(kgo.SeedBrokers(d.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if after := stateHeads(); !maps.Equal(after, want) {
+		t.Errorf("stopped: state --app changed: %v, was %v", after, want)
+	}
+	got, heldAfter := holdsHeads()
+	if !maps.Equal(got, want) {
+		t.Errorf("stopped, more written: holds --app %v\nstate --app %v", got, want)
+	}
+	// Each new record on a channel with a held head waits behind it.
+	if behind := len(want); heldAfter != held+int64(behind) {
+		t.Errorf("held %d records after the late ones, %d before, %d heads: want each late record on a held channel queued", heldAfter, held, behind)
 	}
 }
