@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -203,4 +204,51 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// Attached is a process being shadowed: read, its tasks seeded, and the
+// range from its committed offsets to the log end open.
+type Attached struct {
+	*Attach
+	Range *Range
+	Tasks *replay.Tasks
+}
+
+// Close closes the range and its client.
+func (a *Attached) Close() { a.Range.Close() }
+
+// OpenAttach is --app for a command that reads to the log end: dial, read
+// the process (ReadAttach), print its warnings on warn, open the range
+// and seed the tasks' gates with cfg's options.
+func OpenAttach(ctx context.Context, dial func(context.Context) (*kafka.Client, error), t TaskFlags, cfg replay.Config, warn io.Writer) (*Attached, error) {
+	cl, err := dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	att, err := ReadAttach(ctx, cl, t.App, t.TxnWait, cfg.Names)
+	if err == nil {
+		for _, w := range att.Warnings {
+			fmt.Fprintln(warn, "warning: "+w)
+		}
+	}
+	var out *Attached
+	if err == nil {
+		out = &Attached{Attach: att}
+		out.Range, err = att.OpenRange(ctx, cl)
+	}
+	if err == nil {
+		out.Tasks, err = replay.NewTasks(cfg, att.Tasks)
+	}
+	if err != nil {
+		cl.Close()
+		return nil, err
+	}
+	return out, nil
+}
+
+// Warn prints the warnings of the read (MissingWarnings) on w.
+func (a *Attached) Warn(w io.Writer) {
+	for _, m := range a.MissingWarnings(a.Tasks) {
+		fmt.Fprintln(w, "warning: "+m)
+	}
 }

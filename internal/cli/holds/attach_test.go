@@ -225,6 +225,30 @@ func TestHoldsAppAttach(t *testing.T) {
 		t.Errorf("state's heads %v, want orders/0@1 and orders/1@1", heads)
 	}
 
+	// replay --app: the same shadow, as a replay summary per task.
+	code, out, stderr = run(t, f.c, "replay", "--app", attachApp, "-o", "json")
+	var sum struct {
+		Delivered, Held int64
+		Channels        []struct {
+			Channel string
+			Task    *int32
+			Held    int
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &sum); err != nil || code != 0 {
+		t.Fatalf("replay: exit %d: %v: %s", code, err, stderr)
+	}
+	// Delivered: the two seeded orders/0 heads and the three records
+	// written after the cut.
+	if sum.Held != 1 || sum.Delivered != 5 || len(sum.Channels) != 4 {
+		t.Errorf("replay --app: %+v", sum)
+	}
+	for _, c := range sum.Channels {
+		if c.Task == nil || (c.Held > 0) != (c.Channel == "orders/1") {
+			t.Errorf("replay --app channel %+v", c)
+		}
+	}
+
 	// Text: one block per task.
 	code, text, _ := run(t, f.c, "holds", "--app", attachApp)
 	if code != cmdutil.ExitFound || !strings.Contains(text, "task 0 (orders/0, payments/0): Nothing held.") ||

@@ -30,28 +30,15 @@ func runTasks(ctx context.Context, opts *Options) error {
 		name     string
 		channels []clock.Channel
 		ts       *replay.Tasks
-		att      *cmdutil.Attach
+		att      *cmdutil.Attached
 	)
-	if app := opts.Tasks.App; app != "" {
-		cl, err := opts.Dial(ctx)
-		if err != nil {
-			return err
-		}
-		defer cl.Close()
-		if att, err = cmdutil.ReadAttach(ctx, cl, app, opts.Tasks.TxnWait, opts.Names); err != nil {
+	if opts.Tasks.App != "" {
+		var err error
+		if att, err = cmdutil.OpenAttach(ctx, opts.Dial, opts.Tasks, cfg, opts.IO.ErrOut); err != nil {
 			return interrupted(err)
 		}
-		for _, w := range att.Warnings {
-			fmt.Fprintln(opts.IO.ErrOut, "warning: "+w)
-		}
-		rng, err := att.OpenRange(ctx, cl)
-		if err != nil {
-			return interrupted(err)
-		}
-		if ts, err = replay.NewTasks(cfg, att.Tasks); err != nil {
-			return err
-		}
-		src, name, channels = replay.WithContext(ctx, rng), app, rng.Channels
+		defer att.Close()
+		ts, src, name, channels = att.Tasks, replay.WithContext(ctx, att.Range), opts.Tasks.App, att.Range.Channels
 	} else {
 		var closeSrc func()
 		var scope cmdutil.Scope
@@ -78,9 +65,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 		return interrupted(fmt.Errorf("%s: %w", name, err))
 	}
 	if att != nil {
-		for _, w := range att.MissingWarnings(ts) {
-			fmt.Fprintln(opts.IO.ErrOut, "warning: "+w)
-		}
+		att.Warn(opts.IO.ErrOut)
 	}
 	now := opts.Now()
 	var reps []taskReport
