@@ -252,6 +252,8 @@ func TestJSONOutputMatchesTheSchemas(t *testing.T) {
 			schemaRun{"replay-summary.schema.json", []string{"replay", "-f", capture, "-o", "json", "--undecodable", "hold"}},
 			schemaRun{"replay-event.schema.json", []string{"replay", "-f", capture, "-o", "ndjson"}},
 			schemaRun{"replay-event.schema.json", []string{"replay", "-f", capture, "-o", "ndjson", "--undecodable", "hold", "--interleave", "random:3"}},
+			schemaRun{"replay-summary.schema.json", []string{"replay", "-f", capture, "-o", "json", "--tasks", "--undecodable", "hold"}},
+			schemaRun{"replay-event.schema.json", []string{"replay", "-f", capture, "-o", "ndjson", "--tasks", "--undecodable", "hold"}},
 		)
 	}
 	runs = append(runs,
@@ -270,14 +272,14 @@ func TestJSONOutputMatchesTheSchemas(t *testing.T) {
 			for _, e := range s.validate(r.schema, o) {
 				t.Errorf("%q against %s: %s\n%s", r.args, r.schema, e, o)
 			}
-			for _, key := range []string{`"type":"deliver"`, `"type":"hold"`, `"behind":`, `"undecodable":`, `"type":"summary"`, `"failed":`, `"cyclic":true`, `"root":`, `"code":`, `"topic":`} {
+			for _, key := range []string{`"type":"deliver"`, `"type":"hold"`, `"behind":`, `"undecodable":`, `"type":"summary"`, `"failed":`, `"cyclic":true`, `"root":`, `"code":`, `"topic":`, `"task":`} {
 				if strings.Contains(o, key) {
 					seen[key] = true
 				}
 			}
 		}
 	}
-	for _, key := range []string{`"type":"deliver"`, `"type":"hold"`, `"behind":`, `"undecodable":`, `"type":"summary"`, `"failed":`, `"cyclic":true`, `"root":`, `"code":`, `"topic":`} {
+	for _, key := range []string{`"type":"deliver"`, `"type":"hold"`, `"behind":`, `"undecodable":`, `"type":"summary"`, `"failed":`, `"cyclic":true`, `"root":`, `"code":`, `"topic":`, `"task":`} {
 		if !seen[key] {
 			t.Errorf("no run printed %s: the schema test does not cover it", key)
 		}

@@ -109,21 +109,32 @@ type Task struct {
 	Heads  map[clock.Channel]*Head
 }
 
-// DiagnoseTask decodes task number task's store, seeds a gate from it
-// (fed-up-to, hold queues, and the group's committed offsets as positions
-// reached) and diagnoses it as holds diagnoses a replayed gate, with the
-// business channels' log facts; ages run from each record's timestamp to
-// now.
-func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
-	t := &Task{Read: p.Changelog.Partition(task), Ready: map[clock.Channel]bool{}, Heads: map[clock.Channel]*Head{}}
+// TaskSeed is one task's state as its store has it, as a gate state:
+// what DiagnoseTask restores a gate from, and what a shadow of the process
+// (holds --app) seeds its task's gate with before reading on.
+type TaskSeed struct {
+	Read        *parsley.PartitionRead
+	State       *parsley.Task
+	ScopeSource string
+	AssignedTo  string
+	Scope       []clock.Channel
+	// Channels are the scope's states: fed-up-to (raised to the highest
+	// held offset, which older releases may lack) and the hold queues;
+	// Reached is Fed (the group's offsets are not in it).
+	Channels []gate.ChannelState
+}
+
+// SeedTask decodes task number task's store into the state of its gate
+// (SPEC §6), learning the store's name bindings into p.Names.
+func SeedTask(p *Process, task int32) (*TaskSeed, error) {
+	t := &TaskSeed{Read: p.Changelog.Partition(task)}
 	t.State = t.Read.Store.Decode()
 	for name, id := range t.State.Names {
 		_ = p.Names.Add(name, id) // the cluster's binding, when it differs, was learned first
 	}
 	t.Scope, t.ScopeSource = taskScope(p, t.State)
 	t.AssignedTo = assignedTo(p, task, t.Scope)
-
-	states := make([]gate.ChannelState, 0, len(t.Scope))
+	t.Channels = make([]gate.ChannelState, 0, len(t.Scope))
 	for _, ch := range t.Scope {
 		cs := gate.ChannelState{Channel: ch, Fed: -1, Reached: -1}
 		if c := t.State.Channel(ch); c != nil {
@@ -137,12 +148,31 @@ func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
 				cs.Fed = max(cs.Fed, h.Offset) // older releases may lack f
 			}
 		}
+		cs.Reached = cs.Fed
+		t.Channels = append(t.Channels, cs)
+	}
+	return t, nil
+}
+
+// DiagnoseTask decodes task number task's store, seeds a gate from it
+// (fed-up-to, hold queues, and the group's committed offsets as positions
+// reached) and diagnoses it as holds diagnoses a replayed gate, with the
+// business channels' log facts; ages run from each record's timestamp to
+// now.
+func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
+	seed, err := SeedTask(p, task)
+	if err != nil {
+		return nil, err
+	}
+	t := &Task{Read: seed.Read, State: seed.State, ScopeSource: seed.ScopeSource, AssignedTo: seed.AssignedTo,
+		Scope: seed.Scope, Ready: map[clock.Channel]bool{}, Heads: map[clock.Channel]*Head{}}
+	states := seed.Channels
+	for i := range states {
 		// The group's committed offset is where the process's position
 		// stands: an offset below it that is not fed carried no record.
-		if off, ok := p.Committed[ch]; ok {
-			cs.Reached = max(cs.Fed, off-1)
+		if off, ok := p.Committed[states[i].Channel]; ok {
+			states[i].Reached = max(states[i].Fed, off-1)
 		}
-		states = append(states, cs)
 	}
 	g, err := gate.Restore(states)
 	if err != nil {

@@ -26,6 +26,30 @@ type Summary struct {
 	Interrupted bool `json:"interrupted,omitempty"`
 }
 
+// MergeTasks is one summary of per-task replays (replay --tasks): the
+// counts summed, every channel marked with its task, the tasks in order.
+func MergeTasks(tasks []int32, sums []*Summary) *Summary {
+	out := &Summary{Channels: []ChannelSummary{}, Cycles: [][]string{}}
+	for i, s := range sums {
+		out.Received += s.Received
+		out.Delivered += s.Delivered
+		out.Dropped += s.Dropped
+		out.Held += s.Held
+		out.Skipped += s.Skipped
+		out.Cycles = append(out.Cycles, s.Cycles...)
+		out.Interrupted = out.Interrupted || s.Interrupted
+		if out.Failed == nil {
+			out.Failed = s.Failed
+		}
+		for _, c := range s.Channels {
+			task := tasks[i]
+			c.Task = &task
+			out.Channels = append(out.Channels, c)
+		}
+	}
+	return out
+}
+
 // ChannelSummary is one channel in scope.
 type ChannelSummary struct {
 	Channel string `json:"channel"`
@@ -37,6 +61,8 @@ type ChannelSummary struct {
 	ReceivedUpTo *int64       `json:"received_up_to"`
 	Held         int          `json:"held"`
 	Head         *HeadSummary `json:"head,omitempty"`
+	// Task is the Parsley task whose gate has the channel (--tasks).
+	Task *int32 `json:"task,omitempty"`
 }
 
 // HeadSummary is a held head and why it is held.

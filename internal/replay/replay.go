@@ -100,6 +100,14 @@ type Config struct {
 	// yield (kafka.OnNewChannel). Records before such a position are
 	// skipped as usual.
 	Grow bool
+	// Seed, when not nil, is the state the gate starts from
+	// (gate.Restore): a Parsley task's ordering state, or another gate's.
+	// Its channels are the scope (Scope must then be empty, and Starts
+	// too: the state is the start). Records at or below a channel's seeded
+	// Fed are not received again: those held in the seed are already
+	// there, those at or below its settled position are dropped by the
+	// replay guard, and the others are missing from the state (Missing).
+	Seed []gate.ChannelState
 }
 
 // Replayer feeds items to a gate. It is not safe for concurrent use.
@@ -120,17 +128,48 @@ type Replayer struct {
 	items, records, positions, skipped int64
 	lastLine                           int64
 	grow                               bool // Config.Grow
+
+	// seeded is, per channel of a seeded gate, what the seed holds.
+	seeded  map[clock.Channel]*seeded
+	reread  int64
+	missing []Missing
+}
+
+// seeded is one channel's seed: records at or below fed were received
+// before; held are the offsets the seed holds, settled the position below
+// its head (fed when it holds nothing).
+type seeded struct {
+	fed, settled int64
+	held         map[int64]bool
+}
+
+// Missing is a record of a seeded channel read again that the seed should
+// hold but does not: above the channel's settled position and at or below
+// its fed-up-to, yet not in its hold queue. The state was written behind
+// where the input starts (a committed offset behind fed-up-to + 1), and
+// the record is not fed: the gate received it once already, or never.
+type Missing struct {
+	Channel clock.Channel
+	Offset  int64
+	// Fed is the channel's seeded fed-up-to.
+	Fed int64
 }
 
 // New returns a Replayer over cfg.Scope.
 func New(cfg Config) (*Replayer, error) {
-	if len(cfg.Scope) == 0 {
+	if len(cfg.Scope) == 0 && cfg.Seed == nil {
 		return nil, errors.New("empty scope: no channel to replay")
 	}
 	// Clocks are decoded into one reused buffer; the gate copies those it
 	// holds.
 	opts := []gate.Option{gate.WithUndecodable(cfg.Undecodable), gate.WithBorrowedClocks(),
 		gate.WithPositionAdvance(!cfg.ReceiptOnly)}
+	if cfg.Seed != nil {
+		if len(cfg.Scope) > 0 || len(cfg.Starts) > 0 {
+			return nil, errors.New("a seeded replay takes its scope and starts from the seed")
+		}
+		return newSeeded(cfg, opts)
+	}
 	for ch, s := range cfg.Starts {
 		opts = append(opts, gate.WithStart(ch, s))
 	}
@@ -138,6 +177,33 @@ func New(cfg Config) (*Replayer, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newReplayer(cfg, g), nil
+}
+
+// newSeeded returns a Replayer whose gate is restored from cfg.Seed. The
+// heads the seed's cascade delivers at once are its first events (Flush).
+func newSeeded(cfg Config, opts []gate.Option) (*Replayer, error) {
+	g, err := gate.Restore(cfg.Seed, opts...)
+	if err != nil {
+		return nil, err
+	}
+	r := newReplayer(cfg, g)
+	r.seeded = make(map[clock.Channel]*seeded, len(cfg.Seed))
+	for _, cs := range cfg.Seed {
+		s := &seeded{fed: cs.Fed, settled: cs.Fed}
+		if len(cs.Held) > 0 {
+			s.settled = cs.Held[0].Offset - 1
+			s.held = make(map[int64]bool, len(cs.Held))
+			for _, h := range cs.Held {
+				s.held[h.Offset] = true
+			}
+		}
+		r.seeded[cs.Channel] = s
+	}
+	return r, nil
+}
+
+func newReplayer(cfg Config, g *gate.Gate) *Replayer {
 	names := cfg.Names
 	if names == nil {
 		names = &clock.Names{}
@@ -146,8 +212,33 @@ func New(cfg Config) (*Replayer, error) {
 	if cfg.MaxHeaderSize != 0 {
 		r.decode = []clock.DecodeOption{clock.MaxSize(cfg.MaxHeaderSize)}
 	}
-	return r, nil
+	return r
 }
+
+// Flush emits the events the gate has not handed out yet: after a seeded
+// start, the deliveries of the seeded heads nothing blocks any more. Feed
+// flushes them too, before its own; call Flush to see them first.
+func (r *Replayer) Flush(emit func(*Event) error) error {
+	r.scratch = r.g.Drain(r.scratch[:0])
+	for _, e := range r.scratch {
+		r.ev = Event{Type: EventDeliver, Seq: e.Seq, Channel: e.Channel, Offset: e.Offset, Behind: -1}
+		if e.Kind == gate.EventDrop {
+			r.ev.Type = EventDrop
+		}
+		if err := emit(&r.ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Reread returns how many records of a seeded gate were read again and
+// not fed, being held in the seed already.
+func (r *Replayer) Reread() int64 { return r.reread }
+
+// Missing returns the records read again that the seed should hold and
+// does not (see Missing), in the order read.
+func (r *Replayer) Missing() []Missing { return r.missing }
 
 // Gate returns the replayer's gate, for queries.
 func (r *Replayer) Gate() *gate.Gate { return r.g }
@@ -320,6 +411,15 @@ func (r *Replayer) Feed(it *capture.Item, emit func(*Event) error) error {
 		r.positions++
 		err = r.g.Advance(ch, it.Offset)
 	case capture.KindRecord:
+		if s := r.seeded[ch]; s != nil && it.Offset > s.settled && it.Offset <= s.fed {
+			// Received before the seed was taken: held in it, or lost.
+			if s.held[it.Offset] {
+				r.reread++
+			} else {
+				r.missing = append(r.missing, Missing{Channel: ch, Offset: it.Offset, Fed: s.fed})
+			}
+			return nil
+		}
 		r.records++
 		var c clock.Clock
 		var derr error

@@ -194,15 +194,22 @@ func (f *Factory) OpenRange(ctx context.Context, read BrokerRead) (*Range, error
 		cl.Close()
 		return nil, err
 	}
-	r := &Range{Client: cl, Range: rng, Ends: map[clock.Channel]int64{}, ctx: ctx}
+	var errOut io.Writer
 	if f.IOStreams != nil {
-		r.errOut = f.IOStreams.ErrOut
+		errOut = f.IOStreams.ErrOut
 	}
+	return newRange(ctx, cl, rng, errOut), nil
+}
+
+// newRange wraps an open range; errOut (nil: nowhere) is told of the gaps
+// an --allow-gaps read passes.
+func newRange(ctx context.Context, cl *kafka.Client, rng *kafka.Range, errOut io.Writer) *Range {
+	r := &Range{Client: cl, Range: rng, Ends: map[clock.Channel]int64{}, ctx: ctx, errOut: errOut}
 	for _, rc := range rng.Channels() {
 		r.Channels = append(r.Channels, rc.Channel())
 		r.Ends[rc.Channel()] = rc.End
 	}
-	return r, nil
+	return r
 }
 
 // OpenFollow opens a follower of what read asks for through f.Dial: its

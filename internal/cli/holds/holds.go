@@ -39,18 +39,22 @@ type Options struct {
 	MaxHeaderSize int
 	MaxLineSize   int
 	Names         *clock.Names
+	// Tasks are --tasks and --app: one gate per Parsley task.
+	Tasks cmdutil.TaskFlags
 
 	// Now reads the clock hold ages and headroom are measured to.
 	Now func() time.Time
 	// OpenRange opens a broker range (Factory.OpenRange).
 	OpenRange func(context.Context, cmdutil.BrokerRead) (*cmdutil.Range, error)
+	// Dial connects to the cluster (Factory.Dial), for --app.
+	Dial func(context.Context) (*kafka.Client, error)
 }
 
 // NewCmdHolds returns the holds command. runF replaces the work in tests of
 // flag parsing; nil runs Run.
 func NewCmdHolds(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
 	formats := []string{"text", "json"} // --output
-	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange}
+	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange, Dial: f.Dial}
 	if f.Now != nil {
 		opts.Now = f.Now
 	}
@@ -58,7 +62,7 @@ func NewCmdHolds(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Cont
 	var undecodable cmdutil.UndecodableFlag
 	var positionAdvance bool
 	cmd := &cobra.Command{
-		Use:   "holds (--input FILE | --topic NAME[/P]… [--offsets …|--from-group G]) [flags]",
+		Use:   "holds (--input FILE | --topic NAME[/P]… [--offsets …|--from-group G] | --app APP) [flags]",
 		Short: "Diagnose every held head: why, since when, how long until loss, what to do",
 		Long: `Replay a capture (--input) or a broker range (--topic …, read read_committed,
 nothing joined or committed) to its end through the delivery gate, then
@@ -78,12 +82,22 @@ the log facts, so holds --input classifies as it would have live.
 A broker range starts at the group's committed offsets with --from-group,
 else at the log start (--offsets start), and ends at the current end.
 
+--tasks runs one gate per Parsley task, as the process does: task p
+receives partition p of every topic in scope, and a claim on another
+partition is outside its scope. --app APP shadows Parsley process APP:
+its topics and tasks from the process, each task's gate seeded from its
+ordering changelog (hold queues and fed-up-to), then read on from the
+group's committed offsets to the log end: what the process delivers next
+and what it still holds. A committed offset that does not match the
+state is a warning on stderr (docs/tasks.md).
+
 Output (--output): text (heads grouped by root, chains drawn as trees, the
 next step under each root) or json (see docs/holds.md for the schema).
 
 Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 2 usage; 130 interrupted.`,
 		Example: `  causalctl holds --brokers localhost:9092 -t orders,payments,shipments --from-group notifier
+  causalctl holds --brokers localhost:9092 --app notifier   # per task, from its ordering state on
   causalctl holds -t orders -t payments --older-than 10m -o json   # for cron and alerting
   causalctl holds -f capture.ndjson --position-advance=false`,
 		Args: cobra.NoArgs,
@@ -92,8 +106,13 @@ Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 			if opts.Output, err = out.Resolve("text", formats...); err != nil {
 				return err
 			}
-			if err := opts.Range.CheckSource(c.Flags(), opts.Input); err != nil {
+			if err := opts.Tasks.Check(c.Flags()); err != nil {
 				return err
+			}
+			if opts.Tasks.App == "" {
+				if err := opts.Range.CheckSource(c.Flags(), opts.Input); err != nil {
+					return err
+				}
 			}
 			if opts.OlderThan < 0 || opts.RetentionWarn < 0 {
 				return cmdutil.Usagef("--older-than and --retention-warn must not be negative")
@@ -118,24 +137,21 @@ Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 	fs.DurationVar(&opts.RetentionWarn, "retention-warn", inspect.DefaultRetentionWarn, "flag a held record that retention deletes within `D` (0: flag none)")
 	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
+	cmdutil.AddTaskFlags(fs, &opts.Tasks, true)
 	cmdutil.DeclareFormats(cmd, formats...)
 	return cmd
 }
 
 // Run replays the input to its end and reports what is held.
 func Run(ctx context.Context, opts *Options) error {
-	src, name, channels, closeSrc, err := openSource(ctx, opts)
-	if err != nil {
-		return interrupted(err)
+	if opts.Tasks.On() {
+		return runTasks(ctx, opts)
 	}
-	defer closeSrc()
-	scope, err := cmdutil.ResolveScope(opts.Scope, opts.Start, channels, opts.Names)
+	src, name, channels, scope, closeSrc, err := openScoped(ctx, opts)
 	if err != nil {
 		return err
 	}
-	if len(scope.Channels) == 0 {
-		return fmt.Errorf("%s holds no records or positions: nothing to replay", name)
-	}
+	defer closeSrc()
 	r, err := replay.New(replay.Config{
 		Scope:         scope.Channels,
 		Starts:        scope.Starts,
@@ -176,6 +192,23 @@ func Run(ctx context.Context, opts *Options) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 	}
 	return nil
+}
+
+// openScoped opens the source and resolves the scope over it.
+func openScoped(ctx context.Context, opts *Options) (replay.Source, string, []clock.Channel, cmdutil.Scope, func(), error) {
+	src, name, channels, closeSrc, err := openSource(ctx, opts)
+	if err != nil {
+		return nil, "", nil, cmdutil.Scope{}, nil, interrupted(err)
+	}
+	scope, err := cmdutil.ResolveScope(opts.Scope, opts.Start, channels, opts.Names)
+	if err == nil && len(scope.Channels) == 0 {
+		err = fmt.Errorf("%s holds no records or positions: nothing to replay", name)
+	}
+	if err != nil {
+		closeSrc()
+		return nil, "", nil, cmdutil.Scope{}, nil, err
+	}
+	return src, name, channels, scope, closeSrc, nil
 }
 
 // openSource opens the capture or the broker range (with each channel's

@@ -13,14 +13,18 @@ import (
 
 func write(w io.Writer, format string, rep *inspect.Report, opts *Options) error {
 	if format == "json" {
-		b, err := render.JSONLine(reportJSON(rep, opts))
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(b)
-		return err
+		return writeJSON(w, reportJSON(rep, opts))
 	}
 	_, err := io.WriteString(w, reportText(rep, opts))
+	return err
+}
+
+func writeJSON(w io.Writer, rep jsonReport) error {
+	b, err := render.JSONLine(rep)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
 	return err
 }
 
@@ -36,6 +40,17 @@ type jsonReport struct {
 	Roots           []jsonRoot `json:"roots"`
 	Heads           []jsonHead `json:"heads"`
 	Cycles          [][]string `json:"cycles"`
+	// With --tasks or --app only: the process and the tasks.
+	App   string     `json:"app,omitempty"`
+	Tasks []jsonTask `json:"tasks,omitempty"`
+}
+
+// jsonTask is one task's gate: its scope and what it holds.
+type jsonTask struct {
+	Task        int32    `json:"task"`
+	Scope       []string `json:"scope"`
+	HeldHeads   int      `json:"held_heads"`
+	HeldRecords int64    `json:"held_records"`
 }
 
 type jsonRoot struct {
@@ -45,6 +60,7 @@ type jsonRoot struct {
 	NextStep string        `json:"next_step"`
 	Heads    []string      `json:"heads"`
 	Cycle    []string      `json:"cycle,omitempty"`
+	Task     *int32        `json:"task,omitempty"` // --tasks, --app
 }
 
 type jsonHead struct {
@@ -63,6 +79,7 @@ type jsonHead struct {
 	Blockers    []jsonBlocker  `json:"blockers"`
 	Retention   *jsonRetention `json:"retention"`
 	NextStep    string         `json:"next_step"`
+	Task        *int32         `json:"task,omitempty"` // --tasks, --app
 }
 
 type jsonRootRef struct {

@@ -26,10 +26,12 @@ type writer struct {
 	// classify names a hold's blockers as at that moment (inspect's one
 	// classifier); nil writes the gate's own kinds.
 	classify func(gate.Blocker) inspect.Cause
+	// task is the task of the events written (--tasks); −1 for none.
+	task int32
 }
 
 func newWriter(w io.Writer, format string, names *clock.Names) *writer {
-	return &writer{format: format, bw: bufio.NewWriterSize(w, 64<<10), names: names, quoted: map[clock.Channel][]byte{}}
+	return &writer{format: format, bw: bufio.NewWriterSize(w, 64<<10), names: names, quoted: map[clock.Channel][]byte{}, task: -1}
 }
 
 // flushEvery bounds how many events wait in the buffer, so that a slow
@@ -52,6 +54,10 @@ func (w *writer) event(ev *replay.Event) error {
 	b = append(b, w.channel(ev.Channel)...)
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendInt(b, ev.Offset, 10)
+	if w.task >= 0 {
+		b = append(b, `,"task":`...)
+		b = strconv.AppendInt(b, int64(w.task), 10)
+	}
 	if ev.Line > 0 {
 		b = append(b, `,"line":`...)
 		b = strconv.AppendInt(b, ev.Line, 10)

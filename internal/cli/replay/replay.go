@@ -51,19 +51,23 @@ type Options struct {
 	OpenTTY func() (io.ReadCloser, error)
 	// OpenRange opens a broker range (Factory.OpenRange).
 	OpenRange func(context.Context, cmdutil.BrokerRead) (*cmdutil.Range, error)
+	// Tasks are --tasks and --app: one gate per Parsley task.
+	Tasks cmdutil.TaskFlags
+	// Dial connects to the cluster (Factory.Dial), for --app.
+	Dial func(context.Context) (*kafka.Client, error)
 }
 
 // NewCmdReplay returns the replay command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdReplay(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
 	formats := []string{"text", "json", "ndjson"} // --output
-	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange, OpenTTY: OpenTTY}
+	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange, OpenTTY: OpenTTY, Dial: f.Dial}
 	names := &cmdutil.NamesFlag{}
 	var interleave string
 	var undecodable cmdutil.UndecodableFlag
 	var positionAdvance bool
 	cmd := &cobra.Command{
-		Use:   "replay (--input FILE | --topic NAME[/P]…) [flags]",
+		Use:   "replay (--input FILE | --topic NAME[/P]… | --app APP) [flags]",
 		Short: "Run a capture or a broker range through the delivery gate",
 		Long: `Replay a capture file (SPEC §4), or a range of records read from the brokers,
 through a faithful re-implementation of the delivery gate, and show what a
@@ -91,6 +95,12 @@ Output (--output):
           {"type":"drop",…}, {"type":"hold",…} — then one summary event
   json    the summary object only
 
+--tasks runs one gate per Parsley task — task p receives partition p of
+every topic in scope — and summarises each task; events carry their task.
+--app APP replays Parsley process APP: each task's gate seeded from its
+ordering changelog, then the records from the group's committed offsets to
+the log end, in the order the range reads them (docs/tasks.md).
+
 With --tui the replay runs as an interactive stepper on the terminal:
 space steps one receive, d and h go to the next delivery or hold, r runs
 and pauses (+/- change the speed), g and G jump to the start and end, and :
@@ -105,7 +115,9 @@ after the summary of what was replayed.`,
   causalctl replay -f capture.ndjson --scope orders,payments/1 -o json | jq .held
   causalctl replay -f - --interleave random:7 --fail-on-held < capture.ndjson
   causalctl replay --brokers localhost:9092 -t orders -t payments --offsets -1000 -o json
-  causalctl replay -f capture.ndjson --tui`,
+  causalctl replay -f capture.ndjson --tui
+  causalctl replay -f capture.ndjson --tasks        # one gate per Parsley task, as the process runs
+  causalctl replay --brokers localhost:9092 --app notifier -o json   # from its state to the log end`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
@@ -116,8 +128,16 @@ after the summary of what was replayed.`,
 			if opts.Output, err = out.Resolve(def, formats...); err != nil {
 				return err
 			}
-			if err := opts.Range.CheckSource(c.Flags(), opts.Input); err != nil {
+			if err := opts.Tasks.Check(c.Flags()); err != nil {
 				return err
+			}
+			if opts.Tasks.App == "" {
+				if err := opts.Range.CheckSource(c.Flags(), opts.Input); err != nil {
+					return err
+				}
+			}
+			if opts.Tasks.On() && opts.TUI {
+				return cmdutil.Usagef("--tui steps one gate: drop --tasks and --app")
 			}
 			if !c.Flags().Changed("interleave") && opts.Range.Given() {
 				interleave = "timestamp"
@@ -158,12 +178,16 @@ after the summary of what was replayed.`,
 	opts.MaxMemory = DefaultMaxMemory
 	fs.Var(&opts.MaxMemory, "max-memory", "most memory the interleavings other than file may hold, which keep every record's clock (≈"+strconv.FormatInt(replay.ItemBaseCost, 10)+" bytes a record plus its headers), e.g. 512MiB or 4GiB")
 	cmdutil.AddTopicIDFlag(fs, names)
+	cmdutil.AddTaskFlags(fs, &opts.Tasks, true)
 	cmdutil.DeclareFormats(cmd, formats...)
 	return cmd
 }
 
 // Run replays the capture or broker range and writes the output.
 func Run(ctx context.Context, opts *Options) error {
+	if opts.Tasks.On() {
+		return runTasks(ctx, opts)
+	}
 	src, name, channels, closeSrc, err := openSource(ctx, opts)
 	if err != nil {
 		return interruptedBefore(err)

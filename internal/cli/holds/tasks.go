@@ -1,0 +1,145 @@
+package holds
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/replay"
+)
+
+// taskReport is one task's diagnosis.
+type taskReport struct {
+	task  int32
+	scope []string
+	rep   *inspect.Report
+}
+
+// runTasks is holds with one gate per task (--tasks), seeded from a
+// Parsley process's ordering state with --app.
+func runTasks(ctx context.Context, opts *Options) error {
+	cfg := replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}
+	var (
+		src      replay.Source
+		name     string
+		channels []clock.Channel
+		ts       *replay.Tasks
+		att      *cmdutil.Attached
+	)
+	if opts.Tasks.App != "" {
+		var err error
+		if att, err = cmdutil.OpenAttach(ctx, opts.Dial, opts.Tasks, cfg, opts.IO.ErrOut); err != nil {
+			return interrupted(err)
+		}
+		defer att.Close()
+		ts, src, name, channels = att.Tasks, replay.WithContext(ctx, att.Range), opts.Tasks.App, att.Range.Channels
+	} else {
+		var closeSrc func()
+		var scope cmdutil.Scope
+		var err error
+		if src, name, channels, scope, closeSrc, err = openScoped(ctx, opts); err != nil {
+			return err
+		}
+		defer closeSrc()
+		cfg.Scope, cfg.Starts = scope.Channels, scope.Starts
+		if ts, err = replay.NewTasks(cfg, nil); err != nil {
+			return err
+		}
+	}
+	tr := inspect.NewTracker(0)
+	observe := func(_ *replay.Task, ev *replay.Event) error {
+		var at time.Time
+		if ev.HasTimestamp {
+			at = time.UnixMilli(ev.Timestamp)
+		}
+		tr.Observe(ev, at)
+		return nil
+	}
+	if err := replay.RunTasks(ctx, src, ts, observe); err != nil {
+		return interrupted(fmt.Errorf("%s: %w", name, err))
+	}
+	if att != nil {
+		att.Warn(opts.IO.ErrOut)
+	}
+	now := opts.Now()
+	var reps []taskReport
+	for i, task := range ts.Tasks {
+		stamp := tr.Timestamp
+		if att != nil {
+			// A seeded record's timestamp is in the state, not the read.
+			seed := att.Seeds[i]
+			stamp = func(ch clock.Channel, off int64) (time.Time, bool) {
+				if t, ok := tr.Timestamp(ch, off); ok {
+					return t, true
+				}
+				return inspect.HeldTimestamp(seed.State, ch, off)
+			}
+		}
+		rep := inspect.Diagnose(inspect.Input{
+			Gate:          task.Gate(),
+			Names:         opts.Names,
+			Facts:         inspect.InputFacts(task.Replayer, channels, true),
+			Timestamp:     stamp,
+			Now:           now,
+			RetentionWarn: opts.RetentionWarn,
+		}).OlderThan(opts.OlderThan)
+		out := taskReport{task: task.Task, rep: rep}
+		for _, ch := range task.Gate().Scope() {
+			out.scope = append(out.scope, opts.Names.Channel(ch))
+		}
+		slices.Sort(out.scope)
+		reps = append(reps, out)
+	}
+	if err := writeTasks(opts.IO.Out, opts.Output, reps, now, opts); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	for _, r := range reps {
+		if len(r.rep.Heads) > 0 {
+			return &cmdutil.ExitError{Code: cmdutil.ExitFound}
+		}
+	}
+	return nil
+}
+
+// writeTasks writes the per-task reports: in text a block per task, in
+// JSON one report whose roots and heads say their task.
+func writeTasks(w io.Writer, format string, reps []taskReport, now time.Time, opts *Options) error {
+	if format == "json" {
+		merged := reportJSON(&inspect.Report{Now: now}, opts)
+		merged.App = opts.Tasks.App
+		merged.Tasks = []jsonTask{}
+		for _, r := range reps {
+			j := reportJSON(r.rep, opts)
+			task := r.task
+			for i := range j.Roots {
+				j.Roots[i].Task = &task
+			}
+			for i := range j.Heads {
+				j.Heads[i].Task = &task
+			}
+			merged.HeldHeads += j.HeldHeads
+			merged.HeldRecords += j.HeldRecords
+			merged.Roots = append(merged.Roots, j.Roots...)
+			merged.Heads = append(merged.Heads, j.Heads...)
+			merged.Cycles = append(merged.Cycles, j.Cycles...)
+			merged.Tasks = append(merged.Tasks, jsonTask{Task: task, Scope: r.scope, HeldHeads: j.HeldHeads, HeldRecords: j.HeldRecords})
+		}
+		return writeJSON(w, merged)
+	}
+	var b strings.Builder
+	for i, r := range reps {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "task %d (%s): ", r.task, strings.Join(r.scope, ", "))
+		b.WriteString(reportText(r.rep, opts))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

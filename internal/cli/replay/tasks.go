@@ -1,0 +1,125 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/replay"
+)
+
+// runTasks is replay with one gate per task (--tasks), seeded from a
+// Parsley process's ordering state with --app.
+func runTasks(ctx context.Context, opts *Options) error {
+	var (
+		src      replay.Source
+		name     string
+		channels []clock.Channel
+		ts       *replay.Tasks
+		att      *cmdutil.Attached
+		err      error
+	)
+	if opts.Tasks.App != "" {
+		cfg := replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}
+		if att, err = cmdutil.OpenAttach(ctx, opts.Dial, opts.Tasks, cfg, opts.IO.ErrOut); err != nil {
+			return interruptedBefore(err)
+		}
+		defer att.Close()
+		ts, src, name, channels = att.Tasks, replay.WithContext(ctx, att.Range), opts.Tasks.App, att.Range.Channels
+	} else {
+		var closeSrc func()
+		if src, name, channels, closeSrc, err = openSource(ctx, opts); err != nil {
+			return interruptedBefore(err)
+		}
+		defer closeSrc()
+		cfg, err := gateConfig(opts, name, channels)
+		if err != nil {
+			return err
+		}
+		if ts, err = replay.NewTasks(cfg, nil); err != nil {
+			return err
+		}
+		if !(opts.Range.Given() && opts.Interleave.Mode == replay.Timestamp) {
+			if src, err = reorder(src, opts); err != nil {
+				return interruptedBefore(fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	}
+
+	w := newWriter(opts.IO.Out, opts.Output, opts.Names)
+	classify := map[int32]func(gate.Blocker) inspect.Cause{}
+	for _, task := range ts.Tasks {
+		during := inspect.InputFacts(task.Replayer, channels, false)
+		g := task.Gate()
+		classify[task.Task] = func(b gate.Blocker) inspect.Cause { c, _ := during.Classify(g, b); return c }
+	}
+	runErr := replay.RunTasks(ctx, src, ts, func(task *replay.Task, ev *replay.Event) error {
+		w.task, w.classify = task.Task, classify[task.Task]
+		return w.event(ev)
+	})
+	if att != nil {
+		att.Warn(opts.IO.ErrOut)
+	}
+
+	var nums []int32
+	var sums []*inspect.Summary
+	for _, task := range ts.Tasks {
+		sum := inspect.SummaryOf(task.Replayer, inspect.InputFacts(task.Replayer, channels, runErr == nil))
+		sum.Interleave = opts.Interleave.String()
+		if task.Gate().Failed() != nil { // the task that failed closed
+			sum.SetFailure(runErr)
+		}
+		nums, sums = append(nums, task.Task), append(sums, sum)
+	}
+	merged := inspect.MergeTasks(nums, sums)
+	merged.Interleave = opts.Interleave.String()
+	interrupted := errors.Is(runErr, replay.ErrInterrupted)
+	merged.Interrupted = interrupted
+	_, failedClosed := replay.FailureOf(runErr)
+	if runErr == nil || interrupted || failedClosed {
+		if err := writeTaskSummaries(w, nums, sums, merged); err != nil {
+			return err
+		}
+	}
+	if err := w.flush(); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	switch {
+	case interrupted:
+		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("interrupted after %d records", merged.Received)}
+	case runErr != nil:
+		return fmt.Errorf("%s: %w", name, runErr)
+	case opts.FailOnHeld && merged.Held > 0:
+		return &cmdutil.ExitError{Code: cmdutil.ExitHeld, Err: fmt.Errorf("%d records still held at the end (--fail-on-held)", merged.Held)}
+	}
+	return nil
+}
+
+// writeTaskSummaries writes one summary per task in text, the merged one
+// (every channel with its task) in JSON.
+func writeTaskSummaries(w *writer, nums []int32, sums []*inspect.Summary, merged *inspect.Summary) error {
+	w.task = -1
+	if w.format != "text" {
+		return w.summary(merged)
+	}
+	for i, s := range sums {
+		if i > 0 {
+			w.bw.WriteString("\n")
+		}
+		var scope []string
+		for _, c := range s.Channels {
+			scope = append(scope, c.Channel)
+		}
+		fmt.Fprintf(w.bw, "task %d (%s):\n", nums[i], strings.Join(scope, ", "))
+		if err := render.Summary(w.bw, "text", s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
