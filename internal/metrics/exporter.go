@@ -35,6 +35,7 @@ type ProcessCollector struct {
 	held, heldAge, heads, assigned, corrupt, behind *prometheus.Desc
 	fedLag, committedLag, members                   *prometheus.Desc
 	lastSuccess, errors, followed, refreshDuration  *prometheus.Desc
+	diagnosed                                       *prometheus.Desc
 }
 
 // NewProcessCollector returns a ProcessCollector over src; ages are
@@ -66,6 +67,7 @@ func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector 
 		errors:          desc("causalctl_exporter_refresh_errors_total", "Failed reads of the cluster (discoveries and process refreshes)."),
 		followed:        desc("causalctl_exporter_changelogs_followed", "Ordering changelogs the exporter follows."),
 		refreshDuration: desc("causalctl_exporter_refresh_duration_seconds", "How long the exporter's latest refresh of every process took."),
+		diagnosed:       desc("causalctl_exporter_tasks_diagnosed_total", "Task diagnoses: a refresh diagnoses only the tasks whose store, group or log facts changed."),
 	}
 }
 
@@ -73,7 +75,7 @@ func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector 
 func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.held, c.heldAge, c.heads, c.assigned, c.corrupt, c.behind, c.fedLag, c.committedLag, c.members,
-		c.lastSuccess, c.errors, c.followed, c.refreshDuration,
+		c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed,
 	} {
 		ch <- d
 	}
@@ -126,6 +128,7 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.lastSuccess, float64(s.LastSuccess.UnixNano())/1e9)
 	}
 	ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(s.Errors))
+	ch <- prometheus.MustNewConstMetric(c.diagnosed, prometheus.CounterValue, float64(s.Diagnosed))
 	gauge(c.followed, float64(s.Followed))
 	gauge(c.refreshDuration, s.RefreshDuration.Seconds())
 }

@@ -46,6 +46,7 @@ func notifierSnapshot() *tracker.Snapshot {
 		Errors:          3,
 		RefreshDuration: 250 * time.Millisecond,
 		Followed:        1,
+		Diagnosed:       7,
 		Processes: []tracker.Process{{
 			App: "notifier", Changelog: "notifier-__parsley.ordering-changelog", GroupState: "Stable", Members: 1,
 			Tasks: []tracker.Task{
@@ -86,6 +87,9 @@ causalctl_exporter_refresh_duration_seconds 0.25
 # HELP causalctl_exporter_refresh_errors_total Failed reads of the cluster (discoveries and process refreshes).
 # TYPE causalctl_exporter_refresh_errors_total counter
 causalctl_exporter_refresh_errors_total 3
+# HELP causalctl_exporter_tasks_diagnosed_total Task diagnoses: a refresh diagnoses only the tasks whose store, group or log facts changed.
+# TYPE causalctl_exporter_tasks_diagnosed_total counter
+causalctl_exporter_tasks_diagnosed_total 7
 # HELP parsley_channel_committed_lag_records The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.
 # TYPE parsley_channel_committed_lag_records gauge
 parsley_channel_committed_lag_records{app="notifier",partition="0",task="0",topic="payments"} 0

@@ -29,6 +29,9 @@ type Snapshot struct {
 	RefreshDuration time.Duration
 	// Followed is the number of ordering changelogs followed.
 	Followed int
+	// Diagnosed counts the task diagnoses since the tracker started: a
+	// refresh diagnoses only the tasks whose store, group or facts changed.
+	Diagnosed uint64
 }
 
 // Process is one Parsley process as its last refresh found it.

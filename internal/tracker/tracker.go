@@ -66,6 +66,7 @@ type Tracker struct {
 	latest atomic.Pointer[Snapshot]
 
 	errors       uint64
+	diagnosed    uint64
 	lastSuccess  time.Time
 	failingSince time.Time
 }
@@ -161,7 +162,7 @@ func (t *Tracker) fail(err error) {
 	if old, ok := t.Latest(); ok {
 		s = *old
 	}
-	s.Errors, s.FailingSince, s.LastError = t.errors, t.failingSince, err.Error()
+	s.Errors, s.FailingSince, s.LastError, s.Diagnosed = t.errors, t.failingSince, err.Error(), t.diagnosed
 	t.latest.Store(&s)
 }
 
@@ -207,7 +208,7 @@ func (t *Tracker) Refresh(ctx context.Context) error {
 		}
 		s.LastError = errors.Join(errs...).Error()
 	}
-	s.LastSuccess, s.FailingSince, s.Errors = t.lastSuccess, t.failingSince, t.errors
+	s.LastSuccess, s.FailingSince, s.Errors, s.Diagnosed = t.lastSuccess, t.failingSince, t.errors, t.diagnosed
 	t.latest.Store(s)
 	return errors.Join(errs...)
 }
@@ -440,6 +441,7 @@ func (t *Tracker) refresh(ctx context.Context, p *process, exist map[string][]in
 			if err != nil {
 				return err
 			}
+			t.diagnosed++
 			ct = &cachedTask{digest: d, task: taskOf(proc, dt, behind[part])}
 			p.tasks[part] = ct
 			delete(p.dirty, part)
@@ -527,7 +529,9 @@ func taskOf(p *inspect.Process, dt *inspect.Task, behind bool) Task {
 	for _, h := range dt.Report.Heads {
 		t.Heads[h.Cause]++
 	}
-	t.Heads[inspect.CauseReady] += len(dt.Ready)
+	if len(dt.Ready) > 0 {
+		t.Heads[inspect.CauseReady] += len(dt.Ready)
+	}
 	for _, ch := range dt.Scope {
 		row := Channel{Topic: topicName(p.Names, ch.Topic), Partition: ch.Partition, FedLag: -1, CommittedLag: -1}
 		f, ok := p.Facts[ch]
