@@ -33,7 +33,7 @@ type ProcessCollector struct {
 	now func() time.Time
 
 	held, heldAge, heads, assigned, corrupt, behind *prometheus.Desc
-	fedLag, committedLag, members                   *prometheus.Desc
+	fedLag, committedLag, members, entries          *prometheus.Desc
 	lastSuccess, errors, followed, refreshDuration  *prometheus.Desc
 	diagnosed                                       *prometheus.Desc
 }
@@ -62,6 +62,7 @@ func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector 
 		fedLag:       desc("parsley_channel_fed_lag_records", "Records written to the channel (below its last stable offset) that the task was not fed yet.", with("topic", "partition")...),
 		committedLag: desc("parsley_channel_committed_lag_records", "The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.", with("topic", "partition")...),
 		members:      desc("parsley_group_members", "Members of the process's consumer group.", "app"),
+		entries:      desc("parsley_changelog_entries_read_total", "Entries of the process's ordering changelog the exporter read, tombstones included.", "app"),
 
 		lastSuccess:     desc("causalctl_exporter_last_refresh_success_timestamp_seconds", "When the exporter last read every process without error (Unix time)."),
 		errors:          desc("causalctl_exporter_refresh_errors_total", "Failed reads of the cluster (discoveries and process refreshes)."),
@@ -74,7 +75,7 @@ func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector 
 // Describe sends the descriptions of every metric the collector exports.
 func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.held, c.heldAge, c.heads, c.assigned, c.corrupt, c.behind, c.fedLag, c.committedLag, c.members,
+		c.held, c.heldAge, c.heads, c.assigned, c.corrupt, c.behind, c.fedLag, c.committedLag, c.members, c.entries,
 		c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed,
 	} {
 		ch <- d
@@ -94,6 +95,7 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, p := range s.Processes {
 		gauge(c.members, float64(p.Members), p.App)
+		ch <- prometheus.MustNewConstMetric(c.entries, prometheus.CounterValue, float64(p.EntriesRead), p.App)
 		for i := range p.Tasks {
 			t := &p.Tasks[i]
 			task := strconv.Itoa(int(t.Task))

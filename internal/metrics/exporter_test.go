@@ -48,7 +48,7 @@ func notifierSnapshot() *tracker.Snapshot {
 		Followed:        1,
 		Diagnosed:       7,
 		Processes: []tracker.Process{{
-			App: "notifier", Changelog: "notifier-__parsley.ordering-changelog", GroupState: "Stable", Members: 1,
+			App: "notifier", Changelog: "notifier-__parsley.ordering-changelog", GroupState: "Stable", Members: 1, EntriesRead: 42,
 			Tasks: []tracker.Task{
 				{Task: 0, Assigned: true, Topics: []tracker.TopicHolds{{Topic: "payments"}}, Heads: map[inspect.Cause]int{},
 					Channels: []tracker.Channel{{Topic: "payments", Partition: 0, FedLag: 0, CommittedLag: 0}}},
@@ -90,6 +90,9 @@ causalctl_exporter_refresh_errors_total 3
 # HELP causalctl_exporter_tasks_diagnosed_total Task diagnoses: a refresh diagnoses only the tasks whose store, group or log facts changed.
 # TYPE causalctl_exporter_tasks_diagnosed_total counter
 causalctl_exporter_tasks_diagnosed_total 7
+# HELP parsley_changelog_entries_read_total Entries of the process's ordering changelog the exporter read, tombstones included.
+# TYPE parsley_changelog_entries_read_total counter
+parsley_changelog_entries_read_total{app="notifier"} 42
 # HELP parsley_channel_committed_lag_records The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.
 # TYPE parsley_channel_committed_lag_records gauge
 parsley_channel_committed_lag_records{app="notifier",partition="0",task="0",topic="payments"} 0

@@ -42,7 +42,10 @@ type Process struct {
 	// the number of its members.
 	GroupState string
 	Members    int
-	Tasks      []Task
+	// EntriesRead counts the changelog entries read (tombstones included)
+	// since the changelog was first followed.
+	EntriesRead int64
+	Tasks       []Task
 }
 
 // Task is one task (a changelog partition) of a process.

@@ -434,6 +434,7 @@ func (t *Tracker) refresh(ctx context.Context, p *process, exist map[string][]in
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, part := range parts {
+		st.EntriesRead += p.cl.Partition(part).Entries
 		d := taskDigest(part, gd, proc, behind[part])
 		ct, ok := p.tasks[part]
 		if !ok || p.dirty[part] || ct.digest != d {
