@@ -140,16 +140,7 @@ func TestSoakWatchAcrossBrokerRestart(t *testing.T) {
 	if !restarted {
 		t.Fatal("the broker was never restarted")
 	}
-	for i, h := range heap {
-		if h > soakHeapBound {
-			t.Errorf("heap in use %.1f MiB at sample %d of %d after warm-up (up to %.1f MiB), bound %d MiB",
-				h/(1<<20), i, len(heap), slices.Max(heap)/(1<<20), soakHeapBound>>20)
-			break
-		}
-	}
-	if len(heap) < 20 {
-		t.Fatalf("only %d heap samples after warm-up", len(heap))
-	}
+	checkHeap(t, heap, soakHeapBound, 20)
 	// It read on after the restart, and ends where the logs end: the
 	// second run's summary table has every channel's last offset.
 	ends := summaryReceived(t, demo2Log)
@@ -212,13 +203,35 @@ func scrapeSoak(t *testing.T, addr string) soakScrape {
 			}
 		}
 	}
+	s.health = healthz(t, addr)
+	return s
+}
+
+// healthz returns the status code of addr's /healthz.
+func healthz(t *testing.T, addr string) int {
+	t.Helper()
 	h, err := http.Get("http://" + addr + "/healthz")
 	if err != nil {
 		t.Fatalf("healthz: %v", err)
 	}
 	h.Body.Close()
-	s.health = h.StatusCode
-	return s
+	return h.StatusCode
+}
+
+// checkHeap fails for the first heap sample above bound, and when there
+// are fewer than min samples.
+func checkHeap(t *testing.T, heap []float64, bound, min int) {
+	t.Helper()
+	for i, h := range heap {
+		if h > float64(bound) {
+			t.Errorf("heap in use %.1f MiB at sample %d of %d after warm-up (up to %.1f MiB), bound %d MiB",
+				h/(1<<20), i, len(heap), slices.Max(heap)/(1<<20), bound>>20)
+			break
+		}
+	}
+	if len(heap) < min {
+		t.Fatalf("only %d heap samples after warm-up", len(heap))
+	}
 }
 
 var summaryRow = regexp.MustCompile(`^│ (\S+/\d+)\s+│ \d+\s+│ (\d+)\s+│`)

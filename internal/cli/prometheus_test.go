@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -137,42 +138,20 @@ func (p promAPI) await(what, q string, ok func(float64) bool) {
 // rule's expression returns the dangling head and the alert is pending,
 // every dashboard query is valid PromQL, and promtool accepts a scrape.
 func TestPrometheusScrapesDemo(t *testing.T) {
-	prom := lookTool(t, "prometheus")
-	promtool := lookTool(t, "promtool")
+	lookTool(t, "prometheus")
 	addr := os.Getenv("CAUSALCTL_METRICS_ADDR")
 	if addr == "" {
 		addr = testutil.FreeAddr(t)
 	}
 	_, stderr, stop := startAsync(t, false, "demo", "--no-tui", "--fault", "dangling", "--metrics-addr", addr)
 	target := metricsURL(t, stderr)
-
-	// promtool check metrics on a real scrape, in the text format it reads.
-	_, scrape := httpGet(t, target+"/metrics")
-	check := exec.Command(promtool, "check", "metrics")
-	check.Stdin = strings.NewReader(scrape)
-	if out, err := check.CombinedOutput(); err != nil {
-		t.Errorf("promtool check metrics: %v\n%s", err, out)
-	}
+	checkMetrics(t, target)
 
 	rules, err := filepath.Abs("../../contrib/prometheus/alerts.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	config := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(config, fmt.Appendf(nil, `global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files:
-  - %s
-scrape_configs:
-  - job_name: causalctl
-    static_configs:
-      - targets: [%q]
-`, rules, strings.TrimPrefix(target, "http://")), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	api := startPrometheus(t, prom, config)
+	api := startPrometheusFor(t, "causalctl", target, rules)
 
 	api.await("the scrape", `up{job="causalctl"}`, func(v float64) bool { return v == 1 })
 	api.await("held records", `causalctl_held_records{job="causalctl"}`, func(v float64) bool { return v > 0 })
@@ -208,7 +187,7 @@ scrape_configs:
 	if hostport := strings.TrimPrefix(target, "http://"); hostport != "127.0.0.1:9464" {
 		demoConfig = copyDemoConfig(t, demoConfig, hostport)
 	}
-	demoAPI := startPrometheus(t, prom, demoConfig)
+	demoAPI := startPrometheus(t, lookTool(t, "prometheus"), demoConfig)
 	demoAPI.await("demo.yml's scrape", `up{job="causalctl"}`, func(v float64) bool { return v == 1 })
 	demoAPI.await("demo.yml's alert", `ALERTS{alertname="CausalctlBlockedBeyondLogEnd",alertstate="firing"}`, func(v float64) bool { return v == 1 })
 
@@ -250,4 +229,112 @@ func copyDemoConfig(t *testing.T, config, hostport string) string {
 		t.Fatal(err)
 	}
 	return filepath.Join(dir, "demo.yml")
+}
+
+// startPrometheusFor runs startPrometheus on a configuration of its own:
+// the rule files loaded, target (http://HOST:PORT) scraped as job and the
+// rules evaluated every second.
+func startPrometheusFor(t *testing.T, job, target string, rules ...string) promAPI {
+	t.Helper()
+	config := filepath.Join(t.TempDir(), "prometheus.yml")
+	files := ""
+	for _, r := range rules {
+		files += fmt.Sprintf("  - %s\n", r)
+	}
+	if err := os.WriteFile(config, fmt.Appendf(nil, `global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files:
+%sscrape_configs:
+  - job_name: %s
+    static_configs:
+      - targets: [%q]
+`, files, job, strings.TrimPrefix(target, "http://")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return startPrometheus(t, lookTool(t, "prometheus"), config)
+}
+
+// checkMetrics runs promtool check metrics on a scrape of target, in the
+// text format it reads.
+func checkMetrics(t *testing.T, target string) string {
+	t.Helper()
+	promtool := lookTool(t, "promtool")
+	_, scrape := httpGet(t, target+"/metrics")
+	check := exec.Command(promtool, "check", "metrics")
+	check.Stdin = strings.NewReader(scrape)
+	if out, err := check.CombinedOutput(); err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+	return scrape
+}
+
+// TestPrometheusScrapesExporter is the exporter's end-to-end check (issue
+// 23's done-when): `exporter` follows `demo --fault dangling`'s notifier (a
+// Parsley-format process), a real Prometheus scrapes it with
+// contrib/prometheus/parsley-alerts.yaml loaded (its for: durations cut to
+// 5s, so that it fires within the test), and its HTTP API has the
+// notifier's held records per task, the beyond-log-end head of the task
+// owning payments/1, and ParsleyHeadBeyondLogEnd firing for that task
+// only; promtool accepts a scrape; every query of the dashboard is valid.
+// The exporter listens on a free port, or CAUSALCTL_METRICS_ADDR.
+func TestPrometheusScrapesExporter(t *testing.T) {
+	lookTool(t, "prometheus")
+	broker := testutil.FreeAddr(t)
+	demoOut, _, stopDemo := startAsync(t, false, "demo", "--no-tui", "--fault", "dangling", "--listen", broker)
+	demoOut.Wait(t, 20*time.Second, "the demo's broker", func(s string) bool { return strings.Contains(s, "listening on "+broker) })
+	addr := os.Getenv("CAUSALCTL_METRICS_ADDR")
+	if addr == "" {
+		addr = testutil.FreeAddr(t)
+	}
+	_, stderr, stop := startAsync(t, false, "exporter", "--brokers", broker, "--metrics-addr", addr,
+		"--refresh-interval", "500ms", "--discover-interval", "2s")
+	target := metricsURL(t, stderr)
+
+	// The rules as shipped, but firing after 5s instead of minutes.
+	shipped, err := os.ReadFile("../../contrib/prometheus/parsley-alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := regexp.MustCompile(`(?m)^(\s+for:) \S+$`).ReplaceAll(shipped, []byte("$1 5s"))
+	if bytes.Equal(short, shipped) {
+		t.Fatal("parsley-alerts.yaml has no for: to shorten")
+	}
+	rules := filepath.Join(t.TempDir(), "parsley-alerts.yaml")
+	if err := os.WriteFile(rules, short, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	api := startPrometheusFor(t, "parsley", target, rules)
+	api.await("the scrape", `up{job="parsley"}`, func(v float64) bool { return v == 1 })
+	api.await("the notifier's changelog followed", `causalctl_exporter_changelogs_followed{job="parsley"}`, func(v float64) bool { return v == 1 })
+	api.await("held records of task 1", `sum by (task) (parsley_records_held{job="parsley",app="notifier",task="1"})`, func(v float64) bool { return v > 0 })
+	api.await("the notifier's tasks", `count(count by (task) (parsley_records_held{job="parsley",app="notifier"}))`, func(v float64) bool { return v == 3 })
+	api.await("the group's member", `parsley_group_members{job="parsley",app="notifier"}`, func(v float64) bool { return v == 1 })
+	api.await("the dangling head", `parsley_held_heads{job="parsley",app="notifier",task="1",cause="beyond-log-end"}`, func(v float64) bool { return v == 1 })
+	api.await("the alert", `ALERTS{alertname="ParsleyHeadBeyondLogEnd",alertstate="firing",app="notifier",task="1"}`, func(v float64) bool { return v == 1 })
+	if r := api.query(`ALERTS{alertname="ParsleyHeadBeyondLogEnd",task!="1"}`); len(r.Data.Result) != 0 {
+		t.Errorf("beyond-log-end alerts for other tasks: %+v", r.Data.Result)
+	}
+	if r := api.query(`ALERTS{alertname=~"ParsleyCorruptState|ParsleyHoldingUnassigned|ParsleyExporterNotRefreshing"}`); len(r.Data.Result) != 0 {
+		t.Errorf("alerts that should not fire: %+v", r.Data.Result)
+	}
+	scrape := checkMetrics(t, target)
+	if !strings.Contains(scrape, `parsley_held_heads{app="notifier",cause="beyond-log-end",task="1"} 1`) {
+		t.Errorf("the scrape lacks the dangling head:\n%s", scrape)
+	}
+	if code, body := httpGet(t, target+"/healthz"); code != 200 {
+		t.Errorf("healthz %d %s", code, body)
+	}
+
+	d := testutil.ReadDashboard(t, "../../contrib/grafana/parsley.json")
+	for _, p := range d.Panels {
+		for _, q := range p.Targets {
+			expr := strings.NewReplacer("$instance", ".*", "$app", ".*", "$task", ".*", "$__rate_interval", "5s").Replace(q.Expr)
+			api.query(expr)
+		}
+	}
+	if code := stop(); code != 130 {
+		t.Errorf("exporter exit %d, want 130 when stopped; stderr %s", code, stderr)
+	}
+	stopDemo()
 }

@@ -12,17 +12,51 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
 // The rules and the dashboard shipped in contrib/, from this package.
 const (
-	alertsPath     = "../../contrib/prometheus/alerts.yaml"
-	demoConfigPath = "../../contrib/prometheus/demo.yml"
-	dashboardPath  = "../../contrib/grafana/causalctl.json"
+	alertsPath           = "../../contrib/prometheus/alerts.yaml"
+	demoConfigPath       = "../../contrib/prometheus/demo.yml"
+	dashboardPath        = "../../contrib/grafana/causalctl.json"
+	parsleyAlertsPath    = "../../contrib/prometheus/parsley-alerts.yaml"
+	parsleyDashboardPath = "../../contrib/grafana/parsley.json"
 )
 
-var metricName = regexp.MustCompile(`\b(causalctl|go|process)_[a-z0-9_]+\b`)
+var metricName = regexp.MustCompile(`\b(causalctl|parsley|go|process)_[a-z0-9_]+\b`)
+
+// exportedByExporter returns the name of every series the exporter's
+// registry exports.
+func exportedByExporter(t *testing.T) map[string]bool {
+	t.Helper()
+	names, _ := exporterLabels(t)
+	return names
+}
+
+// exporterLabels returns the name of every series the exporter's registry
+// exports, and each one's label names.
+func exporterLabels(t *testing.T) (map[string]bool, map[string]map[string]bool) {
+	t.Helper()
+	src := &fixedProcesses{}
+	src.set(notifierSnapshot())
+	mfs, err := NewProcessRegistry(src, func() time.Time { return scrapeTime }).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, labels := map[string]bool{}, map[string]map[string]bool{}
+	for _, mf := range mfs {
+		names[mf.GetName()] = true
+		labels[mf.GetName()] = map[string]bool{}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				labels[mf.GetName()][l.GetName()] = true
+			}
+		}
+	}
+	return names, labels
+}
 
 // exported returns the name of every series the registry exports.
 func exported(t *testing.T) map[string]bool {
@@ -49,7 +83,7 @@ func checkNames(t *testing.T, where, expr string, names map[string]bool) {
 			t.Errorf("%s: %s is not exported (expr %s)", where, n, expr)
 		}
 	}
-	if !strings.Contains(expr, "causalctl_") && !strings.Contains(expr, "go_") && !strings.Contains(expr, "process_") {
+	if !metricName.MatchString(expr) {
 		t.Errorf("%s: names no metric of ours: %s", where, expr)
 	}
 }
@@ -87,17 +121,36 @@ func TestAlertRules(t *testing.T) {
 // the dashboard covers every causalctl metric. The e2e test runs each query
 // against a real Prometheus.
 func TestDashboard(t *testing.T) {
-	names := exported(t)
-	d := testutil.ReadDashboard(t, dashboardPath)
+	checkDashboard(t, dashboardPath, exported(t), nil, []string{"datasource", "instance"}, "causalctl_")
+}
+
+// TestParsleyDashboard checks contrib/grafana/parsley.json as TestDashboard
+// checks causalctl.json: it shows every metric of the exporter, and every
+// query honours the exporter, process and task variables it names.
+func TestParsleyDashboard(t *testing.T) {
+	names, labels := exporterLabels(t)
+	checkDashboard(t, parsleyDashboardPath, names, labels, []string{"datasource", "instance", "app", "task"}, "parsley_", "causalctl_exporter_")
+}
+
+// checkDashboard checks the dashboard at path against the exported names:
+// it has the template variables vars, every panel fits the grid and queries
+// only exported metrics, selecting the instance and, where a metric has a
+// label of a variable's name (labels), that variable; and every exported
+// metric with one of prefixes is shown.
+func checkDashboard(t *testing.T, path string, names map[string]bool, labels map[string]map[string]bool, vars []string, prefixes ...string) {
+	t.Helper()
+	d := testutil.ReadDashboard(t, path)
 	if d.Title == "" || d.UID == "" {
 		t.Errorf("title %q uid %q", d.Title, d.UID)
 	}
-	var vars []string
+	var have []string
 	for _, v := range d.Templating.List {
-		vars = append(vars, v.Name)
+		have = append(have, v.Name)
 	}
-	if !slices.Contains(vars, "datasource") || !slices.Contains(vars, "instance") {
-		t.Errorf("template variables %v, want datasource and instance", vars)
+	for _, v := range vars {
+		if !slices.Contains(have, v) {
+			t.Errorf("template variables %v, want %s", have, v)
+		}
 	}
 	ids := map[int]bool{}
 	used := map[string]bool{}
@@ -134,14 +187,56 @@ func TestDashboard(t *testing.T) {
 			if !strings.Contains(q.Expr, `instance=~"$instance"`) {
 				t.Errorf("panel %q ignores the instance variable: %s", p.Title, q.Expr)
 			}
+			// A variable named for a label selects every metric that has it.
+			for _, n := range metricName.FindAllString(q.Expr, -1) {
+				for _, v := range vars {
+					if labels[n][v] && !regexp.MustCompile(regexp.QuoteMeta(n)+`\{[^}]*\b`+v+`=~"\$`+v+`"`).MatchString(q.Expr) {
+						t.Errorf("panel %q ignores the %s variable for %s: %s", p.Title, v, n, q.Expr)
+					}
+				}
+			}
 			for _, n := range metricName.FindAllString(q.Expr, -1) {
 				used[n] = true
 			}
 		}
 	}
 	for n := range names {
-		if strings.HasPrefix(n, "causalctl_") && !used[n] {
-			t.Errorf("no panel shows %s", n)
+		for _, prefix := range prefixes {
+			if strings.HasPrefix(n, prefix) && !used[n] {
+				t.Errorf("no panel shows %s", n)
+			}
+		}
+	}
+}
+
+// TestParsleyAlertRules checks contrib/prometheus/parsley-alerts.yaml
+// beyond promtool: the alerts issue 23 asks for are there, each with a
+// severity, a summary and a description, over metrics the exporter
+// exports, selecting the causes they are named for.
+func TestParsleyAlertRules(t *testing.T) {
+	names := exportedByExporter(t)
+	rules := testutil.AlertRules(t, parsleyAlertsPath)
+	byName := map[string]testutil.AlertRule{}
+	for _, r := range rules {
+		byName[r.Alert] = r
+		checkNames(t, r.Alert, r.Expr, names)
+		if r.Labels["severity"] == "" || r.Annotations["summary"] == "" || r.Annotations["description"] == "" {
+			t.Errorf("%s: want a severity label, a summary and a description: %+v", r.Alert, r)
+		}
+	}
+	for alert, want := range map[string]string{
+		"ParsleyRecordHeldTooLong":   "parsley_records_held_age_max_seconds",
+		"ParsleyHoldingUnassigned":   "parsley_task_assigned",
+		"ParsleyHeadBeyondLogEnd":    `cause="` + string(inspect.CauseBeyondLogEnd) + `"`,
+		"ParsleyHeadOpenTransaction": `cause="` + string(inspect.CauseOpenTransaction) + `"`,
+	} {
+		r, ok := byName[alert]
+		if !ok {
+			t.Errorf("no alert %s", alert)
+			continue
+		}
+		if !strings.Contains(r.Expr, want) {
+			t.Errorf("%s does not select %s: %s", alert, want, r.Expr)
 		}
 	}
 }

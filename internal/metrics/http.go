@@ -34,6 +34,12 @@ func NewRegistry(src Snapshots) *prometheus.Registry {
 // retries unreachable brokers, saying so), 503 with the reason before the
 // first snapshot and once the gate failed closed or its feed stopped.
 func Handler(reg *prometheus.Registry, src Snapshots) http.Handler {
+	return serveMux(reg, func() (bool, string) { return Health(src) }, "causalctl")
+}
+
+// serveMux serves reg at /metrics, health at /healthz (200 when it says
+// ok, else 503, with its reason) and a line naming both at /.
+func serveMux(reg *prometheus.Registry, health func() (bool, string), name string) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
@@ -42,7 +48,7 @@ func Handler(reg *prometheus.Registry, src Snapshots) http.Handler {
 	})))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		ok, why := Health(src)
+		ok, why := health()
 		if !ok {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
@@ -50,7 +56,7 @@ func Handler(reg *prometheus.Registry, src Snapshots) http.Handler {
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		io.WriteString(w, "causalctl: /metrics (Prometheus text or OpenMetrics), /healthz\n")
+		io.WriteString(w, name+": /metrics (Prometheus text or OpenMetrics), /healthz\n")
 	})
 	return mux
 }
@@ -87,6 +93,12 @@ type Server struct {
 // Listen binds addr (HOST:PORT; port 0 picks a free one) and serves
 // Handler(NewRegistry(src), src) there until Close.
 func Listen(addr string, src Snapshots) (*Server, error) {
+	return Serve(addr, Handler(NewRegistry(src), src))
+}
+
+// Serve binds addr (HOST:PORT; port 0 picks a free one) and serves h there
+// until Close.
+func Serve(addr string, h http.Handler) (*Server, error) {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return nil, fmt.Errorf("metrics address %q: %w", addr, err)
 	}
@@ -97,7 +109,7 @@ func Listen(addr string, src Snapshots) (*Server, error) {
 	s := &Server{
 		ln: ln,
 		srv: &http.Server{
-			Handler:           Handler(NewRegistry(src), src),
+			Handler:           h,
 			ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout:       2 * time.Minute,
 		},

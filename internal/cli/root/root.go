@@ -10,6 +10,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/demo"
 	"github.com/causalctl/causalctl/internal/cli/docs"
 	"github.com/causalctl/causalctl/internal/cli/encode"
+	"github.com/causalctl/causalctl/internal/cli/exporter"
 	"github.com/causalctl/causalctl/internal/cli/holds"
 	"github.com/causalctl/causalctl/internal/cli/processes"
 	"github.com/causalctl/causalctl/internal/cli/replay"
@@ -73,6 +74,7 @@ commits no offset and produces nothing.`,
 	cmd.AddCommand(processes.NewCmdProcesses(f, out, nil))
 	cmd.AddCommand(demo.NewCmdDemo(f, out, nil))
 	cmd.AddCommand(watch.NewCmdWatch(f, nil))
+	cmd.AddCommand(exporter.NewCmdExporter(f, nil))
 	cmd.AddCommand(version.NewCmdVersion(f, out, nil))
 	cmd.AddCommand(completion.NewCmdCompletion(f))
 	cmd.AddCommand(docs.NewCmdGenDocs(func() *cobra.Command { return NewCmdRoot(f) }))

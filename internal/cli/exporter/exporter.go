@@ -1,0 +1,147 @@
+// Package exporter implements `causalctl exporter`: one Prometheus
+// exporter per cluster reporting every Parsley process's real holds, per
+// process and task, from the ordering changelogs (internal/tracker follows
+// them, internal/metrics renders what it found).
+package exporter
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/metrics"
+	"github.com/causalctl/causalctl/internal/tracker"
+)
+
+// DefaultMetricsAddr is where the exporter listens by default: every
+// interface, the port the project's metrics use.
+const DefaultMetricsAddr = ":9464"
+
+// Options are the parsed flags and dependencies of exporter.
+type Options struct {
+	IO          *iostreams.IOStreams
+	MetricsAddr string
+	AppPrefix   string
+	Refresh     time.Duration
+	Discover    time.Duration
+	TxnWait     time.Duration
+	// UnhealthyAfter is how long refreshes may fail before /healthz says
+	// 503.
+	UnhealthyAfter time.Duration
+
+	// Dial connects to the cluster (Factory.Dial).
+	Dial func(context.Context) (*kafka.Client, error)
+	Now  func() time.Time
+}
+
+// NewCmdExporter returns the exporter command. runF replaces the work in
+// tests of flag parsing; nil runs Run.
+func NewCmdExporter(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, Dial: f.Dial, Now: time.Now}
+	if f.Now != nil {
+		opts.Now = f.Now
+	}
+	cmd := &cobra.Command{
+		Use:   "exporter [--metrics-addr HOST:PORT] [--app-prefix PREFIX] [flags]",
+		Short: "Export every Parsley process's real holds as Prometheus metrics, one exporter per cluster",
+		Long: `Serve Prometheus metrics of every Parsley process on the cluster, read
+from the processes' own ordering state: per process (app) and task, the
+records held per topic and the age of the oldest since it was written, the
+held heads by cause (the causes of holds and state), whether a group member
+is assigned the task, and per channel how far fed-up-to and the committed
+offset are behind the log's end. Consumer-lag exporters read zero while
+records sit in hold queues; these are the holds.
+
+Every topic named APP-__parsley.ordering-changelog is a process (narrow
+them with --app-prefix); the topics are listed again every
+--discover-interval, so new processes are picked up and deleted ones
+dropped. Each changelog is read read_committed from its log start to its
+end, then followed: only the live store is kept, so memory follows the
+stores, not the changelogs. Every --refresh-interval the groups (described,
+never joined), committed offsets and the business topics' log facts are
+read, and the tasks whose store or facts changed are diagnosed again.
+Nothing is joined, committed or written.
+
+/metrics serves the metrics (docs/metrics.md), /healthz answers 200 while
+refreshing works and 503 once it has failed for longer than
+--unhealthy-after. The address is announced on stderr, and every failed
+refresh is said there. Ctrl-C or SIGTERM ends it (exit 130).`,
+		Example: `  causalctl exporter --brokers kafka:9092 --metrics-addr :9464
+  causalctl exporter --app-prefix shop- --refresh-interval 30s
+  curl -s localhost:9464/metrics | grep '^parsley_records_held'`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if err := cmdutil.CheckListenAddr("--metrics-addr", opts.MetricsAddr); err != nil {
+				return err
+			}
+			if opts.MetricsAddr == "" {
+				return cmdutil.Usagef("--metrics-addr: the exporter needs an address to serve, e.g. %s", DefaultMetricsAddr)
+			}
+			for _, d := range []struct {
+				flag string
+				v    time.Duration
+			}{{"--refresh-interval", opts.Refresh}, {"--discover-interval", opts.Discover}, {"--txn-wait", opts.TxnWait}, {"--unhealthy-after", opts.UnhealthyAfter}} {
+				if d.v <= 0 {
+					return cmdutil.Usagef("%s must be positive", d.flag)
+				}
+			}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return Run(c.Context(), opts)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&opts.MetricsAddr, "metrics-addr", DefaultMetricsAddr, "serve Prometheus metrics at http://`HOST:PORT`/metrics and health at /healthz (port 0: a free port)")
+	fs.StringVar(&opts.AppPrefix, "app-prefix", "", "export only the processes whose application id starts with `PREFIX`")
+	fs.DurationVar(&opts.Refresh, "refresh-interval", tracker.DefaultRefresh, "how often groups, committed offsets and log facts are read and changed tasks diagnosed")
+	fs.DurationVar(&opts.Discover, "discover-interval", tracker.DefaultDiscover, "how often the topics are listed for ordering changelogs created or deleted")
+	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long a refresh waits for a changelog read held below its end by an open transaction")
+	fs.DurationVar(&opts.UnhealthyAfter, "unhealthy-after", 2*time.Minute, "how long refreshes may fail before /healthz answers 503")
+	return cmd
+}
+
+// Run serves the metrics until ctx is done.
+func Run(ctx context.Context, opts *Options) error {
+	cl, err := opts.Dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	tr := tracker.New(tracker.Config{Client: cl, AppPrefix: opts.AppPrefix, Refresh: opts.Refresh,
+		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now})
+	srv, err := metrics.Serve(opts.MetricsAddr, metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now), tr, opts.UnhealthyAfter, opts.Now))
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	cmdutil.AnnounceMetrics(opts.IO.ErrOut, srv.Addr())
+
+	tctx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tr.Run(tctx)
+	}()
+	defer func() { stop(); <-done }()
+	// Say each failed refresh once, on stderr.
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var said uint64
+	for {
+		select {
+		case <-ctx.Done():
+			return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted}
+		case <-tick.C:
+			if s, ok := tr.Latest(); ok && s.Errors > said {
+				said = s.Errors
+				fmt.Fprintf(opts.IO.ErrOut, "causalctl: exporter: %s\n", s.LastError)
+			}
+		}
+	}
+}

@@ -1,0 +1,183 @@
+package metrics
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/tracker"
+)
+
+// Processes gives the latest snapshot of the Parsley processes `causalctl
+// exporter` follows; *tracker.Tracker is one.
+type Processes interface {
+	// Latest returns the latest snapshot, false before the first. The
+	// snapshot is shared: it is read, never changed.
+	Latest() (*tracker.Snapshot, bool)
+}
+
+// ProcessCollector is a prometheus.Collector over the latest snapshot of
+// every Parsley process the exporter follows: per process and task (the
+// app and task labels) what the ordering changelog holds, and the
+// exporter's own health. It renders the snapshot and decides nothing; the
+// one computation at scrape time is a held record's age, the clock's now
+// less the record's timestamp, so that ages move between refreshes.
+type ProcessCollector struct {
+	src Processes
+	now func() time.Time
+
+	held, heldAge, heads, assigned, corrupt, behind *prometheus.Desc
+	fedLag, committedLag, members, entries          *prometheus.Desc
+	lastSuccess, errors, followed, refreshDuration  *prometheus.Desc
+	diagnosed                                       *prometheus.Desc
+}
+
+// NewProcessCollector returns a ProcessCollector over src; ages are
+// measured to now (time.Now when nil).
+func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector {
+	if now == nil {
+		now = time.Now
+	}
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, labels, nil)
+	}
+	task := []string{"app", "task"}
+	with := func(labels ...string) []string { return append(slices.Clone(task), labels...) }
+	return &ProcessCollector{
+		src: src,
+		now: now,
+
+		held:         desc("parsley_records_held", "Records the task holds in its ordering state, per topic (Parsley 0.1: records-held).", with("topic")...),
+		heldAge:      desc("parsley_records_held_age_max_seconds", "Age of the task's oldest held record of the topic, since it was written (0 when none is held; Parsley 0.1: records-held-age-max-ms).", with("topic")...),
+		heads:        desc("parsley_held_heads", "Held heads of the task by their own cause (inspect's classifier; ready: nothing blocks it, the task has not run since). Only causes with a head are exported.", with("cause")...),
+		assigned:     desc("parsley_task_assigned", "1 when a member of the process's group is assigned the task, else 0.", task...),
+		corrupt:      desc("parsley_task_corrupt_entries", "Entries of the task's store that cannot be read.", task...),
+		behind:       desc("parsley_task_behind_transaction", "1 when the task's changelog partition could not be read to its end at the last refresh (an open transaction), else 0.", task...),
+		fedLag:       desc("parsley_channel_fed_lag_records", "Records written to the channel (below its last stable offset) that the task was not fed yet.", with("topic", "partition")...),
+		committedLag: desc("parsley_channel_committed_lag_records", "The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.", with("topic", "partition")...),
+		members:      desc("parsley_group_members", "Members of the process's consumer group.", "app"),
+		entries:      desc("parsley_changelog_entries_read_total", "Entries of the process's ordering changelog the exporter read, tombstones included.", "app"),
+
+		lastSuccess:     desc("causalctl_exporter_last_refresh_success_timestamp_seconds", "When the exporter last read every process without error (Unix time)."),
+		errors:          desc("causalctl_exporter_refresh_errors_total", "Failed reads of the cluster (discoveries and process refreshes)."),
+		followed:        desc("causalctl_exporter_changelogs_followed", "Ordering changelogs the exporter follows."),
+		refreshDuration: desc("causalctl_exporter_refresh_duration_seconds", "How long the exporter's latest refresh of every process took."),
+		diagnosed:       desc("causalctl_exporter_tasks_diagnosed_total", "Task diagnoses: a refresh diagnoses only the tasks whose store, group or log facts changed."),
+	}
+}
+
+// Describe sends the descriptions of every metric the collector exports.
+func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		c.held, c.heldAge, c.heads, c.assigned, c.corrupt, c.behind, c.fedLag, c.committedLag, c.members, c.entries,
+		c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed,
+	} {
+		ch <- d
+	}
+}
+
+// Collect sends the metrics of the latest snapshot; nothing before the
+// first.
+func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
+	s, ok := c.src.Latest()
+	if !ok {
+		return
+	}
+	now := c.now()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	for _, p := range s.Processes {
+		gauge(c.members, float64(p.Members), p.App)
+		ch <- prometheus.MustNewConstMetric(c.entries, prometheus.CounterValue, float64(p.EntriesRead), p.App)
+		for i := range p.Tasks {
+			t := &p.Tasks[i]
+			task := strconv.Itoa(int(t.Task))
+			for _, th := range t.Topics {
+				gauge(c.held, float64(th.Held), p.App, task, th.Topic)
+				age := 0.0
+				if th.Held > 0 && !th.OldestWritten.IsZero() {
+					age = max(now.Sub(th.OldestWritten), 0).Seconds()
+				}
+				gauge(c.heldAge, age, p.App, task, th.Topic)
+			}
+			for _, cause := range inspect.Causes() {
+				if n := t.Heads[cause]; n > 0 {
+					gauge(c.heads, float64(n), p.App, task, string(cause))
+				}
+			}
+			gauge(c.assigned, flag(t.Assigned), p.App, task)
+			gauge(c.corrupt, float64(t.Corrupt), p.App, task)
+			gauge(c.behind, flag(t.BehindTransaction), p.App, task)
+			for _, chn := range t.Channels {
+				part := strconv.Itoa(int(chn.Partition))
+				if chn.FedLag >= 0 {
+					gauge(c.fedLag, float64(chn.FedLag), p.App, task, chn.Topic, part)
+				}
+				if chn.CommittedLag >= 0 {
+					gauge(c.committedLag, float64(chn.CommittedLag), p.App, task, chn.Topic, part)
+				}
+			}
+		}
+	}
+	if !s.LastSuccess.IsZero() {
+		gauge(c.lastSuccess, float64(s.LastSuccess.UnixNano())/1e9)
+	}
+	ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(s.Errors))
+	ch <- prometheus.MustNewConstMetric(c.diagnosed, prometheus.CounterValue, float64(s.Diagnosed))
+	gauge(c.followed, float64(s.Followed))
+	gauge(c.refreshDuration, s.RefreshDuration.Seconds())
+}
+
+func flag(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// ProcessHealth reports whether the exporter's refreshes work: "ok" while
+// the latest succeeded or they have failed for at most bound; not ok
+// before the first refresh ends, and once they have failed for longer.
+func ProcessHealth(src Processes, bound time.Duration, now time.Time) (ok bool, why string) {
+	s, have := src.Latest()
+	switch {
+	case !have:
+		return false, "starting: no refresh yet"
+	case s.FailingSince.IsZero():
+		return true, "ok"
+	case s.LastSuccess.IsZero() && now.Sub(s.FailingSince) <= bound:
+		return false, "starting: " + s.LastError
+	case now.Sub(s.FailingSince) > bound:
+		return false, fmt.Sprintf("refreshes failing for %s: %s", now.Sub(s.FailingSince).Round(time.Second), s.LastError)
+	}
+	return true, fmt.Sprintf("ok: refreshes failing for %s: %s", now.Sub(s.FailingSince).Round(time.Second), s.LastError)
+}
+
+// NewProcessRegistry returns a registry of its own holding a
+// ProcessCollector over src and the standard Go and process collectors.
+func NewProcessRegistry(src Processes, now func() time.Time) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		NewProcessCollector(src, now),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return reg
+}
+
+// ProcessHandler serves reg at /metrics as Handler does, and the
+// exporter's health at /healthz (ProcessHealth: 200 "ok", 503 with the
+// reason).
+func ProcessHandler(reg *prometheus.Registry, src Processes, bound time.Duration, now func() time.Time) http.Handler {
+	if now == nil {
+		now = time.Now
+	}
+	return serveMux(reg, func() (bool, string) { return ProcessHealth(src, bound, now()) }, "causalctl exporter")
+}

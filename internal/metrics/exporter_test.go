@@ -1,0 +1,191 @@
+package metrics
+
+import (
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/tracker"
+)
+
+// fixedProcesses serves whatever tracker snapshot the test sets.
+type fixedProcesses struct {
+	mu sync.Mutex
+	s  *tracker.Snapshot
+}
+
+func (f *fixedProcesses) Latest() (*tracker.Snapshot, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.s, f.s != nil
+}
+
+func (f *fixedProcesses) set(s *tracker.Snapshot) {
+	f.mu.Lock()
+	f.s = s
+	f.mu.Unlock()
+}
+
+// scrapeTime is the collector's clock in these tests.
+var scrapeTime = time.Unix(1700000600, 0)
+
+// notifierSnapshot is a snapshot of one process, notifier: task 0 holds
+// nothing and is assigned; task 1 holds 2 payments (the oldest written
+// 10 minutes before the scrape) and 5 shipments (the oldest without a
+// timestamp), its heads one beyond the log end and one ready, and no
+// member runs it; payments/1's lags are known, shipments/1's log end not.
+func notifierSnapshot() *tracker.Snapshot {
+	return &tracker.Snapshot{
+		Taken:           time.Unix(1700000595, 0),
+		LastSuccess:     time.Unix(1700000595, 0),
+		Errors:          3,
+		RefreshDuration: 250 * time.Millisecond,
+		Followed:        1,
+		Diagnosed:       7,
+		Processes: []tracker.Process{{
+			App: "notifier", Changelog: "notifier-__parsley.ordering-changelog", GroupState: "Stable", Members: 1, EntriesRead: 42,
+			Tasks: []tracker.Task{
+				{Task: 0, Assigned: true, Topics: []tracker.TopicHolds{{Topic: "payments"}}, Heads: map[inspect.Cause]int{},
+					Channels: []tracker.Channel{{Topic: "payments", Partition: 0, FedLag: 0, CommittedLag: 0}}},
+				{Task: 1, Topics: []tracker.TopicHolds{
+					{Topic: "payments", Held: 2, OldestWritten: scrapeTime.Add(-10 * time.Minute)},
+					{Topic: "shipments", Held: 5},
+				}, Heads: map[inspect.Cause]int{inspect.CauseBeyondLogEnd: 1, inspect.CauseReady: 1},
+					Channels: []tracker.Channel{
+						{Topic: "payments", Partition: 1, FedLag: 4, CommittedLag: 6},
+						{Topic: "shipments", Partition: 1, FedLag: -1, CommittedLag: -1},
+					},
+					Corrupt: 2, BehindTransaction: true},
+			},
+		}},
+	}
+}
+
+// TestProcessCollector: a fixture snapshot renders as exactly these
+// series — per task and topic the held records and the oldest's age to
+// the scrape's clock, heads only for the causes they have, lags only
+// where known, the exporter's health.
+func TestProcessCollector(t *testing.T) {
+	src := &fixedProcesses{}
+	src.set(notifierSnapshot())
+	c := NewProcessCollector(src, func() time.Time { return scrapeTime })
+	want := `
+# HELP causalctl_exporter_changelogs_followed Ordering changelogs the exporter follows.
+# TYPE causalctl_exporter_changelogs_followed gauge
+causalctl_exporter_changelogs_followed 1
+# HELP causalctl_exporter_last_refresh_success_timestamp_seconds When the exporter last read every process without error (Unix time).
+# TYPE causalctl_exporter_last_refresh_success_timestamp_seconds gauge
+causalctl_exporter_last_refresh_success_timestamp_seconds 1.700000595e+09
+# HELP causalctl_exporter_refresh_duration_seconds How long the exporter's latest refresh of every process took.
+# TYPE causalctl_exporter_refresh_duration_seconds gauge
+causalctl_exporter_refresh_duration_seconds 0.25
+# HELP causalctl_exporter_refresh_errors_total Failed reads of the cluster (discoveries and process refreshes).
+# TYPE causalctl_exporter_refresh_errors_total counter
+causalctl_exporter_refresh_errors_total 3
+# HELP causalctl_exporter_tasks_diagnosed_total Task diagnoses: a refresh diagnoses only the tasks whose store, group or log facts changed.
+# TYPE causalctl_exporter_tasks_diagnosed_total counter
+causalctl_exporter_tasks_diagnosed_total 7
+# HELP parsley_changelog_entries_read_total Entries of the process's ordering changelog the exporter read, tombstones included.
+# TYPE parsley_changelog_entries_read_total counter
+parsley_changelog_entries_read_total{app="notifier"} 42
+# HELP parsley_channel_committed_lag_records The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.
+# TYPE parsley_channel_committed_lag_records gauge
+parsley_channel_committed_lag_records{app="notifier",partition="0",task="0",topic="payments"} 0
+parsley_channel_committed_lag_records{app="notifier",partition="1",task="1",topic="payments"} 6
+# HELP parsley_channel_fed_lag_records Records written to the channel (below its last stable offset) that the task was not fed yet.
+# TYPE parsley_channel_fed_lag_records gauge
+parsley_channel_fed_lag_records{app="notifier",partition="0",task="0",topic="payments"} 0
+parsley_channel_fed_lag_records{app="notifier",partition="1",task="1",topic="payments"} 4
+# HELP parsley_group_members Members of the process's consumer group.
+# TYPE parsley_group_members gauge
+parsley_group_members{app="notifier"} 1
+# HELP parsley_held_heads Held heads of the task by their own cause (inspect's classifier; ready: nothing blocks it, the task has not run since). Only causes with a head are exported.
+# TYPE parsley_held_heads gauge
+parsley_held_heads{app="notifier",cause="beyond-log-end",task="1"} 1
+parsley_held_heads{app="notifier",cause="ready",task="1"} 1
+# HELP parsley_records_held Records the task holds in its ordering state, per topic (Parsley 0.1: records-held).
+# TYPE parsley_records_held gauge
+parsley_records_held{app="notifier",task="0",topic="payments"} 0
+parsley_records_held{app="notifier",task="1",topic="payments"} 2
+parsley_records_held{app="notifier",task="1",topic="shipments"} 5
+# HELP parsley_records_held_age_max_seconds Age of the task's oldest held record of the topic, since it was written (0 when none is held; Parsley 0.1: records-held-age-max-ms).
+# TYPE parsley_records_held_age_max_seconds gauge
+parsley_records_held_age_max_seconds{app="notifier",task="0",topic="payments"} 0
+parsley_records_held_age_max_seconds{app="notifier",task="1",topic="payments"} 600
+parsley_records_held_age_max_seconds{app="notifier",task="1",topic="shipments"} 0
+# HELP parsley_task_assigned 1 when a member of the process's group is assigned the task, else 0.
+# TYPE parsley_task_assigned gauge
+parsley_task_assigned{app="notifier",task="0"} 1
+parsley_task_assigned{app="notifier",task="1"} 0
+# HELP parsley_task_behind_transaction 1 when the task's changelog partition could not be read to its end at the last refresh (an open transaction), else 0.
+# TYPE parsley_task_behind_transaction gauge
+parsley_task_behind_transaction{app="notifier",task="0"} 0
+parsley_task_behind_transaction{app="notifier",task="1"} 1
+# HELP parsley_task_corrupt_entries Entries of the task's store that cannot be read.
+# TYPE parsley_task_corrupt_entries gauge
+parsley_task_corrupt_entries{app="notifier",task="0"} 0
+parsley_task_corrupt_entries{app="notifier",task="1"} 2
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestProcessCollectorBeforeFirstRefresh: nothing is exported before the
+// tracker's first snapshot — no zero that would read as "nothing held".
+func TestProcessCollectorBeforeFirstRefresh(t *testing.T) {
+	c := NewProcessCollector(&fixedProcesses{}, func() time.Time { return scrapeTime })
+	if n := testutil.CollectAndCount(c); n != 0 {
+		t.Errorf("%d series before the first refresh", n)
+	}
+}
+
+// TestProcessHealth: /healthz is 503 before the first refresh, 200 while
+// refreshes work and while they have failed for at most the bound, 503
+// once they have failed for longer, and 200 again after a success.
+func TestProcessHealth(t *testing.T) {
+	src := &fixedProcesses{}
+	now := scrapeTime
+	h := ProcessHandler(NewProcessRegistry(src, func() time.Time { return now }), src, time.Minute, func() time.Time { return now })
+	get := func() (int, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
+		return rec.Code, strings.TrimSpace(rec.Body.String())
+	}
+	check := func(what string, wantCode int, wantBody string) {
+		t.Helper()
+		if code, body := get(); code != wantCode || !strings.HasPrefix(body, wantBody) {
+			t.Errorf("%s: %d %q, want %d %q…", what, code, body, wantCode, wantBody)
+		}
+	}
+	check("before the first refresh", 503, "starting: no refresh yet")
+
+	s := notifierSnapshot()
+	src.set(s)
+	check("refreshing", 200, "ok")
+
+	failing := *s
+	failing.FailingSince, failing.LastError = now.Add(-30*time.Second), "notifier: describing group: broken"
+	src.set(&failing)
+	check("failing within the bound", 200, "ok: refreshes failing for 30s: notifier: describing group: broken")
+	now = now.Add(31 * time.Second)
+	check("failing past the bound", 503, "refreshes failing for 1m1s: notifier: describing group: broken")
+
+	never := tracker.Snapshot{FailingSince: now.Add(-10 * time.Second), LastError: "dial: refused"}
+	src.set(&never)
+	check("never refreshed, failing", 503, "starting: dial: refused")
+
+	src.set(s)
+	check("refreshing again", 200, "ok")
+
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if !strings.Contains(rec.Body.String(), `parsley_records_held{app="notifier",task="1",topic="shipments"} 5`) {
+		t.Errorf("/metrics lacks the held shipments:\n%s", rec.Body.String())
+	}
+}

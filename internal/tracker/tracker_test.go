@@ -1,0 +1,279 @@
+package tracker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
+	"github.com/causalctl/causalctl/internal/parsley"
+)
+
+// The tracker's clock in these tests; held records are written 5 minutes
+// before it.
+var (
+	now     = time.Unix(1700000000, 0)
+	written = now.Add(-5 * time.Minute)
+)
+
+// cluster is a kfake cluster with two business topics of two partitions,
+// three records on each partition, and the process shop's changelog.
+type cluster struct {
+	t   *testing.T
+	c   *kfake.Cluster
+	adm *kadm.Client
+	ids map[string]clock.TopicID
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	c := kafkatest.Cluster(t, kfake.SeedTopics(2, "orders", "payments", parsley.ChangelogTopic("shop")))
+	w, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	k := &cluster{t: t, c: c, adm: kadm.NewClient(w), ids: map[string]clock.TopicID{}}
+	k.learnIDs()
+	var recs []*kgo.Record
+	for _, name := range []string{"orders", "payments"} {
+		for p := range int32(2) {
+			for range 3 {
+				recs = append(recs, &kgo.Record{Topic: name, Partition: p, Value: []byte("x")})
+			}
+		}
+	}
+	kafkatest.Produce(t, c, recs...)
+	return k
+}
+
+func (k *cluster) learnIDs() {
+	md, err := k.adm.Metadata(context.Background())
+	if err != nil {
+		k.t.Fatal(err)
+	}
+	for _, td := range md.Topics {
+		k.ids[td.Topic] = clock.TopicID(td.ID)
+	}
+}
+
+func (k *cluster) ch(topic string, p int32) clock.Channel {
+	return clock.Channel{Topic: k.ids[topic], Partition: p}
+}
+
+// begin writes app's task p store's version and bindings, fed-up-to 2 on
+// both channels.
+func (k *cluster) begin(app string, p int32) {
+	cl := parsley.ChangelogTopic(app)
+	recs := []*kgo.Record{k.entry(cl, p, parsley.Key{Tag: parsley.TagVersion}, []byte{1})}
+	for _, name := range []string{"orders", "payments"} {
+		recs = append(recs,
+			k.entry(cl, p, parsley.Key{Tag: parsley.TagName, Name: name}, parsley.AppendNameValue(nil, k.ids[name])),
+			k.entry(cl, p, parsley.Key{Tag: parsley.TagFedUpTo, Channel: k.ch(name, p)}, parsley.AppendPosition(nil, 2)))
+	}
+	kafkatest.Produce(k.t, k.c, recs...)
+}
+
+func (k *cluster) entry(topic string, p int32, key parsley.Key, v []byte) *kgo.Record {
+	return &kgo.Record{Topic: topic, Partition: p, Key: parsley.AppendKey(nil, key), Value: v}
+}
+
+// hold writes a held record of app's task at ch@off waiting for causes;
+// release tombstones it.
+func (k *cluster) hold(app string, ch clock.Channel, off int64, causes ...clock.Entry) {
+	v := parsley.AppendHeldRecord(nil, &parsley.HeldRecord{Timestamp: written.UnixMilli(), Key: []byte("k"), Value: []byte("v"), Causes: causes})
+	kafkatest.Produce(k.t, k.c, k.entry(parsley.ChangelogTopic(app), ch.Partition, parsley.Key{Tag: parsley.TagHeld, Channel: ch, Position: off}, v))
+}
+
+func (k *cluster) release(app string, ch clock.Channel, off int64) {
+	kafkatest.Produce(k.t, k.c, k.entry(parsley.ChangelogTopic(app), ch.Partition, parsley.Key{Tag: parsley.TagHeld, Channel: ch, Position: off}, nil))
+}
+
+func newTracker(t *testing.T, k *cluster, prefix string) *Tracker {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: k.c.ListenAddrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	tr := New(Config{Client: cl, AppPrefix: prefix, Now: func() time.Time { return now }, TxnWait: 10 * time.Second})
+	t.Cleanup(tr.Close)
+	return tr
+}
+
+// refresh refreshes and returns the snapshot, failing on a refresh error.
+func refresh(t *testing.T, tr *Tracker) *Snapshot {
+	t.Helper()
+	if err := tr.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := tr.Latest()
+	return s
+}
+
+func task(t *testing.T, s *Snapshot, app string, n int32) *Task {
+	t.Helper()
+	for i := range s.Processes {
+		if s.Processes[i].App != app {
+			continue
+		}
+		for j := range s.Processes[i].Tasks {
+			if s.Processes[i].Tasks[j].Task == n {
+				return &s.Processes[i].Tasks[j]
+			}
+		}
+	}
+	t.Fatalf("no task %s/%d in %+v", app, n, s.Processes)
+	return nil
+}
+
+func held(tk *Task, topic string) TopicHolds {
+	for _, th := range tk.Topics {
+		if th.Topic == topic {
+			return th
+		}
+	}
+	return TopicHolds{Topic: topic, Held: -1}
+}
+
+// TestTrackerFollows: a process's changelog is read to its end and then
+// followed — a hold written after the first refresh is seen at the next,
+// a tombstone releases it — with the holds per task and topic, the oldest
+// record's time, the head's cause, the lags; an idle refresh diagnoses
+// nothing; only the task whose store changed is diagnosed again.
+func TestTrackerFollows(t *testing.T) {
+	k := newCluster(t)
+	k.begin("shop", 0)
+	k.begin("shop", 1)
+	// Task 1 holds payments/1@2, waiting for orders/1@9: never written.
+	k.hold("shop", k.ch("payments", 1), 2, clock.Entry{Channel: k.ch("orders", 1), Position: 9})
+
+	tr := newTracker(t, k, "")
+	if _, ok := tr.Latest(); ok {
+		t.Fatal("a snapshot before the first refresh")
+	}
+	if err := tr.Discover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s := refresh(t, tr)
+	if s.Followed != 1 || len(s.Processes) != 1 || s.Processes[0].App != "shop" || s.Processes[0].GroupState != "Dead" {
+		t.Fatalf("snapshot %+v", s)
+	}
+	t1 := task(t, s, "shop", 1)
+	if got := held(t1, "payments"); got.Held != 1 || !got.OldestWritten.Equal(written) {
+		t.Errorf("task 1 payments: %+v, want 1 held written at %v", got, written)
+	}
+	if got := held(t1, "orders"); got.Held != 0 {
+		t.Errorf("task 1 orders: %+v, want a 0 series", got)
+	}
+	if t1.Heads[inspect.CauseBeyondLogEnd] != 1 || len(t1.Heads) != 1 {
+		t.Errorf("task 1 heads %v, want one beyond-log-end", t1.Heads)
+	}
+	if t1.Assigned {
+		t.Error("task 1 assigned with no group")
+	}
+	for _, c := range t1.Channels {
+		// Fed up to 2 of 3 records: nothing left to feed; no offsets committed.
+		if c.FedLag != 0 || c.CommittedLag != -1 {
+			t.Errorf("channel %+v, want fed lag 0 and no committed lag", c)
+		}
+	}
+	if t0 := task(t, s, "shop", 0); t0.HeldCount() != 0 || len(t0.Heads) != 0 {
+		t.Errorf("task 0 %+v, want nothing held", t0)
+	}
+	if s.Diagnosed != 2 {
+		t.Errorf("%d diagnoses, want 2 (both tasks)", s.Diagnosed)
+	}
+
+	if s = refresh(t, tr); s.Diagnosed != 2 {
+		t.Errorf("an idle refresh diagnosed %d tasks", s.Diagnosed-2)
+	}
+
+	// Written after the first read: task 0 holds payments/0@1 behind a
+	// lagging order; task 1's head is released.
+	k.hold("shop", k.ch("payments", 0), 1, clock.Entry{Channel: k.ch("orders", 0), Position: 1})
+	k.release("shop", k.ch("payments", 1), 2)
+	s = refresh(t, tr)
+	if got := held(task(t, s, "shop", 1), "payments"); got.Held != 0 || !got.OldestWritten.IsZero() {
+		t.Errorf("task 1 after the tombstone: %+v", got)
+	}
+	t0 := task(t, s, "shop", 0)
+	if got := held(t0, "payments"); got.Held != 1 {
+		t.Errorf("task 0 after the new hold: %+v", got)
+	}
+	// Fed up to orders/0@2, the cause 1 is below it yet not delivered:
+	// the gate delivers a record it was fed; the head is ready.
+	if t0.Heads[inspect.CauseReady] != 1 {
+		t.Errorf("task 0 heads %v, want one ready", t0.Heads)
+	}
+	if s.Diagnosed != 4 {
+		t.Errorf("%d diagnoses after both tasks changed, want 4", s.Diagnosed)
+	}
+	k.release("shop", k.ch("payments", 0), 1)
+	if s = refresh(t, tr); s.Diagnosed != 5 {
+		t.Errorf("%d diagnoses after task 0 alone changed, want 5", s.Diagnosed)
+	}
+}
+
+// TestTrackerRediscovers: a changelog created later is followed at the
+// next discovery, one deleted is dropped, and --app-prefix narrows.
+func TestTrackerRediscovers(t *testing.T) {
+	k := newCluster(t)
+	k.begin("shop", 0)
+	tr := newTracker(t, k, "")
+	narrow := newTracker(t, k, "other")
+	ctx := context.Background()
+	if err := tr.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := narrow.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := refresh(t, narrow); s.Followed != 0 {
+		t.Errorf("--app-prefix other follows %d changelogs", s.Followed)
+	}
+	if s := refresh(t, tr); s.Followed != 1 {
+		t.Fatalf("followed %d", s.Followed)
+	}
+
+	if _, err := k.adm.CreateTopic(ctx, 1, 1, nil, parsley.ChangelogTopic("other")); err != nil {
+		t.Fatal(err)
+	}
+	k.learnIDs()
+	k.begin("other", 0)
+	k.hold("other", k.ch("orders", 0), 2, clock.Entry{Channel: k.ch("payments", 0), Position: 5})
+	for _, x := range []*Tracker{tr, narrow} {
+		if err := x.Discover(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := refresh(t, tr)
+	if s.Followed != 2 || len(s.Processes) != 2 || s.Processes[0].App != "other" {
+		t.Fatalf("after the new changelog: %+v", s)
+	}
+	if got := held(task(t, s, "other", 0), "orders"); got.Held != 1 {
+		t.Errorf("other's task 0: %+v", got)
+	}
+	if s := refresh(t, narrow); s.Followed != 1 || len(s.Processes) != 1 || s.Processes[0].App != "other" {
+		t.Errorf("--app-prefix other: %+v", s)
+	}
+
+	if _, err := k.adm.DeleteTopics(ctx, parsley.ChangelogTopic("shop")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := refresh(t, tr); s.Followed != 1 || len(s.Processes) != 1 || s.Processes[0].App != "other" {
+		t.Errorf("after deleting shop's changelog: %+v", s)
+	}
+}
