@@ -84,8 +84,8 @@ Exit codes: 0 nothing held; 4 something held; 1 corrupt state (after
 printing what could be read, the corrupt entries named by partition, offset
 and key) or a broker or input error; 2 usage; 130 interrupted.`,
 		Example: `  causalctl state --brokers localhost:9092 --app notifier
-  causalctl state --app shop-shipper --task 3 -o json
-  causalctl state -f changelog.ndjson --changelog shop-shipper-__parsley.ordering-changelog`,
+  causalctl state --app notifier --task 1 -o json
+  causalctl state -f changelog.ndjson --changelog notifier-__parsley.ordering-changelog`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
