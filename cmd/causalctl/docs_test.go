@@ -194,7 +194,7 @@ func stripComment(line string) string {
 }
 
 // exitMarker: an example documented to fail ends its comment in
-// "exit N" (`causalctl decode --hex zz   # not hex: exit 1`).
+// "exit N" (`causalctl decode --hex zz   # not hex, a usage error: exit 2`).
 var exitMarker = regexp.MustCompile(`#.*\bexit (\d+)\)?\s*$`)
 
 // findingsCommands: the commands docs/exit-codes.md names in its row for
@@ -499,20 +499,27 @@ func TestDocsExamplesRun(t *testing.T) {
 	}
 
 	// Run them a few at a time: most wait on the demo, not a core.
+	// Every directory is prepared before anything runs, so that a failing
+	// preparation leaves no example running.
+	dirs := make([][2]string, len(jobs))
+	for i, j := range jobs {
+		if j.skip == "" {
+			dirs[i][0] = t.TempDir()
+			dirs[i][1] = fx.prepare(t, dirs[i][0], j.path, j.ex.line)
+		}
+	}
 	sem := make(chan struct{}, 4)
 	var wg sync.WaitGroup
-	for _, j := range jobs {
+	for i, j := range jobs {
 		if j.skip != "" {
 			continue
 		}
-		dir := t.TempDir()
-		home := fx.prepare(t, dir, j.path, j.ex.line)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			j.res = runExample(dir, home, binDir, j.run, j.long, 3*time.Second)
+			j.res = runExample(dirs[i][0], dirs[i][1], binDir, j.run, j.long, 3*time.Second)
 		}()
 	}
 	wg.Wait()
@@ -606,7 +613,7 @@ func TestDocsExtraction(t *testing.T) {
 	}{
 		{"causalctl --profile prod holds -t orders   # cron", "causalctl --profile prod holds -t orders", false, []int{0, 4}},
 		{"causalctl replay -f c.ndjson --fail-on-held", "causalctl replay -f c.ndjson --fail-on-held", false, []int{0, 3}},
-		{"causalctl decode --hex zz   # not hex: exit 1", "causalctl decode --hex zz", false, []int{1}},
+		{"causalctl decode --hex zz   # not hex, a usage error: exit 2", "causalctl decode --hex zz", false, []int{2}},
 		{"causalctl topics --brokers a:9092,kafka-1.example.com:9093", "causalctl topics --brokers 127.0.0.1:1,127.0.0.1:1", false, []int{0}},
 		{"causalctl demo --listen 127.0.0.1:9092 &", "causalctl demo --listen 127.0.0.1:0", true, []int{0}},
 		{"causalctl replay -f c.ndjson --metrics-addr=:9464", "causalctl replay -f c.ndjson --metrics-addr=127.0.0.1:0", true, []int{0}},
