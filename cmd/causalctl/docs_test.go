@@ -539,6 +539,8 @@ func TestDocsExamplesRun(t *testing.T) {
 				return
 			}
 			code := r.codes[0]
+			first, _, _ := strings.Cut(r.output, "\n")
+			t.Logf("%s: exit %v; output begins %q", where, r.codes, first)
 			want := j.codes
 			if j.long {
 				// Stopped with Ctrl-C: 130 (or 0 if it was done anyway).
