@@ -175,14 +175,15 @@ func commandPath(tree *cobra.Command, line string) []string {
 }
 
 // longRunning: commands that run until stopped — watch, demo, an exporter,
-// anything serving --metrics-addr, a line put in the background.
+// anything listening on an address (--metrics-addr, --listen), a line put
+// in the background.
 func longRunning(path []string, line string) bool {
 	for _, p := range path {
 		if p == "watch" || p == "demo" || p == "exporter" {
 			return true
 		}
 	}
-	return strings.Contains(line, "--metrics-addr") || strings.HasSuffix(strings.TrimSpace(stripComment(line)), "&")
+	return listenFlag.MatchString(line) || strings.HasSuffix(strings.TrimSpace(stripComment(line)), "&")
 }
 
 // stripComment drops a trailing shell comment (" # …").
@@ -236,7 +237,9 @@ func expectedCodes(path []string, line string, findings map[string]bool) []int {
 }
 
 var (
-	listenFlag = regexp.MustCompile(`(--(?:listen|metrics-addr)[ =])\S+`)
+	// A flag naming an address to listen on: --listen, --metrics-addr,
+	// any --…listen… or --…addr… flag.
+	listenFlag = regexp.MustCompile(`(--[a-z-]*(?:listen|addr)[a-z-]*[ =])\S+`)
 	brokerAddr = regexp.MustCompile(`[A-Za-z0-9_.-]+:909[0-9]\b`)
 )
 
@@ -620,6 +623,7 @@ func TestDocsExtraction(t *testing.T) {
 		{"causalctl demo --listen 127.0.0.1:9092 &", "causalctl demo --listen 127.0.0.1:0", true, []int{0}},
 		{"causalctl replay -f c.ndjson --metrics-addr=:9464", "causalctl replay -f c.ndjson --metrics-addr=127.0.0.1:0", true, []int{0}},
 		{"causalctl watch -t orders | tee w.log", "causalctl watch -t orders | tee w.log", true, []int{0}},
+		{"causalctl somecmd --listen-addr=0.0.0.0:9465", "causalctl somecmd --listen-addr=127.0.0.1:0", true, []int{0}},
 	} {
 		path := commandPath(tree, c.line)
 		if run := substitute(c.line, "127.0.0.1:1"); run != c.run {
