@@ -176,7 +176,15 @@ func TestTooSmallInTmux(t *testing.T) {
 // address of its broker.
 func startDemo(t *testing.T, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"demo", "--no-tui", "--duration", "60s"}, args...)...)
+	return startDemoUntil(t, "", append([]string{"--duration", "60s"}, args...)...)
+}
+
+// startDemoUntil runs `causalctl demo --no-tui` with args until it is
+// killed at the test's end, and returns its broker's address once it has
+// printed a line containing until ("" for its address line).
+func startDemoUntil(t *testing.T, until string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"demo", "--no-tui"}, args...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -185,21 +193,35 @@ func startDemo(t *testing.T, args ...string) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		// "A Kafka broker is listening on 127.0.0.1:PORT. …"
-		if _, rest, ok := strings.Cut(sc.Text(), "listening on "); ok {
-			addr := strings.TrimRight(strings.Fields(rest)[0], ".")
-			go io.Copy(io.Discard, out)
-			return addr
+	found := make(chan string, 1)
+	go func() {
+		defer close(found)
+		sc := bufio.NewScanner(out)
+		addr := ""
+		for sc.Scan() {
+			// "A Kafka broker is listening on 127.0.0.1:PORT. …"
+			if _, rest, ok := strings.Cut(sc.Text(), "listening on "); ok && addr == "" {
+				addr = strings.TrimRight(strings.Fields(rest)[0], ".")
+			}
+			if addr != "" && strings.Contains(sc.Text(), until) {
+				found <- addr
+				io.Copy(io.Discard, out)
+				return
+			}
 		}
+	}()
+	select {
+	case addr, ok := <-found:
+		if !ok {
+			t.Fatalf("the demo ended before printing its address and %q", until)
+		}
+		return addr
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the demo printed no address and %q within 60s", until)
 	}
-	t.Fatalf("the demo printed no address")
 	return ""
 }
 
-// TestDemoWithKcat: a foreign client (kcat, librdkafka) lists and consumes
-// the demo's topics from the printed address, headers included.
 func TestDemoWithKcat(t *testing.T) {
 	needTool(t, "kcat")
 	addr := startDemo(t)

@@ -538,7 +538,11 @@ type partOffsets struct {
 }
 
 // listOffsets lists log start, high watermark and last stable offset of the
-// given partitions.
+// given partitions. They are three requests, listed in the order of the
+// offsets (log start, last stable, high watermark): a partition written
+// between two of them then still has log start ≤ last stable ≤ high
+// watermark, as its log facts must (the other order gave a last stable
+// offset beyond the high watermark, and `check` refused its own spool).
 func (c *Client) listOffsets(ctx context.Context, parts []chanKey) (map[chanKey]partOffsets, error) {
 	out := make(map[chanKey]partOffsets, len(parts))
 	if len(parts) == 0 {
@@ -548,10 +552,6 @@ func (c *Client) listOffsets(ctx context.Context, parts []chanKey) (map[chanKey]
 	if err != nil {
 		return nil, err
 	}
-	// In this order — log start, last stable, high watermark — each is
-	// listed no earlier than the one it must not exceed: offsets only
-	// grow, so log start ≤ last stable ≤ high watermark holds even while
-	// the partition is written between the requests.
 	lsos, err := c.listAt(ctx, parts, -1, 1)
 	if err != nil {
 		return nil, err

@@ -1,10 +1,14 @@
 package kafka
 
 import (
+	"bytes"
+	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/causalctl/causalctl/internal/capture"
 )
@@ -56,5 +60,50 @@ func TestLogFacts(t *testing.T) {
 	// Without the option nothing changes.
 	if got := trace(openDrain(t, cl, []string{"orders"}, "start"), false); got != "p1 r1=b r2=c p3" {
 		t.Errorf("without WithLogFacts: %q", got)
+	}
+}
+
+// TestLogFactsWrittenWhileListed: a partition written while its offsets
+// are listed (between two of the ListOffsets requests) still has
+// log start ≤ last stable ≤ high watermark in its facts, which a capture
+// must hold to be written.
+func TestLogFactsWrittenWhileListed(t *testing.T) {
+	c := newCluster(t)
+	if _, err := newAdmin(t, c).CreateTopic(testCtx(t), 1, 1, nil, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	w := writer(t, c)
+	produce(t, w, rec("orders", "a"), rec("orders", "b"))
+	cl := dialTest(t, c)
+
+	// The last of the three listings waits until another record is in.
+	var lists atomic.Int32
+	var writeErr error // set before the third listing is answered
+	c.ControlKey(int16(kmsg.ListOffsets), func(kmsg.Request) (kmsg.Response, error, bool) {
+		c.KeepControl()
+		if lists.Add(1) == 3 {
+			written := make(chan struct{})
+			go func() {
+				defer close(written)
+				writeErr = w.ProduceSync(context.Background(), rec("orders", "c")).FirstErr()
+			}()
+			c.SleepControl(func() { <-written })
+		}
+		return nil, nil, false
+	})
+	items := openDrain(t, cl, []string{"orders"}, "start", WithLogFacts())
+	if writeErr != nil {
+		t.Fatalf("writing between the listings: %v", writeErr)
+	}
+	if lists.Load() < 3 {
+		t.Fatalf("%d ListOffsets requests: the test no longer writes between them", lists.Load())
+	}
+	f := items[0].Facts
+	if f == nil || !(f.LogStart <= f.LastStable && f.LastStable <= f.HighWatermark) {
+		t.Fatalf("facts %+v: want log start ≤ last stable ≤ high watermark", f)
+	}
+	var buf bytes.Buffer
+	if err := capture.NewWriter(&buf).Write(items[0]); err != nil {
+		t.Errorf("the facts cannot be written to a capture: %v", err)
 	}
 }

@@ -238,7 +238,7 @@ func Run(ctx context.Context, opts *Options) error {
 	case runErr != nil:
 		return fmt.Errorf("%s: %w", name, runErr)
 	case opts.FailOnHeld && sum.Held > 0:
-		return &cmdutil.ExitError{Code: cmdutil.ExitHeld, Err: fmt.Errorf("%d records still held at the end (--fail-on-held)", sum.Held)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitHeld, Err: fmt.Errorf("%s still held at the end (--fail-on-held)", render.Count(sum.Held, "record", "records"))}
 	}
 	return nil
 }

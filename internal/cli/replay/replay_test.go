@@ -108,6 +108,16 @@ func TestExitCodes(t *testing.T) {
 	if !json.Valid([]byte(out)) {
 		t.Errorf("summary not printed before exit 3: %q", out)
 	}
+	// One held record is one, not "1 records" (its first three lines: a
+	// payment waiting on an order not in the capture).
+	data, rerr := os.ReadFile("testdata/basic.ndjson")
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	first3 := strings.Join(strings.SplitN(string(data), "\n", 4)[:3], "\n") + "\n"
+	if err, _, _ := exec(t, context.Background(), false, first3, "-f", "-", "--fail-on-held", "-o", "json"); cmdutil.ExitCode(err) != cmdutil.ExitHeld || !strings.HasPrefix(err.Error(), "1 record still held") {
+		t.Errorf("--fail-on-held with one hold: %v", err)
+	}
 	// With the cause of every hold in scope removed, nothing is held.
 	err, _, _ = exec(t, context.Background(), false, "", "-f", "testdata/basic.ndjson", "--fail-on-held", "--scope", "orders")
 	if err != nil {

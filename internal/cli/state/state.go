@@ -101,9 +101,9 @@ or a refusal predicted; 1 corrupt state (after
 printing what could be read, the corrupt entries named by partition, offset
 and key) or a broker or input error; 2 usage; 130 interrupted.`,
 		Example: `  causalctl state --brokers localhost:9092 --app notifier
-  causalctl state --app shop-shipper --receives orders,payments
-  causalctl state --app shop-shipper --task 3 -o json
-  causalctl state -f changelog.ndjson --changelog shop-shipper-__parsley.ordering-changelog`,
+  causalctl state --app notifier --receives orders,payments
+  causalctl state --app notifier --task 1 -o json
+  causalctl state -f changelog.ndjson --changelog notifier-__parsley.ordering-changelog`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
