@@ -434,12 +434,34 @@ func needBash(t *testing.T) {
 // pipelineTools: the programs of a line's pipeline stages after the first.
 func pipelineTools(line string) []string {
 	var tools []string
-	for _, stage := range strings.Split(stripComment(line), " | ")[1:] {
+	for _, stage := range pipelineStages(stripComment(line))[1:] {
 		if f := strings.Fields(stage); len(f) > 0 {
 			tools = append(tools, f[0])
 		}
 	}
 	return tools
+}
+
+// pipelineStages splits a shell line at its pipes, leaving alone a | inside
+// quotes (a jq program's).
+func pipelineStages(line string) []string {
+	var stages []string
+	var quote rune
+	start := 0
+	for i, r := range line {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"':
+			quote = r
+		case r == '|' && (i+1 >= len(line) || line[i+1] != '|') && (i == 0 || line[i-1] != '|'):
+			stages = append(stages, line[start:i])
+			start = i + 1
+		}
+	}
+	return append(stages, line[start:])
 }
 
 // TestDocsExamplesRun: every causalctl line of README.md, docs/*.md and the
@@ -638,5 +660,8 @@ func TestDocsExtraction(t *testing.T) {
 	}
 	if got := pipelineTools("causalctl version -o json | jq -r .version | tee v   # x | y"); !slices.Equal(got, []string{"jq", "tee"}) {
 		t.Errorf("pipeline tools %q", got)
+	}
+	if got := pipelineTools(`causalctl ps -o json | jq '.p[] | select(.h > 0)' | grep "a|b" || true`); !slices.Equal(got, []string{"jq", "grep"}) {
+		t.Errorf("a | inside quotes split a stage: %q", got)
 	}
 }
