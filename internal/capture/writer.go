@@ -116,8 +116,8 @@ func checkItem(it *Item) error {
 		problem = fmt.Sprintf("kind %d is neither a record, a position nor log facts", it.Kind)
 	case it.Kind == KindLogFacts && it.Facts == nil:
 		problem = "log facts without facts"
-	case it.Kind == KindLogFacts && it.Facts.check() != nil:
-		problem = it.Facts.check().Error()
+	case it.Kind == KindLogFacts && checkFacts(it.Facts) != nil:
+		problem = checkFacts(it.Facts).Error()
 	case it.Topic == "" && it.TopicID.IsZero():
 		problem = "neither a topic name nor a topic UUID"
 	case it.Topic != "" && clock.CheckTopicName(it.Topic) != nil:
