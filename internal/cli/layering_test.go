@@ -180,3 +180,25 @@ func fileImports(t *testing.T, file string) []string {
 	}
 	return paths
 }
+
+// TestCompletionImportsNoDomain: value completions are registered where
+// flags are declared, so the completion command needs nothing of ours but
+// cmdutil.
+func TestCompletionImportsNoDomain(t *testing.T) {
+	files, _ := filepath.Glob("completion/*.go")
+	checked := 0
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		checked++
+		for _, p := range fileImports(t, file) {
+			if strings.HasPrefix(p, "github.com/causalctl/causalctl/") && p != "github.com/causalctl/causalctl/internal/cli/cmdutil" {
+				t.Errorf("%s imports %s: register a flag's completion where the flag is declared", file, p)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no files in completion/: moved?")
+	}
+}

@@ -104,8 +104,8 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.Input, "input", "f", "", "capture file to audit (- for stdin)")
-	cmdutil.AddRangeFlags(fs, &opts.Range)
-	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the node consumes, `CH[,CH...]` (default: every channel in the input)")
+	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
+	cmdutil.AddScopeFlag(cmd, f, &opts.Scope, "channels the node consumes, `CH[,CH...]` (default: every channel in the input)")
 	fs.StringVar(&opts.ScopesFile, "scopes", "", "audit several nodes: `FILE` of lines NAME: CH,CH,…")
 	fs.IntVar(&opts.MaxFindings, "max-findings", 0, "stop after `N` findings (0: no limit)")
 	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)

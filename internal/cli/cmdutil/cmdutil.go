@@ -16,6 +16,7 @@ import (
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -146,9 +147,10 @@ func AddPositionAdvanceFlag(fs *pflag.FlagSet, on *bool) {
 // UndecodableFlag is --undecodable: fail (the default) or hold.
 type UndecodableFlag struct{ Mode gate.UndecodableMode }
 
-// AddUndecodableFlag registers --undecodable on fs.
-func AddUndecodableFlag(fs *pflag.FlagSet, u *UndecodableFlag) {
-	fs.Var(u, "undecodable", "an undecodable header fails the gate closed (fail), or stays held as a head that never delivers (hold)")
+// AddUndecodableFlag registers --undecodable on cmd, with its completion.
+func AddUndecodableFlag(cmd *cobra.Command, u *UndecodableFlag) {
+	cmd.Flags().Var(u, "undecodable", "an undecodable header fails the gate closed (fail), or stays held as a head that never delivers (hold)")
+	CompleteFlagValues(cmd, "undecodable", "fail\tfail the gate closed (the default)", "hold\tkeep the record as a head that never delivers")
 }
 
 func (u *UndecodableFlag) String() string { return u.Mode.String() }

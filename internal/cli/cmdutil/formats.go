@@ -27,15 +27,3 @@ func DeclaredFormats(cmd *cobra.Command) []string {
 	}
 	return strings.Split(v, ",")
 }
-
-// TopicArgsAnnotation marks a command whose arguments are topic names;
-// shell completion offers the cluster's topics for them.
-const TopicArgsAnnotation = "causalctl/topic-args"
-
-// DeclareTopicArgs records that cmd's arguments are topic names.
-func DeclareTopicArgs(cmd *cobra.Command) {
-	if cmd.Annotations == nil {
-		cmd.Annotations = map[string]string{}
-	}
-	cmd.Annotations[TopicArgsAnnotation] = "true"
-}

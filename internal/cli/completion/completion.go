@@ -1,6 +1,7 @@
 // Package completion implements `causalctl completion SHELL`, which prints
-// the shell completion script, and the dynamic completions of the flags
-// whose values come from the cluster, the config file or a fixed set.
+// the shell completion script. The value completions of flags are not
+// here: whoever declares a flag registers its completion (cmdutil's flag
+// helpers, or the command for its own fixed-value flags).
 package completion
 
 import (
@@ -19,8 +20,8 @@ Besides commands and flag names, the scripts complete flag values:
 topic names and NAME/PARTITION for --topic, --scope and --start (and the
 names given to causalctl topics), consumer groups for --from-group (all read from the configured cluster, with about a
 second's timeout; a dead cluster completes nothing rather than stall the
-shell), profile names for --profile, and the fixed values of --output,
---interleave, --header-format and --fault.
+shell), profile names for --profile, and the fixed values of every flag
+that has them (--output, --interleave, --fault, --undecodable, …).
 
 Packages install the scripts where the shells look for them; to load one
 by hand, see the examples.`,

@@ -1,4 +1,4 @@
-package completion
+package completion_test
 
 import (
 	"bytes"
@@ -10,12 +10,12 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/root"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/spf13/cobra"
 )
 
-// asCLI makes the test binary a small causalctl — the completion command
-// and a demo command with --fault, completed by Register — for the shell
+// asCLI makes the test binary causalctl's command tree, for the shell
 // scripts to call, as they call the real program.
 const asCLI = "CAUSALCTL_COMPLETION_TEST_AS_CLI"
 
@@ -32,15 +32,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func testTree(f *cmdutil.Factory) *cobra.Command {
-	root := &cobra.Command{Use: "causalctl"}
-	root.AddCommand(NewCmdCompletion(f))
-	demo := &cobra.Command{Use: "demo", Run: func(*cobra.Command, []string) {}}
-	demo.Flags().String("fault", "", "the fault")
-	root.AddCommand(demo)
-	Register(root, f)
-	return root
-}
+func testTree(f *cmdutil.Factory) *cobra.Command { return root.NewCmdRoot(f) }
 
 // TestScripts: each shell's script is the one for that shell and for this
 // program, and an unknown shell is a usage error.

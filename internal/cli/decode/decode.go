@@ -104,10 +104,10 @@ Output (--output):
 	fs := cmd.Flags()
 	fs.StringVar(&opts.Hex, "hex", "", "the value as hexadecimal")
 	fs.StringVar(&opts.Base64, "base64", "", "the value as standard base64")
-	fs.StringVar(&opts.HeaderFormat, "header-format", "causes", "value layout: causes (parsley.causes) or clock (legacy parsley-clock)")
+	cmdutil.AddHeaderFormatFlag(cmd, &opts.HeaderFormat)
 	fs.StringVarP(&opts.Input, "input", "f", "", "decode the records of a capture `FILE` (- for stdin)")
 	cmdutil.AddSizeFlags(fs, &opts.MaxSize, &opts.MaxLineSize)
-	cmdutil.AddRangeFlags(fs, &opts.Range)
+	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
 	cmdutil.AddTopicIDFlag(fs, names)
 	cmdutil.DeclareFormats(cmd, formats...)
 	return cmd

@@ -171,6 +171,7 @@ is in memory and gone when the demo stops.`,
 	fs.StringVar(&opts.DataDir, "data-dir", "", "keep the broker's topics and records in `DIR` across runs (default: in memory)")
 	fs.DurationVar(&opts.Duration, "duration", 0, "stop after this long and print the summary (default: until Ctrl-C)")
 	fs.StringVar(&fault, "fault", "", "inject a failure: undecodable, dangling, slow, cycle, unfolded, open-txn or marker-claim")
+	cmdutil.CompleteFlagValues(cmd, "fault", faults()...)
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the pipeline's choices")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print a status line every second instead of the live view")
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)

@@ -59,7 +59,7 @@ Output (--output): hex (default), base64, or raw bytes (not to a terminal).`,
 			return Run(opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.HeaderFormat, "header-format", "causes", "value layout: causes (parsley.causes) or clock (legacy parsley-clock)")
+	cmdutil.AddHeaderFormatFlag(cmd, &opts.HeaderFormat)
 	cmdutil.AddTopicIDFlag(cmd.Flags(), names)
 	cmdutil.DeclareFormats(cmd, formats...)
 	return cmd

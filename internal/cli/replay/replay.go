@@ -140,12 +140,13 @@ after the summary of what was replayed.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.Input, "input", "f", "", "capture file to replay (- for stdin)")
-	cmdutil.AddRangeFlags(fs, &opts.Range)
-	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the simulated node consumes, `CH[,CH...]` (default: every channel in the input)")
-	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,...]`")
+	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
+	cmdutil.AddScopeFlag(cmd, f, &opts.Scope, "channels the simulated node consumes, `CH[,CH...]` (default: every channel in the input)")
+	cmdutil.AddStartFlag(cmd, f, &opts.Start, "start positions, `CH=OFFSET[,...]`")
 	fs.StringVar(&interleave, "interleave", "file", "receive order across channels: file, timestamp, channel, round-robin or random[:SEED] (default: file for a capture, timestamp for a broker range)")
 	fs.Lookup("interleave").DefValue = "" // the usage says both defaults
-	cmdutil.AddUndecodableFlag(fs, &undecodable)
+	cmdutil.CompleteFlagValues(cmd, "interleave", interleaves()...)
+	cmdutil.AddUndecodableFlag(cmd, &undecodable)
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.BoolVar(&opts.FailOnHeld, "fail-on-held", false, "exit 3 when records are still held at the end")
 	fs.BoolVar(&opts.TUI, "tui", false, "step through the replay in the terminal: one receive, to the next delivery or hold, run and pause, jump (? lists the keys)")

@@ -16,7 +16,6 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/topics"
 	"github.com/causalctl/causalctl/internal/cli/version"
 	"github.com/causalctl/causalctl/internal/cli/watch"
-	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/spf13/cobra"
 )
 
@@ -56,10 +55,8 @@ commits no offset and produces nothing.`,
 		return cmdutil.CheckPositive(c.Flags(), "max-header-size", "max-line-size")
 	}
 	cmd.PersistentFlags().StringVarP(&out.Value, "output", "o", "", "output format; the formats and default depend on the command")
-	if f.Conn == nil {
-		f.Conn = &conn.Options{}
-	}
-	f.Conn.AddFlags(cmd.PersistentFlags())
+	_ = cmd.RegisterFlagCompletionFunc("output", cmdutil.CompleteFormats)
+	cmdutil.AddConnFlags(cmd, f)
 
 	cmd.AddCommand(decode.NewCmdDecode(f, out, nil))
 	cmd.AddCommand(encode.NewCmdEncode(f, out, nil))
@@ -74,6 +71,5 @@ commits no offset and produces nothing.`,
 	cmd.AddCommand(version.NewCmdVersion(f, out, nil))
 	cmd.AddCommand(completion.NewCmdCompletion(f))
 	cmd.AddCommand(docs.NewCmdGenDocs(func() *cobra.Command { return NewCmdRoot(f) }))
-	completion.Register(cmd, f)
 	return cmd
 }

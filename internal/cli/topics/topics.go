@@ -49,7 +49,7 @@ Output: text (a table) or json.`,
 		},
 	}
 	cmdutil.DeclareFormats(cmd, formats...)
-	cmdutil.DeclareTopicArgs(cmd)
+	cmdutil.DeclareTopicArgs(cmd, f)
 	return cmd
 }
 
