@@ -44,7 +44,6 @@ type Options struct {
 // NewCmdCheck returns the check command. runF replaces the work in tests of
 // flag parsing; nil runs Run.
 func NewCmdCheck(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
-	formats := []string{"text", "json", "ndjson"} // --output
 	opts := &Options{IO: f.IOStreams, OpenRange: f.OpenRange}
 	names := &cmdutil.NamesFlag{}
 	cmd := &cobra.Command{
@@ -83,7 +82,7 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
 			if err := opts.Range.CheckSource(c.Flags(), opts.Input); err != nil {
@@ -110,7 +109,7 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 	fs.IntVar(&opts.MaxFindings, "max-findings", 0, "stop after `N` findings (0: no limit)")
 	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json", "ndjson")
 	return cmd
 }
 

@@ -5,7 +5,6 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -90,24 +89,6 @@ func ExitCode(err error) int {
 		return ExitUsage
 	}
 	return ExitFailure
-}
-
-// Output is the value of the shared --output flag: "" until set, then
-// checked against the formats a command allows.
-type Output struct {
-	Value string
-}
-
-// Resolve returns the chosen format, or def when none was given, and a
-// UsageError when the format is not one of allowed.
-func (o *Output) Resolve(def string, allowed ...string) (string, error) {
-	if o.Value == "" {
-		return def, nil
-	}
-	if !slices.Contains(allowed, o.Value) {
-		return "", Usagef("--output %s: this command writes %s", o.Value, strings.Join(allowed, ", "))
-	}
-	return o.Value, nil
 }
 
 // NamesFlag collects repeatable --topic-id NAME=UUID flags into clock.Names.

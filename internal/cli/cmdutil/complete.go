@@ -100,12 +100,6 @@ func DeclareTopicArgs(cmd *cobra.Command, f *Factory) {
 	}
 }
 
-// CompleteFormats completes --output with the formats the command declares
-// (DeclareFormats); a command that declares none completes nothing.
-func CompleteFormats(c *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	return DeclaredFormats(c), cobra.ShellCompDirectiveNoFileComp
-}
-
 // listOf completes one element of a comma-separated list: the candidates
 // come from values, prefixed by the elements already typed.
 func listOf(values func(c *cobra.Command) ([]cobra.Completion, cobra.ShellCompDirective)) cobra.CompletionFunc {

@@ -40,7 +40,6 @@ type Options struct {
 // NewCmdDecode returns the decode command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdDecode(f *cmdutil.Factory, out *cmdutil.Output, runF func(*Options) error) *cobra.Command {
-	formats := []string{"text", "json"} // --output
 	opts := &Options{IO: f.IOStreams, OpenRange: f.OpenRange}
 	names := &cmdutil.NamesFlag{}
 	cmd := &cobra.Command{
@@ -72,7 +71,7 @@ Output (--output):
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
 			if err := opts.Range.Check(c.Flags()); err != nil {
@@ -109,7 +108,7 @@ Output (--output):
 	cmdutil.AddSizeFlags(fs, &opts.MaxSize, &opts.MaxLineSize)
 	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
 	cmdutil.AddTopicIDFlag(fs, names)
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
 

@@ -17,7 +17,6 @@ func TestFlags(t *testing.T) {
 	var got *Options
 	out := &cmdutil.Output{}
 	cmd := NewCmdDecode(f, out, func(o *Options) error { got = o; return nil })
-	cmd.Flags().StringVarP(&out.Value, "output", "o", "", "")
 	cmd.SetArgs([]string{"--base64", "AQA=", "--header-format", "clock", "--max-header-size", "99", "--topic-id", "a=01020304-0506-0708-090a-0b0c0d0e0f10", "-o", "json"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)

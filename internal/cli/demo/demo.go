@@ -69,7 +69,6 @@ type Options struct {
 // flag parsing, and is where a caller sets Options.RunTUI before calling
 // Run; nil runs Run.
 func NewCmdDemo(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
-	formats := []string{"text", "json"} // --output
 	opts := &Options{IO: f.IOStreams, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second}
 	opts.RunTUI = func(ctx context.Context, snapshots <-chan inspect.Snapshot, intro []string) error {
 		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color, Getenv: f.Getenv,
@@ -142,7 +141,7 @@ is in memory and gone when the demo stops.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
 			if opts.Fault, err = demo.ParseFault(fault); err != nil {
@@ -177,7 +176,7 @@ is in memory and gone when the demo stops.`,
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
 	fs.DurationVar(&opts.StopNotifierAfter, "stop-notifier-after", 0, "stop the notifier process after this long; its ordering state and offsets stay (default: it runs to the end)")
 	fs.DurationVar(&opts.Tick, "tick", demo.DefaultTick, "wall time of one pipeline step (0: steps back to back, the highest rate)")
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
 

@@ -25,7 +25,6 @@ type Options struct {
 // NewCmdEncode returns the encode command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdEncode(f *cmdutil.Factory, out *cmdutil.Output, runF func(*Options) error) *cobra.Command {
-	formats := []string{"hex", "base64", "raw"} // --output
 	opts := &Options{IO: f.IOStreams}
 	names := &cmdutil.NamesFlag{}
 	cmd := &cobra.Command{
@@ -43,7 +42,7 @@ Output (--output): hex (default), base64, or raw bytes (not to a terminal).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("hex", formats...); err != nil {
+			if opts.Output, err = out.Resolve("hex"); err != nil {
 				return err
 			}
 			if opts.HeaderFormat != "causes" && opts.HeaderFormat != "clock" {
@@ -61,7 +60,7 @@ Output (--output): hex (default), base64, or raw bytes (not to a terminal).`,
 	}
 	cmdutil.AddHeaderFormatFlag(cmd, &opts.HeaderFormat)
 	cmdutil.AddTopicIDFlag(cmd.Flags(), names)
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "hex", "base64", "raw")
 	return cmd
 }
 

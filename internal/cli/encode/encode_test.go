@@ -22,7 +22,6 @@ func command(t *testing.T, tty bool, runF func(*Options) error, args ...string) 
 	ios.SetTTY(tty)
 	o := &cmdutil.Output{}
 	cmd := NewCmdEncode(&cmdutil.Factory{IOStreams: ios}, o, runF)
-	cmd.Flags().StringVarP(&o.Value, "output", "o", "", "")
 	cmd.SetArgs(args)
 	cmd.SetOut(&bytes.Buffer{})
 	cmd.SetErr(&bytes.Buffer{})

@@ -49,7 +49,6 @@ type Options struct {
 // NewCmdHolds returns the holds command. runF replaces the work in tests of
 // flag parsing; nil runs Run.
 func NewCmdHolds(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
-	formats := []string{"text", "json"} // --output
 	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange}
 	if f.Now != nil {
 		opts.Now = f.Now
@@ -89,7 +88,7 @@ Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
 			if err := opts.Range.CheckSource(c.Flags(), opts.Input); err != nil {
@@ -118,7 +117,7 @@ Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 	fs.DurationVar(&opts.RetentionWarn, "retention-warn", inspect.DefaultRetentionWarn, "flag a held record that retention deletes within `D` (0: flag none)")
 	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
 

@@ -55,7 +55,6 @@ type Options struct {
 // NewCmdReplay returns the replay command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdReplay(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
-	formats := []string{"text", "json", "ndjson"} // --output
 	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange, OpenTTY: OpenTTY}
 	names := &cmdutil.NamesFlag{}
 	var interleave string
@@ -111,7 +110,7 @@ after the summary of what was replayed.`,
 			if opts.IO.OutTTY {
 				def = "text"
 			}
-			if opts.Output, err = out.Resolve(def, formats...); err != nil {
+			if opts.Output, err = out.Resolve(def); err != nil {
 				return err
 			}
 			if err := opts.Range.CheckSource(c.Flags(), opts.Input); err != nil {
@@ -154,7 +153,7 @@ after the summary of what was replayed.`,
 	opts.MaxMemory = DefaultMaxMemory
 	fs.Var(&opts.MaxMemory, "max-memory", "most memory the interleavings other than file may hold, which keep every record's clock (≈"+strconv.FormatInt(replay.ItemBaseCost, 10)+" bytes a record plus its headers), e.g. 512MiB or 4GiB")
 	cmdutil.AddTopicIDFlag(fs, names)
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json", "ndjson")
 	return cmd
 }
 

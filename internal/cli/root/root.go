@@ -21,7 +21,6 @@ import (
 
 // NewCmdRoot returns the causalctl root command with every subcommand.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
-	out := &cmdutil.Output{}
 	cmd := &cobra.Command{
 		Use:   "causalctl <command> [flags]",
 		Short: "Inspect causally ordered Kafka pipelines",
@@ -54,21 +53,19 @@ commits no offset and produces nothing.`,
 	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		return cmdutil.CheckPositive(c.Flags(), "max-header-size", "max-line-size")
 	}
-	cmd.PersistentFlags().StringVarP(&out.Value, "output", "o", "", "output format; the formats and default depend on the command")
-	_ = cmd.RegisterFlagCompletionFunc("output", cmdutil.CompleteFormats)
 	cmdutil.AddConnFlags(cmd, f)
 
-	cmd.AddCommand(decode.NewCmdDecode(f, out, nil))
-	cmd.AddCommand(encode.NewCmdEncode(f, out, nil))
-	cmd.AddCommand(replay.NewCmdReplay(f, out, nil))
-	cmd.AddCommand(topics.NewCmdTopics(f, out, nil))
+	cmd.AddCommand(decode.NewCmdDecode(f, &cmdutil.Output{}, nil))
+	cmd.AddCommand(encode.NewCmdEncode(f, &cmdutil.Output{}, nil))
+	cmd.AddCommand(replay.NewCmdReplay(f, &cmdutil.Output{}, nil))
+	cmd.AddCommand(topics.NewCmdTopics(f, &cmdutil.Output{}, nil))
 	cmd.AddCommand(capture.NewCmdCapture(f, nil))
-	cmd.AddCommand(check.NewCmdCheck(f, out, nil))
-	cmd.AddCommand(holds.NewCmdHolds(f, out, nil))
-	cmd.AddCommand(state.NewCmdState(f, out, nil))
-	cmd.AddCommand(demo.NewCmdDemo(f, out, nil))
+	cmd.AddCommand(check.NewCmdCheck(f, &cmdutil.Output{}, nil))
+	cmd.AddCommand(holds.NewCmdHolds(f, &cmdutil.Output{}, nil))
+	cmd.AddCommand(state.NewCmdState(f, &cmdutil.Output{}, nil))
+	cmd.AddCommand(demo.NewCmdDemo(f, &cmdutil.Output{}, nil))
 	cmd.AddCommand(watch.NewCmdWatch(f, nil))
-	cmd.AddCommand(version.NewCmdVersion(f, out, nil))
+	cmd.AddCommand(version.NewCmdVersion(f, &cmdutil.Output{}, nil))
 	cmd.AddCommand(completion.NewCmdCompletion(f))
 	cmd.AddCommand(docs.NewCmdGenDocs(func() *cobra.Command { return NewCmdRoot(f) }))
 	return cmd

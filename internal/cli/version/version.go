@@ -62,7 +62,6 @@ type Options struct {
 
 // NewCmdVersion returns the version command.
 func NewCmdVersion(f *cmdutil.Factory, out *cmdutil.Output, runF func(*Options) error) *cobra.Command {
-	formats := []string{"text", "json"} // --output
 	opts := &Options{IO: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "version",
@@ -84,7 +83,7 @@ os and arch.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
 			opts.Info = FromFactory(f)
@@ -94,7 +93,7 @@ os and arch.`,
 			return Run(opts)
 		},
 	}
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
 

@@ -23,7 +23,6 @@ func runTTY(t *testing.T, f *cmdutil.Factory, tty bool, args ...string) (string,
 	f.IOStreams = ios
 	o := &cmdutil.Output{}
 	root := &cobra.Command{Use: "causalctl", SilenceErrors: true, SilenceUsage: true}
-	root.PersistentFlags().StringVarP(&o.Value, "output", "o", "", "output format")
 	root.AddCommand(NewCmdVersion(f, o, nil))
 	root.SetArgs(args)
 	err := root.Execute()

@@ -26,12 +26,10 @@ func Factory(ios *iostreams.IOStreams, brokers string) *cmdutil.Factory {
 	}}
 }
 
-// AsRoot wires a command as the root command does — the persistent
-// --output flag read into o, errors and usage left to the caller, flag
-// errors as usage errors (exit 2) — and returns it, for tests that run one
-// command without the whole tree.
+// AsRoot wires a command as the root command does — errors and usage left
+// to the caller, flag errors as usage errors (exit 2) — and returns it, for
+// tests that run one command without the whole tree.
 func AsRoot(cmd *cobra.Command, o *cmdutil.Output) *cobra.Command {
-	cmd.PersistentFlags().StringVarP(&o.Value, "output", "o", "", "")
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.UsageError{Err: err} })
 	return cmd
