@@ -43,7 +43,8 @@ type Options struct {
 
 // NewCmdCheck returns the check command. runF replaces the work in tests of
 // flag parsing; nil runs Run.
-func NewCmdCheck(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
+func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, OpenRange: f.OpenRange}
 	names := &cmdutil.NamesFlag{}
 	cmd := &cobra.Command{

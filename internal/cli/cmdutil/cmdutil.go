@@ -36,6 +36,15 @@ type Factory struct {
 	Now func() time.Time
 }
 
+// NewFactory returns the Factory of a run over ios: the environment read
+// through getenv, the wall clock, and empty connection settings that the
+// root's flags fill. cli.Main builds the process's Factory with it (and
+// sets the build's Version, Commit and BuildDate); tests build theirs with
+// cmdutiltest.Factory, which calls it too.
+func NewFactory(ios *iostreams.IOStreams, getenv func(string) string) *Factory {
+	return &Factory{IOStreams: ios, Getenv: getenv, Conn: &conn.Options{}, Now: time.Now}
+}
+
 // Exit codes (SPEC §5).
 const (
 	ExitOK          = 0

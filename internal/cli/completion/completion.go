@@ -5,12 +5,26 @@
 package completion
 
 import (
+	"context"
+	"io"
+
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
 )
 
-// NewCmdCompletion returns the completion command.
-func NewCmdCompletion(f *cmdutil.Factory) *cobra.Command {
+// Options are the completion command's inputs.
+type Options struct {
+	// Out is where the script goes (stdout).
+	Out io.Writer
+	// Root is the tree the script completes; Shell is bash, zsh, fish or
+	// powershell.
+	Root  *cobra.Command
+	Shell string
+}
+
+// NewCmdCompletion returns the completion command. runF replaces the work
+// in tests.
+func NewCmdCompletion(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	return &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print the shell completion script",
@@ -39,7 +53,16 @@ by hand, see the examples.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: cmdutil.CompletionShells(),
 		RunE: func(c *cobra.Command, args []string) error {
-			return cmdutil.WriteCompletion(c.Root(), args[0], f.IOStreams.Out)
+			opts := &Options{Out: f.IOStreams.Out, Root: c.Root(), Shell: args[0]}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return Run(c.Context(), opts)
 		},
 	}
+}
+
+// Run writes the script for opts.Shell.
+func Run(_ context.Context, opts *Options) error {
+	return cmdutil.WriteCompletion(opts.Root, opts.Shell, opts.Out)
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/cli/root"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/spf13/cobra"
@@ -22,7 +23,7 @@ const asCLI = "CAUSALCTL_COMPLETION_TEST_AS_CLI"
 func TestMain(m *testing.M) {
 	if os.Getenv(asCLI) != "" {
 		ios := &iostreams.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-		root := testTree(&cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }})
+		root := testTree(cmdutiltest.Factory(ios, ""))
 		root.SetArgs(os.Args[1:])
 		if err := root.Execute(); err != nil {
 			os.Exit(1)
@@ -38,7 +39,7 @@ func testTree(f *cmdutil.Factory) *cobra.Command { return root.NewCmdRoot(f) }
 // program, and an unknown shell is a usage error.
 func TestScripts(t *testing.T) {
 	ios, _, out, _ := iostreams.Test()
-	f := &cmdutil.Factory{IOStreams: ios}
+	f := cmdutiltest.Factory(ios, "")
 	root := testTree(f)
 	for shell, marker := range map[string]string{
 		"bash":       "__start_causalctl",
@@ -73,7 +74,7 @@ func TestBashCompletes(t *testing.T) {
 		t.Skip("bash is not installed")
 	}
 	ios, _, out, _ := iostreams.Test()
-	root := testTree(&cmdutil.Factory{IOStreams: ios})
+	root := testTree(cmdutiltest.Factory(ios, ""))
 	root.SetArgs([]string{"completion", "bash"})
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)

@@ -34,12 +34,12 @@ type Options struct {
 	// Range is a broker range to decode record by record.
 	Range     cmdutil.RangeFlags
 	OpenRange func(context.Context, cmdutil.BrokerRead) (*cmdutil.Range, error)
-	ctx       context.Context
 }
 
 // NewCmdDecode returns the decode command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
-func NewCmdDecode(f *cmdutil.Factory, out *cmdutil.Output, runF func(*Options) error) *cobra.Command {
+func NewCmdDecode(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, OpenRange: f.OpenRange}
 	names := &cmdutil.NamesFlag{}
 	cmd := &cobra.Command{
@@ -89,15 +89,14 @@ Output (--output):
 			if given > 1 {
 				return cmdutil.Usagef("give one of --hex, --base64, --input and --topic")
 			}
-			opts.ctx = c.Context()
 			if opts.HeaderFormat != "causes" && opts.HeaderFormat != "clock" {
 				return cmdutil.Usagef("--header-format %s: want causes or clock", opts.HeaderFormat)
 			}
 			opts.Names = names.Names
 			if runF != nil {
-				return runF(opts)
+				return runF(c.Context(), opts)
 			}
-			return Run(opts)
+			return Run(c.Context(), opts)
 		},
 	}
 	fs := cmd.Flags()
@@ -113,12 +112,12 @@ Output (--output):
 }
 
 // Run decodes the value, or the records, and prints them.
-func Run(opts *Options) error {
+func Run(ctx context.Context, opts *Options) error {
 	if opts.Range.Given() {
-		return runRange(opts)
+		return runRange(ctx, opts)
 	}
 	if opts.Input != "" {
-		return runRecords(opts)
+		return runRecords(ctx, opts)
 	}
 	value, err := readValue(opts)
 	if err != nil {

@@ -68,7 +68,8 @@ type Options struct {
 // NewCmdDemo returns the demo command. runF replaces the work in tests of
 // flag parsing, and is where a caller sets Options.RunTUI before calling
 // Run; nil runs Run.
-func NewCmdDemo(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
+func NewCmdDemo(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second}
 	opts.RunTUI = func(ctx context.Context, snapshots <-chan inspect.Snapshot, intro []string) error {
 		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color, Getenv: f.Getenv,

@@ -3,6 +3,7 @@
 package encode
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -24,7 +25,8 @@ type Options struct {
 
 // NewCmdEncode returns the encode command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
-func NewCmdEncode(f *cmdutil.Factory, out *cmdutil.Output, runF func(*Options) error) *cobra.Command {
+func NewCmdEncode(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams}
 	names := &cmdutil.NamesFlag{}
 	cmd := &cobra.Command{
@@ -53,9 +55,9 @@ Output (--output): hex (default), base64, or raw bytes (not to a terminal).`,
 			}
 			opts.Text, opts.Names = args[0], names.Names
 			if runF != nil {
-				return runF(opts)
+				return runF(c.Context(), opts)
 			}
-			return Run(opts)
+			return Run(c.Context(), opts)
 		},
 	}
 	cmdutil.AddHeaderFormatFlag(cmd, &opts.HeaderFormat)
@@ -65,7 +67,7 @@ Output (--output): hex (default), base64, or raw bytes (not to a terminal).`,
 }
 
 // Run parses the clock and writes its encoding.
-func Run(opts *Options) error {
+func Run(_ context.Context, opts *Options) error {
 	c, err := opts.Names.Parse(opts.Text)
 	if err != nil {
 		return cmdutil.Usagef("clock %q: %v", opts.Text, err)

@@ -48,7 +48,8 @@ type Options struct {
 
 // NewCmdHolds returns the holds command. runF replaces the work in tests of
 // flag parsing; nil runs Run.
-func NewCmdHolds(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
+func NewCmdHolds(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange}
 	if f.Now != nil {
 		opts.Now = f.Now

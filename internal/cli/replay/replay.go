@@ -54,7 +54,8 @@ type Options struct {
 
 // NewCmdReplay returns the replay command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
-func NewCmdReplay(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
+func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange, OpenTTY: OpenTTY}
 	names := &cmdutil.NamesFlag{}
 	var interleave string

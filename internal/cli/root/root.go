@@ -55,18 +55,18 @@ commits no offset and produces nothing.`,
 	}
 	cmdutil.AddConnFlags(cmd, f)
 
-	cmd.AddCommand(decode.NewCmdDecode(f, &cmdutil.Output{}, nil))
-	cmd.AddCommand(encode.NewCmdEncode(f, &cmdutil.Output{}, nil))
-	cmd.AddCommand(replay.NewCmdReplay(f, &cmdutil.Output{}, nil))
-	cmd.AddCommand(topics.NewCmdTopics(f, &cmdutil.Output{}, nil))
+	cmd.AddCommand(decode.NewCmdDecode(f, nil))
+	cmd.AddCommand(encode.NewCmdEncode(f, nil))
+	cmd.AddCommand(replay.NewCmdReplay(f, nil))
+	cmd.AddCommand(topics.NewCmdTopics(f, nil))
 	cmd.AddCommand(capture.NewCmdCapture(f, nil))
-	cmd.AddCommand(check.NewCmdCheck(f, &cmdutil.Output{}, nil))
-	cmd.AddCommand(holds.NewCmdHolds(f, &cmdutil.Output{}, nil))
-	cmd.AddCommand(state.NewCmdState(f, &cmdutil.Output{}, nil))
-	cmd.AddCommand(demo.NewCmdDemo(f, &cmdutil.Output{}, nil))
+	cmd.AddCommand(check.NewCmdCheck(f, nil))
+	cmd.AddCommand(holds.NewCmdHolds(f, nil))
+	cmd.AddCommand(state.NewCmdState(f, nil))
+	cmd.AddCommand(demo.NewCmdDemo(f, nil))
 	cmd.AddCommand(watch.NewCmdWatch(f, nil))
-	cmd.AddCommand(version.NewCmdVersion(f, &cmdutil.Output{}, nil))
-	cmd.AddCommand(completion.NewCmdCompletion(f))
+	cmd.AddCommand(version.NewCmdVersion(f, nil))
+	cmd.AddCommand(completion.NewCmdCompletion(f, nil))
 	cmd.AddCommand(docs.NewCmdGenDocs(func() *cobra.Command { return NewCmdRoot(f) }))
 	return cmd
 }

@@ -42,7 +42,8 @@ type Options struct {
 
 // NewCmdState returns the state command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
-func NewCmdState(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
+func NewCmdState(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Now: time.Now, Dial: f.Dial}
 	if f.Now != nil {
 		opts.Now = f.Now

@@ -23,7 +23,8 @@ type Options struct {
 }
 
 // NewCmdTopics returns the topics command.
-func NewCmdTopics(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
+func NewCmdTopics(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Dial: f.Dial}
 	cmd := &cobra.Command{
 		Use:   "topics [NAME…]",

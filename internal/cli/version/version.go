@@ -4,6 +4,7 @@
 package version
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -61,7 +62,8 @@ type Options struct {
 }
 
 // NewCmdVersion returns the version command.
-func NewCmdVersion(f *cmdutil.Factory, out *cmdutil.Output, runF func(*Options) error) *cobra.Command {
+func NewCmdVersion(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "version",
@@ -88,9 +90,9 @@ os and arch.`,
 			}
 			opts.Info = FromFactory(f)
 			if runF != nil {
-				return runF(opts)
+				return runF(c.Context(), opts)
 			}
-			return Run(opts)
+			return Run(c.Context(), opts)
 		},
 	}
 	cmdutil.AddOutputFlag(cmd, out, "text", "json")
@@ -98,7 +100,7 @@ os and arch.`,
 }
 
 // Run prints opts.Info.
-func Run(opts *Options) error {
+func Run(_ context.Context, opts *Options) error {
 	return write(opts.IO.Out, opts.Output, opts.Info)
 }
 
