@@ -1,90 +1,14 @@
 package capture
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/causalctl/causalctl/internal/record"
 )
 
-// LogFacts are what the brokers said of one channel's log when a read of
-// it opened: its offsets and its topic's retention settings, and the
-// transactions open on it. A capture keeps them on a log-facts line, so
-// that an offline diagnosis classifies holds as a live one would:
-//
-//	{"topic":"orders","topic_id":"…","partition":0,
-//	 "log_facts":{"log_start":0,"last_stable":57,"high_watermark":60,
-//	   "retention":{"ms":604800000,"bytes":-1,"cleanup_policy":"delete"},
-//	   "open_transactions":[{"producer_id":7,"producer_epoch":0,
-//	     "transactional_id":"payments-tx","first_offset":57,"started_at":1764450000123}],
-//	   "at":1764450001000}}
-//
-// Readers that do not know the line ignore it (an unknown field on a line
-// that is neither a record nor a position).
-type LogFacts struct {
-	// LogStart is the first offset still in the log.
-	LogStart int64 `json:"log_start"`
-	// LastStable is the last stable offset: a read_committed reader reads
-	// below it; everything at or above it up to HighWatermark belongs to
-	// transactions still open. −1 when the broker did not say.
-	LastStable int64 `json:"last_stable"`
-	// HighWatermark is one past the last offset written.
-	HighWatermark int64 `json:"high_watermark"`
-	// Retention holds the topic's settings; nil when unknown.
-	Retention *Retention `json:"retention,omitempty"`
-	// OpenTransactions are the producers with a transaction open on the
-	// channel (DescribeProducers, DescribeTransactions), by first offset;
-	// empty when none is open or the broker could not tell.
-	OpenTransactions []OpenTransaction `json:"open_transactions,omitempty"`
-	// At is when the brokers were asked, in milliseconds since the epoch;
-	// 0 when unknown.
-	At int64 `json:"at,omitempty"`
-}
-
-// StableEnd is the end a read_committed reader reads up to: the last
-// stable offset, or the high watermark when the brokers gave none.
-func (f *LogFacts) StableEnd() int64 {
-	if f.LastStable >= 0 {
-		return f.LastStable
-	}
-	return f.HighWatermark
-}
-
-// Retention is a topic's retention settings.
-type Retention struct {
-	// Ms is retention.ms: how long a record is kept; −1 keeps it forever.
-	Ms int64 `json:"ms"`
-	// Bytes is retention.bytes per partition; −1 is no limit.
-	Bytes int64 `json:"bytes"`
-	// CleanupPolicy is cleanup.policy: "delete", "compact" or
-	// "compact,delete".
-	CleanupPolicy string `json:"cleanup_policy"`
-}
-
-// Deletes reports whether the policy deletes old records (it has delete).
-func (r Retention) Deletes() bool {
-	for _, p := range bytes.Split([]byte(r.CleanupPolicy), []byte(",")) {
-		if string(bytes.TrimSpace(p)) == "delete" {
-			return true
-		}
-	}
-	return false
-}
-
-// OpenTransaction is a producer's transaction open on a channel.
-type OpenTransaction struct {
-	ProducerID    int64 `json:"producer_id"`
-	ProducerEpoch int16 `json:"producer_epoch"`
-	// TransactionalID is "" when the brokers did not say.
-	TransactionalID string `json:"transactional_id,omitempty"`
-	// FirstOffset is the transaction's first offset on the channel.
-	FirstOffset int64 `json:"first_offset"`
-	// StartedAt is when the transaction started, in milliseconds since the
-	// epoch; 0 when unknown.
-	StartedAt int64 `json:"started_at,omitempty"`
-}
-
-// check refuses facts no broker could report.
-func (f *LogFacts) check() error {
+// checkFacts refuses facts no broker could report.
+func checkFacts(f *record.LogFacts) error {
 	switch {
 	case f.LogStart < 0:
 		return fmt.Errorf("negative log_start %d", f.LogStart)
@@ -101,13 +25,14 @@ func (f *LogFacts) check() error {
 	return nil
 }
 
-// decodeFacts reads the value of a log_facts field.
-func decodeFacts(raw []byte) (*LogFacts, error) {
-	f := &LogFacts{LastStable: -1}
+// decodeFacts reads the value of a log_facts field (the JSON tags of
+// record.LogFacts are the line's field names).
+func decodeFacts(raw []byte) (*record.LogFacts, error) {
+	f := &record.LogFacts{LastStable: -1}
 	if err := json.Unmarshal(raw, f); err != nil {
 		return nil, err
 	}
-	if err := f.check(); err != nil {
+	if err := checkFacts(f); err != nil {
 		return nil, err
 	}
 	return f, nil

@@ -67,11 +67,3 @@ func TestLogFactsLineErrors(t *testing.T) {
 		t.Errorf("unknown field in log facts: %+v, %v (last_stable absent means -1)", it, err)
 	}
 }
-
-func TestRetentionDeletes(t *testing.T) {
-	for policy, want := range map[string]bool{"delete": true, "compact": false, "compact,delete": true, "compact, delete": true, "": false} {
-		if got := (Retention{CleanupPolicy: policy}).Deletes(); got != want {
-			t.Errorf("Deletes(%q) = %v", policy, got)
-		}
-	}
-}

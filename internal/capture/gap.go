@@ -5,22 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/causalctl/causalctl/internal/record"
 	"strconv"
 )
 
-// Gap, on a position item, says that the offsets From ≤ o < To of the
-// channel were deleted (by retention or DeleteRecords) before the read
-// reached them, so their records, if any, were never seen: the position
-// moved to To over offsets that are unknown, not over offsets known to
-// hold no record. A reader that was asked to read past such a gap
-// (--allow-gaps) records it; one that was not fails instead.
-type Gap struct {
-	From int64 `json:"from"`
-	To   int64 `json:"to"`
-}
+// Gap is the record package's (record.Gap): offsets deleted before they
+// were read, on a position line.
+type Gap = record.Gap
 
 // check refuses a gap no position line can carry at offset pos.
-func (g *Gap) check(pos int64) error {
+func checkGap(g *Gap, pos int64) error {
 	switch {
 	case g.From < 0:
 		return fmt.Errorf("gap from a negative offset %d", g.From)

@@ -3,82 +3,25 @@
 // consumer's position on a channel reached a given offset, or a log-facts
 // line saying what the brokers knew of a channel's log (LogFacts).
 //
-// Item is also the unit every record source of causalctl yields — a capture
-// file or a broker range — so that replay and decode treat both alike.
+// A line is read into, and written from, a record.Item, the unit every
+// record source of causalctl yields.
 package capture
 
-import (
-	"bytes"
+import "github.com/causalctl/causalctl/internal/record"
 
-	"github.com/causalctl/causalctl/internal/clock"
+// The record types are the record package's; these aliases keep older
+// callers building. New code names them record.Item, record.LogFacts, ….
+type (
+	Item            = record.Item
+	Kind            = record.Kind
+	LogFacts        = record.LogFacts
+	Retention       = record.Retention
+	OpenTransaction = record.OpenTransaction
 )
 
-// Kind tells a record from a position.
-type Kind uint8
-
+// The kinds of an Item, the record package's (see Kind).
 const (
-	// KindRecord is a Kafka record at Offset.
-	KindRecord Kind = iota + 1
-	// KindPosition says the consumer's position on the channel reached
-	// Offset with no record below it still to come.
-	KindPosition
-	// KindLogFacts carries what the brokers said of the channel's log
-	// (Facts); it is no input of the gate.
-	KindLogFacts
+	KindRecord   = record.KindRecord
+	KindPosition = record.KindPosition
+	KindLogFacts = record.KindLogFacts
 )
-
-// String returns "record", "position", "log-facts" or "unknown".
-func (k Kind) String() string {
-	switch k {
-	case KindRecord:
-		return "record"
-	case KindPosition:
-		return "position"
-	case KindLogFacts:
-		return "log-facts"
-	}
-	return "unknown"
-}
-
-// Item is one line of a capture: a record, a position or log facts.
-type Item struct {
-	Kind Kind
-	// Line is the 1-based line number in the file it came from; 0 when the
-	// item did not come from a file.
-	Line int64
-
-	// The channel. At least one of Topic and TopicID is set.
-	Topic     string        // topic name; "" when unknown
-	TopicID   clock.TopicID // zero when unknown
-	Partition int32
-
-	// Offset is the record's offset, or for KindPosition the position.
-	Offset int64
-
-	// The rest is set for records only.
-	Timestamp    int64 // milliseconds since the epoch, when HasTimestamp
-	HasTimestamp bool
-	Headers      []clock.Header // in record order, duplicates kept; a nil Value is null
-	Key, Value   []byte         // nil is null
-
-	// Facts is set for KindLogFacts only.
-	Facts *LogFacts
-
-	// Gap is set on a KindPosition item whose position moved over offsets
-	// deleted before they were read; Gap.To is Offset.
-	Gap *Gap
-}
-
-// Clone returns a copy of it that shares no storage with it, for keeping
-// an item that its source reuses on the next call.
-func (it *Item) Clone() *Item {
-	c := *it
-	c.Key, c.Value = bytes.Clone(it.Key), bytes.Clone(it.Value) // nil stays nil
-	if it.Headers != nil {
-		c.Headers = make([]clock.Header, len(it.Headers))
-		for i, h := range it.Headers {
-			c.Headers[i] = clock.Header{Key: h.Key, Value: bytes.Clone(h.Value)}
-		}
-	}
-	return &c
-}

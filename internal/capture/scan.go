@@ -177,8 +177,8 @@ func (r *Reader) finish(present uint16) error {
 		return fieldError(`missing "offset" (a record) or "position" (a position line)`)
 	case present&fGap != 0 && present&fPosition == 0:
 		return fieldError(`"gap" on a line that is no position line`)
-	case present&fGap != 0 && it.Gap.check(it.Offset) != nil:
-		return fieldError(fmt.Sprintf("field %q: %v", "gap", it.Gap.check(it.Offset)))
+	case present&fGap != 0 && checkGap(it.Gap, it.Offset) != nil:
+		return fieldError(fmt.Sprintf("field %q: %v", "gap", checkGap(it.Gap, it.Offset)))
 	case present&fPartition == 0:
 		return fieldError(`missing "partition"`)
 	case present&(fTopic|fTopicID) == 0:

@@ -119,8 +119,8 @@ func checkItem(it *Item) error {
 		problem = fmt.Sprintf("kind %d is neither a record, a position nor log facts", it.Kind)
 	case it.Kind == KindLogFacts && it.Facts == nil:
 		problem = "log facts without facts"
-	case it.Kind == KindLogFacts && it.Facts.check() != nil:
-		problem = it.Facts.check().Error()
+	case it.Kind == KindLogFacts && checkFacts(it.Facts) != nil:
+		problem = checkFacts(it.Facts).Error()
 	case it.Topic == "" && it.TopicID.IsZero():
 		problem = "neither a topic name nor a topic UUID"
 	case it.Topic != "" && clock.CheckTopicName(it.Topic) != nil:
@@ -133,8 +133,8 @@ func checkItem(it *Item) error {
 		problem = "a " + it.Kind.String() + " line with a timestamp, headers, key or value"
 	case it.Gap != nil && it.Kind != KindPosition:
 		problem = "a gap on a " + it.Kind.String() + " line"
-	case it.Gap != nil && it.Gap.check(it.Offset) != nil:
-		problem = it.Gap.check(it.Offset).Error()
+	case it.Gap != nil && checkGap(it.Gap, it.Offset) != nil:
+		problem = checkGap(it.Gap, it.Offset).Error()
 	}
 	if problem == "" {
 		for i, h := range it.Headers {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/cli/completion"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -125,8 +125,8 @@ func TestCompletionDeadCluster(t *testing.T) {
 			if code != 0 || out != ":4\n" || errOut != "" {
 				t.Errorf("%s %q: exit %d, stdout %q, stderr %q; want only the directive :4", addr, args, code, out, errOut)
 			}
-			if took > completion.Timeout+3*time.Second {
-				t.Errorf("%s %q: took %v, the completion timeout is %v", addr, args, took, completion.Timeout)
+			if took > cmdutil.CompletionTimeout+3*time.Second {
+				t.Errorf("%s %q: took %v, the completion timeout is %v", addr, args, took, cmdutil.CompletionTimeout)
 			}
 		}
 	}

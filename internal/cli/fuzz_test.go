@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/iostreams"
 )
 
@@ -32,7 +33,8 @@ func FuzzTextForms(f *testing.F) {
 			{"encode", "--topic-id", "orders=01020304-0506-0708-090a-0b0c0d0e0f10", "--", clockText},
 		} {
 			ios, _, _, errOut := iostreams.Test()
-			fac := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "fuzz"}
+			fac := cmdutiltest.Factory(ios, "")
+			fac.Version = "fuzz"
 			code := Run(context.Background(), fac, args)
 			stderr := errOut.String()
 			switch code {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
@@ -30,7 +31,8 @@ import (
 func runEnv(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(k string) string { return env[k] }, Version: "test"}
+	f := cmdutiltest.Factory(ios, "")
+	f.Getenv = func(k string) string { return env[k] }
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	code = Run(ctx, f, args)

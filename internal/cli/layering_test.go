@@ -30,13 +30,8 @@ func TestNoCommandImportsAnother(t *testing.T) {
 			if strings.HasSuffix(file, "_test.go") {
 				continue
 			}
-			f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
 			checked++
-			for _, imp := range f.Imports {
-				path, _ := strconv.Unquote(imp.Path.Value)
+			for _, path := range fileImports(t, file) {
 				if rest, ok := strings.CutPrefix(path, prefix); ok && !shared[strings.Split(rest, "/")[0]] {
 					t.Errorf("%s imports the command package %s: share through cmdutil or a package under shared/ instead", file, path)
 				}
@@ -138,5 +133,72 @@ func TestLayeringTable(t *testing.T) {
 		if files, _ := filepath.Glob(filepath.Join("../..", r, "*.go")); len(files) == 0 {
 			t.Errorf("the layering table of DEVELOPERS.md names %s, which holds no Go package", r)
 		}
+	}
+}
+
+// TestSourcesStayApart: the broker client does not import the file format,
+// and the diagnosis, which takes facts and reads none, imports neither
+// source; all three share the record types of internal/record.
+func TestSourcesStayApart(t *testing.T) {
+	const module = "github.com/causalctl/causalctl/"
+	forbidden := map[string][]string{
+		"internal/kafka":         {"internal/capture"},
+		"internal/inspect":       {"internal/kafka", "internal/capture"},
+		"internal/inspect/audit": {"internal/kafka", "internal/capture"},
+	}
+	for pkg, deps := range forbidden {
+		files, _ := filepath.Glob(filepath.Join("../..", pkg, "*.go"))
+		if len(files) == 0 {
+			t.Errorf("%s holds no Go files: moved?", pkg)
+		}
+		for _, file := range files {
+			if strings.HasSuffix(file, "_test.go") {
+				continue
+			}
+			for _, p := range fileImports(t, file) {
+				for _, dep := range deps {
+					if p == module+dep {
+						t.Errorf("%s imports %s: use the record types of internal/record", file, dep)
+					}
+				}
+			}
+		}
+	}
+}
+
+// fileImports returns the import paths of a Go file.
+func fileImports(t *testing.T, file string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, imp := range f.Imports {
+		p, _ := strconv.Unquote(imp.Path.Value)
+		paths = append(paths, p)
+	}
+	return paths
+}
+
+// TestCompletionImportsNoDomain: value completions are registered where
+// flags are declared, so the completion command needs nothing of ours but
+// cmdutil.
+func TestCompletionImportsNoDomain(t *testing.T) {
+	files, _ := filepath.Glob("completion/*.go")
+	checked := 0
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		checked++
+		for _, p := range fileImports(t, file) {
+			if strings.HasPrefix(p, "github.com/causalctl/causalctl/") && p != "github.com/causalctl/causalctl/internal/cli/cmdutil" {
+				t.Errorf("%s imports %s: register a flag's completion where the flag is declared", file, p)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no files in completion/: moved?")
 	}
 }

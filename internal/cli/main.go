@@ -42,13 +42,8 @@ type Build struct {
 func Main(args []string, getenv func(string) string, build Build) int {
 	info, _ := debug.ReadBuildInfo()
 	build = build.withDefaults(info)
-	f := &cmdutil.Factory{
-		IOStreams: iostreams.System(getenv),
-		Getenv:    getenv,
-		Version:   build.Version,
-		Commit:    build.Commit,
-		BuildDate: build.Date,
-	}
+	f := cmdutil.NewFactory(iostreams.System(getenv), getenv)
+	f.Version, f.Commit, f.BuildDate = build.Version, build.Commit, build.Date
 	// The first Ctrl-C or SIGTERM cancels the context; commands stop,
 	// report what they did and exit 130. A second one, or InterruptGrace
 	// without the command returning, exits 130 at once.

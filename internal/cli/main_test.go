@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/cli/root"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/spf13/cobra"
@@ -22,7 +22,8 @@ func run(t *testing.T, tty bool, stdin string, args ...string) (code int, stdout
 	ios, in, out, errOut := iostreams.Test()
 	ios.SetTTY(tty)
 	in.WriteString(stdin)
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "v1.2.3-test"}
+	f := cmdutiltest.Factory(ios, "")
+	f.Version = "v1.2.3-test"
 	code = Run(context.Background(), f, args)
 	return code, out.String(), errOut.String()
 }
@@ -150,7 +151,7 @@ func TestGenDocs(t *testing.T) {
 		t.Fatalf("gen-docs: %d %s", code, stderr)
 	}
 	ios, _, _, _ := iostreams.Test()
-	tree := root.NewCmdRoot(&cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }})
+	tree := root.NewCmdRoot(cmdutiltest.Factory(ios, ""))
 	flagsOf := func(c *cobra.Command) []*pflag.Flag {
 		var fs []*pflag.Flag
 		c.NonInheritedFlags().VisitAll(func(f *pflag.Flag) { fs = append(fs, f) })

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/testutil"
@@ -26,7 +27,7 @@ func runCtx(t *testing.T, ctx context.Context, limit time.Duration, args ...stri
 	ios, _, _, errOut := iostreams.Test()
 	out := &testutil.SyncBuffer{}
 	ios.Out = out
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
+	f := cmdutiltest.Factory(ios, "")
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, f, args) }()
 	select {
@@ -154,7 +155,7 @@ func TestFullDevice(t *testing.T) {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			ios, _, _, errOut := iostreams.Test()
 			ios.Out = full
-			f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
+			f := cmdutiltest.Factory(ios, "")
 			code := Run(context.Background(), f, args)
 			if code != cmdutil.ExitFailure || !strings.Contains(errOut.String(), "no space left on device") {
 				t.Errorf("exit %d, stderr %q; want 1 and the cause", code, errOut.String())
@@ -223,7 +224,7 @@ func TestWatchBrokerKilled(t *testing.T) {
 	ios, _, _, errOut := iostreams.Test()
 	out := &testutil.SyncBuffer{}
 	ios.Out = out
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
+	f := cmdutiltest.Factory(ios, "")
 	done := make(chan int, 1)
 	go func() {
 		done <- Run(context.Background(), f, []string{"watch", "--brokers", p.addr, "-t", "orders,payments",

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/testutil"
@@ -25,7 +26,7 @@ func runFor(t *testing.T, d time.Duration, tty bool, args ...string) (code int, 
 	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
 	ios.SetTTY(tty)
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
+	f := cmdutiltest.Factory(ios, "")
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	code = Run(ctx, f, args)
@@ -135,7 +136,7 @@ func startAsync(t *testing.T, tty bool, args ...string) (stdout, stderr *testuti
 	ios.SetTTY(tty)
 	stdout, stderr = &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	ios.Out, ios.ErrOut = stdout, stderr
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
+	f := cmdutiltest.Factory(ios, "")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, f, args) }()

@@ -19,7 +19,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli"
-	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/inspect"
@@ -330,7 +330,7 @@ func TestDeterministic(t *testing.T) {
 func replayJSON(t *testing.T, addr string) (code int, sum inspect.Summary, stderr string) {
 	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
+	f := cmdutiltest.Factory(ios, "")
 	code = cli.Run(testCtx(t), f, []string{"replay", "--brokers", addr, "-t", "orders,payments,shipments", "-o", "json"})
 	if err := json.Unmarshal(out.Bytes(), &sum); err != nil {
 		t.Fatalf("replay: exit %d, output %q, stderr %s", code, out, errOut)

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -89,7 +89,7 @@ func (c Cause) String() string { return string(c) }
 type Facts struct {
 	// Log returns the log facts of a channel (brokers, or a capture's
 	// log-facts lines).
-	Log func(clock.Channel) (*capture.LogFacts, bool)
+	Log func(clock.Channel) (*record.LogFacts, bool)
 	// InputEnd returns the end of a channel's replayed range (offline).
 	InputEnd func(clock.Channel) (int64, bool)
 	// Exhausted says the input was read to its end: whatever is not
@@ -105,7 +105,7 @@ type Facts struct {
 // an open transaction the one that holds the required offset, when the
 // brokers named it. A held blocker is CauseHeld; the chain walk (not this)
 // tells a cycle.
-func (f *Facts) Classify(g *gate.Gate, b gate.Blocker) (Cause, *capture.OpenTransaction) {
+func (f *Facts) Classify(g *gate.Gate, b gate.Blocker) (Cause, *record.OpenTransaction) {
 	if b.Kind == gate.BlockerHeld {
 		return CauseHeld, nil
 	}
@@ -148,8 +148,8 @@ func (f *Facts) Classify(g *gate.Gate, b gate.Blocker) (Cause, *capture.OpenTran
 
 // openTransaction returns the open transaction that holds offset: the one
 // with the highest first offset at or below it.
-func openTransaction(lf *capture.LogFacts, offset int64) *capture.OpenTransaction {
-	var best *capture.OpenTransaction
+func openTransaction(lf *record.LogFacts, offset int64) *record.OpenTransaction {
+	var best *record.OpenTransaction
 	for i := range lf.OpenTransactions {
 		t := &lf.OpenTransactions[i]
 		if t.FirstOffset <= offset && (best == nil || t.FirstOffset > best.FirstOffset) {

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // DefaultRetentionWarn is the retention headroom under which a held record
@@ -95,9 +95,9 @@ type Blocker struct {
 	Cause    Cause
 	// Producer is, for an open transaction, the transaction that holds
 	// the required offset, when the brokers named it.
-	Producer *capture.OpenTransaction
+	Producer *record.OpenTransaction
 	// Log are the blocking channel's log facts; nil when unknown.
-	Log *capture.LogFacts
+	Log *record.LogFacts
 	// Root is, for a held blocker, the channel its wait chain ends at.
 	Root string
 }
@@ -298,7 +298,7 @@ func (r *Report) OlderThan(d time.Duration) *Report {
 // chain runs into a wait cycle is CauseCycle, and one whose requirement
 // lies at or beyond its channel's high watermark is CauseBeyondLogEnd:
 // draining that channel's queue cannot deliver a record never written.
-func (f *Facts) blockerCause(g *gate.Gate, held []heldInfo, heldIdx map[clock.Channel]int32, b gate.Blocker) (Cause, *capture.OpenTransaction) {
+func (f *Facts) blockerCause(g *gate.Gate, held []heldInfo, heldIdx map[clock.Channel]int32, b gate.Blocker) (Cause, *record.OpenTransaction) {
 	if b.Kind == gate.BlockerHeld {
 		if f.Log != nil {
 			if lf, ok := f.Log(b.Channel); ok && b.Required >= lf.HighWatermark {

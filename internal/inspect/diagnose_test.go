@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // testNames names testChannel(n, p)'s topics t<n>.
@@ -43,10 +43,10 @@ func recv(t *testing.T, g *gate.Gate, ch clock.Channel, off int64, es ...clock.E
 // same head (t2/0@0 waiting on t1/0) classified under different facts.
 func TestClassify(t *testing.T) {
 	a, b := testChannel(1, 0), testChannel(2, 0)
-	facts := &capture.LogFacts{LogStart: 2, LastStable: 10, HighWatermark: 12,
-		OpenTransactions: []capture.OpenTransaction{{ProducerID: 3, FirstOffset: 4}, {ProducerID: 7, TransactionalID: "tx", FirstOffset: 10}}}
-	withLog := func(lf *capture.LogFacts) func(clock.Channel) (*capture.LogFacts, bool) {
-		return func(ch clock.Channel) (*capture.LogFacts, bool) { return lf, ch == a }
+	facts := &record.LogFacts{LogStart: 2, LastStable: 10, HighWatermark: 12,
+		OpenTransactions: []record.OpenTransaction{{ProducerID: 3, FirstOffset: 4}, {ProducerID: 7, TransactionalID: "tx", FirstOffset: 10}}}
+	withLog := func(lf *record.LogFacts) func(clock.Channel) (*record.LogFacts, bool) {
+		return func(ch clock.Channel) (*record.LogFacts, bool) { return lf, ch == a }
 	}
 	for _, c := range []struct {
 		name     string
@@ -61,7 +61,7 @@ func TestClassify(t *testing.T) {
 		{"inside the open transaction", 11, Facts{Log: withLog(facts)}, CauseOpenTransaction, 7},
 		{"at the high watermark", 12, Facts{Log: withLog(facts)}, CauseBeyondLogEnd, 0},
 		{"far beyond", 1 << 40, Facts{Log: withLog(facts)}, CauseBeyondLogEnd, 0},
-		{"no last stable offset", 11, Facts{Log: withLog(&capture.LogFacts{LastStable: -1, HighWatermark: 12})}, CauseLagging, 0},
+		{"no last stable offset", 11, Facts{Log: withLog(&record.LogFacts{LastStable: -1, HighWatermark: 12})}, CauseLagging, 0},
 		{"offline, within the input", 3, Facts{InputEnd: func(clock.Channel) (int64, bool) { return 4, true }}, CauseNotReceived, 0},
 		{"offline, beyond the input", 4, Facts{InputEnd: func(clock.Channel) (int64, bool) { return 4, true }}, CauseBeyondInput, 0},
 		{"offline, input read to its end", 3, Facts{Exhausted: true}, CauseBeyondInput, 0},
@@ -106,7 +106,7 @@ func TestClassify(t *testing.T) {
 			}
 			continue
 		}
-		for _, f := range []Facts{{}, {Log: withLog(&capture.LogFacts{LastStable: 2, HighWatermark: 2})}} {
+		for _, f := range []Facts{{}, {Log: withLog(&record.LogFacts{LastStable: 2, HighWatermark: 2})}} {
 			if got, _ := f.Classify(g, bs[0]); got != CauseNotARecord {
 				t.Errorf("claim on a marker (facts %v): %s", f.Log != nil, got)
 			}
@@ -130,14 +130,14 @@ func TestDiagnose(t *testing.T) {
 
 	now := time.UnixMilli(10_000_000)
 	ts := map[clock.Channel]time.Time{a: now.Add(-90 * time.Minute), b: now.Add(-time.Minute), c: now.Add(-time.Second)}
-	retention := &capture.Retention{Ms: (2 * time.Hour).Milliseconds(), Bytes: -1, CleanupPolicy: "delete"}
-	logs := map[clock.Channel]*capture.LogFacts{
+	retention := &record.Retention{Ms: (2 * time.Hour).Milliseconds(), Bytes: -1, CleanupPolicy: "delete"}
+	logs := map[clock.Channel]*record.LogFacts{
 		a: {HighWatermark: 1, LastStable: 1, Retention: retention},
-		b: {HighWatermark: 2, LastStable: 2, Retention: &capture.Retention{Ms: -1, CleanupPolicy: "delete"}},
+		b: {HighWatermark: 2, LastStable: 2, Retention: &record.Retention{Ms: -1, CleanupPolicy: "delete"}},
 		d: {HighWatermark: 5, LastStable: 5},
 	}
 	in := Input{Gate: g, Names: names, Now: now, RetentionWarn: DefaultRetentionWarn,
-		Facts:     Facts{Log: func(ch clock.Channel) (*capture.LogFacts, bool) { lf, ok := logs[ch]; return lf, ok }},
+		Facts:     Facts{Log: func(ch clock.Channel) (*record.LogFacts, bool) { lf, ok := logs[ch]; return lf, ok }},
 		Timestamp: func(ch clock.Channel, _ int64) (time.Time, bool) { v, ok := ts[ch]; return v, ok },
 	}
 	rep := Diagnose(in)
@@ -210,7 +210,7 @@ func TestDiagnose(t *testing.T) {
 // TestNextSteps: every root cause has advice that names the place.
 func TestNextSteps(t *testing.T) {
 	b := &Blocker{Channel: "payments/1", Required: 9,
-		Producer: &capture.OpenTransaction{ProducerID: 7, TransactionalID: "payments-tx", StartedAt: 1764450000123}}
+		Producer: &record.OpenTransaction{ProducerID: 7, TransactionalID: "payments-tx", StartedAt: 1764450000123}}
 	for _, c := range Causes() {
 		got := NextStep(c, "orders/0@41", b, []string{"a/0", "b/0"})
 		if got == "" {
@@ -257,8 +257,8 @@ func TestTimesAtTheExtremes(t *testing.T) {
 		{"just past Duration's range", now.UnixMilli(), math.MaxInt64/int64(time.Millisecond) + 1, math.MaxInt64, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := Facts{Log: func(clock.Channel) (*capture.LogFacts, bool) {
-				return &capture.LogFacts{Retention: &capture.Retention{Ms: tc.retMs, Bytes: -1, CleanupPolicy: "delete"}}, true
+			f := Facts{Log: func(clock.Channel) (*record.LogFacts, bool) {
+				return &record.LogFacts{Retention: &record.Retention{Ms: tc.retMs, Bytes: -1, CleanupPolicy: "delete"}}, true
 			}}
 			ts := time.UnixMilli(tc.tsMs)
 			h := f.headroom(ch, ts, now, time.Hour)

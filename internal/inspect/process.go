@@ -6,10 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // Scope sources: where a task's scope came from.
@@ -35,7 +35,7 @@ type Process struct {
 	// Committed holds the group's committed offsets; nil when unknown.
 	Committed map[clock.Channel]int64
 	// Facts are the business channels' log facts.
-	Facts map[clock.Channel]*capture.LogFacts
+	Facts map[clock.Channel]*record.LogFacts
 	// Counts are the business topics' partition counts and IDs the topic
 	// IDs the cluster (or capture) binds their names to.
 	Counts map[string]int32
@@ -54,7 +54,7 @@ type Process struct {
 
 // NewProcess returns a process with empty maps, ready to learn topics.
 func NewProcess(app string, cl *parsley.Changelog, names *clock.Names) *Process {
-	return &Process{App: app, Changelog: cl, Names: names, Facts: map[clock.Channel]*capture.LogFacts{},
+	return &Process{App: app, Changelog: cl, Names: names, Facts: map[clock.Channel]*record.LogFacts{},
 		Counts: map[string]int32{}, IDs: map[string]clock.TopicID{}}
 }
 
@@ -84,7 +84,7 @@ func (p *Process) Subscribed() []string {
 }
 
 // LogFacts returns a business channel's log facts (Facts.Log).
-func (p *Process) LogFacts(ch clock.Channel) (*capture.LogFacts, bool) {
+func (p *Process) LogFacts(ch clock.Channel) (*record.LogFacts, bool) {
 	f, ok := p.Facts[ch]
 	return f, ok
 }

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -194,7 +194,7 @@ type BlockerDetail struct {
 	Kind     Cause
 	// Producer is, for an open transaction, the one holding Required,
 	// when the brokers named it.
-	Producer *capture.OpenTransaction
+	Producer *record.OpenTransaction
 	// LogEnd of the blocking channel, −1 when unknown.
 	LogEnd int64
 	// Root is, for a held blocker, the channel at the end of the wait

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -55,7 +55,7 @@ func newFeeder(t testing.TB, scope []clock.Channel, recent int) *feeder {
 func (f *feeder) record(ch clock.Channel, off int64, es ...clock.Entry) []replay.Event {
 	f.t.Helper()
 	f.at = f.at.Add(time.Second)
-	it := &capture.Item{Kind: capture.KindRecord, TopicID: ch.Topic, Partition: ch.Partition, Offset: off,
+	it := &record.Item{Kind: record.KindRecord, TopicID: ch.Topic, Partition: ch.Partition, Offset: off,
 		Headers: []clock.Header{{Key: clock.HeaderCauses, Value: clock.Encode(clock.MustNew(es...))}}}
 	var evs []replay.Event
 	err := f.r.Feed(it, func(ev *replay.Event) error {
@@ -98,9 +98,9 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 	s := f.snapshot(SnapshotOptions{Title: "watch", Source: "localhost:9092", Now: now,
 		LogEnd:        func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok },
 		HighWatermark: func(ch clock.Channel) (int64, bool) { e, ok := hws[ch]; return e, ok },
-		Facts: Facts{Log: func(ch clock.Channel) (*capture.LogFacts, bool) {
+		Facts: Facts{Log: func(ch clock.Channel) (*record.LogFacts, bool) {
 			e, ok := ends[ch]
-			return &capture.LogFacts{LastStable: e, HighWatermark: max(e, hws[ch])}, ok
+			return &record.LogFacts{LastStable: e, HighWatermark: max(e, hws[ch])}, ok
 		}}})
 
 	if s.Title != "watch" || s.Source != "localhost:9092" || s.State != replay.StateRunning || !s.Taken.Equal(now) {
@@ -189,7 +189,7 @@ func TestSnapshotUndecodable(t *testing.T) {
 	names := &clock.Names{}
 	names.Add("t1", a.Topic)
 	r, _ := replay.New(replay.Config{Scope: []clock.Channel{a}, Names: names, Undecodable: gate.HoldUndecodable})
-	it := &capture.Item{Kind: capture.KindRecord, TopicID: a.Topic, Offset: 3, Headers: []clock.Header{{Key: clock.HeaderCauses, Value: []byte{2, 0}}}}
+	it := &record.Item{Kind: record.KindRecord, TopicID: a.Topic, Offset: 3, Headers: []clock.Header{{Key: clock.HeaderCauses, Value: []byte{2, 0}}}}
 	if err := r.Feed(it, func(*replay.Event) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -506,7 +506,7 @@ func TestSnapshotAgesAndCauseCounts(t *testing.T) {
 	a, b, c := testChannel(1, 0), testChannel(2, 0), testChannel(3, 0)
 	f := newFeeder(t, []clock.Channel{a, b, c}, 10)
 	written := f.at.Add(-time.Minute) // a minute before it is received
-	it := &capture.Item{Kind: capture.KindRecord, TopicID: b.Topic, Partition: b.Partition, Offset: 0,
+	it := &record.Item{Kind: record.KindRecord, TopicID: b.Topic, Partition: b.Partition, Offset: 0,
 		Timestamp: written.UnixMilli(), HasTimestamp: true,
 		Headers: []clock.Header{{Key: clock.HeaderCauses, Value: clock.Encode(clock.MustNew(clock.Entry{Channel: a, Position: 9}))}}}
 	if err := f.r.Feed(it, func(ev *replay.Event) error { f.tr.Observe(ev, f.at); return nil }); err != nil {
@@ -515,9 +515,9 @@ func TestSnapshotAgesAndCauseCounts(t *testing.T) {
 	f.record(c, 0, clock.Entry{Channel: b, Position: 0}) // waits behind t2/0, received a second later
 	now := f.at.Add(2 * time.Second)
 	ends := map[clock.Channel]int64{a: 20, b: 1, c: 1}
-	s := f.snapshot(SnapshotOptions{Now: now, Facts: Facts{Log: func(ch clock.Channel) (*capture.LogFacts, bool) {
+	s := f.snapshot(SnapshotOptions{Now: now, Facts: Facts{Log: func(ch clock.Channel) (*record.LogFacts, bool) {
 		e, ok := ends[ch]
-		return &capture.LogFacts{LastStable: e, HighWatermark: e}, ok
+		return &record.LogFacts{LastStable: e, HighWatermark: e}, ok
 	}}})
 	rb := rowOf(t, s, "t2/0")
 	if want := (Age{3 * time.Second, true}); rb.HeadAge != want {

@@ -23,10 +23,10 @@ import (
 // moves the position as that function does; the tests hold the two side
 // by side. Message sets older than v2 (magic 0 and 1) go through kgo.
 
-// record is one decoded record. Its slices point into the fetched data and
+// batchRecord is one decoded record. Its slices point into the fetched data and
 // its Headers into the decoder's scratch space: both are valid only during
 // the callback that receives it.
-type record struct {
+type batchRecord struct {
 	Offset    int64
 	Timestamp int64 // milliseconds
 	Key       []byte
@@ -48,7 +48,7 @@ type batchDecoder struct {
 	aborts       []abortedTxn
 	headers      []clock.Header
 	keys         []string // interned header keys
-	rec          record
+	rec          batchRecord
 	batches      uint64 // batches decoded
 }
 
@@ -96,7 +96,7 @@ var errCorrupt = errors.New("corrupt record batch")
 // or, when fn stopped it, the offset of the record fn refused. err says
 // why it stopped early (a corrupt batch, a failed decompression); records
 // before the failure are passed on all the same.
-func (d *batchDecoder) each(rp *kmsg.FetchResponseTopicPartition, topic string, offset int64, fn func(*record) bool) (next int64, err error) {
+func (d *batchDecoder) each(rp *kmsg.FetchResponseTopicPartition, topic string, offset int64, fn func(*batchRecord) bool) (next int64, err error) {
 	in := rp.RecordBatches
 	if len(in) > batchMagicAt && in[batchMagicAt] != 2 {
 		return d.legacy(rp, topic, offset, fn)
@@ -198,7 +198,7 @@ func (d *batchDecoder) each(rp *kmsg.FetchResponseTopicPartition, topic string, 
 
 // decode reads one record from raw, returning it (with the offset and
 // timestamp deltas in Offset and Timestamp) and the bytes after it.
-func (d *batchDecoder) decode(raw []byte) (*record, []byte, bool) {
+func (d *batchDecoder) decode(raw []byte) (*batchRecord, []byte, bool) {
 	length, n := binary.Varint(raw)
 	if n <= 0 || length < 0 || int64(len(raw)-n) < length {
 		return nil, nil, false
@@ -211,7 +211,7 @@ func (d *batchDecoder) decode(raw []byte) (*record, []byte, bool) {
 	b = b[1:] // record attributes, unused
 	var ok bool
 	r := &d.rec
-	*r = record{Size: n + int(length)}
+	*r = batchRecord{Size: n + int(length)}
 	if r.Timestamp, b, ok = varint(b); !ok {
 		return nil, nil, false
 	}
@@ -315,7 +315,7 @@ func (d *batchDecoder) endAbort(producer int64) {
 }
 
 // legacy reads a partition of pre-v2 message sets through kgo.
-func (d *batchDecoder) legacy(rp *kmsg.FetchResponseTopicPartition, topic string, offset int64, fn func(*record) bool) (int64, error) {
+func (d *batchDecoder) legacy(rp *kmsg.FetchResponseTopicPartition, topic string, offset int64, fn func(*batchRecord) bool) (int64, error) {
 	fp, next := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
 		Offset:         offset,
 		IsolationLevel: kgo.ReadCommitted(),
@@ -328,7 +328,7 @@ func (d *batchDecoder) legacy(rp *kmsg.FetchResponseTopicPartition, topic string
 			d.headers = append(d.headers, clock.Header{Key: h.Key, Value: h.Value})
 		}
 		r := &d.rec
-		*r = record{Offset: kr.Offset, Timestamp: kr.Timestamp.UnixMilli(), Key: kr.Key, Value: kr.Value, Headers: d.headers,
+		*r = batchRecord{Offset: kr.Offset, Timestamp: kr.Timestamp.UnixMilli(), Key: kr.Key, Value: kr.Value, Headers: d.headers,
 			Size: len(kr.Key) + len(kr.Value)}
 		if !fn(r) {
 			return kr.Offset, nil

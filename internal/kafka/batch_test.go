@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // decoded is what a read_committed consumer receives from one fetched
@@ -49,7 +49,7 @@ func showRecord(off, ts int64, key, value []byte, hs []clock.Header) string {
 func viaDecoder(rp *kmsg.FetchResponseTopicPartition, offset int64) (decoded, error) {
 	d := batchDecoder{decompressor: kgo.DefaultDecompressor()}
 	var out decoded
-	next, err := d.each(rp, "t", offset, func(r *record) bool {
+	next, err := d.each(rp, "t", offset, func(r *batchRecord) bool {
 		out.records = append(out.records, showRecord(r.Offset, r.Timestamp, r.Key, r.Value, r.Headers))
 		return true
 	})
@@ -69,7 +69,7 @@ const (
 func viaBuffer(rp *kmsg.FetchResponseTopicPartition, offset int64, mode int) (decoded, error) {
 	d := batchDecoder{decompressor: kgo.DefaultDecompressor()}
 	var c chunk
-	next, err := d.each(rp, "t", offset, func(r *record) bool {
+	next, err := d.each(rp, "t", offset, func(r *batchRecord) bool {
 		switch mode {
 		case noBatch:
 			r.buf = nil
@@ -81,7 +81,7 @@ func viaBuffer(rp *kmsg.FetchResponseTopicPartition, offset int64, mode int) (de
 	})
 	out := decoded{next: next}
 	ch := &rchan{}
-	var it capture.Item
+	var it record.Item
 	var hs []clock.Header
 	for i := range c.slots {
 		hs = c.itemOf(i, ch, &it, hs[:0])

@@ -9,8 +9,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // benchRecords is the size of the range the benchmarks read: 6 channels of
@@ -90,7 +90,7 @@ func BenchmarkRangeNext(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		n := countRecords(b, func() (*capture.Item, error) { return r.Next(ctx) }, nil)
+		n := countRecords(b, func() (*record.Item, error) { return r.Next(ctx) }, nil)
 		if n != benchRecords {
 			b.Fatalf("read %d records, want %d", n, benchRecords)
 		}

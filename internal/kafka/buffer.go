@@ -5,8 +5,8 @@ import (
 	"io"
 	"math"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // This file is what a read holds between the fetch and its caller: per
@@ -44,16 +44,16 @@ const (
 type chunk struct {
 	slots []slot
 	hdrs  []hdr
-	keys  []string       // the header keys of hdrs, each once
-	bufs  [][]byte       // the batch bytes slots lie in
-	slab  []byte         // copies of records that lie in no batch (legacy message sets)
-	other []capture.Item // log-facts items
-	bytes int            // the records' encoded size
-	batch uint64         // the batch the last of bufs is of
+	keys  []string      // the header keys of hdrs, each once
+	bufs  [][]byte      // the batch bytes slots lie in
+	slab  []byte        // copies of records that lie in no batch (legacy message sets)
+	other []record.Item // log-facts items
+	bytes int           // the records' encoded size
+	batch uint64        // the batch the last of bufs is of
 
 	// A Follower's items stay valid: they are made here once, on first
 	// take, and the chunk is never reused.
-	items []capture.Item
+	items []record.Item
 	hvals []clock.Header
 }
 
@@ -66,7 +66,7 @@ type slot struct {
 	// idx is, for a record, its bytes: bufs[idx], or the slab when −1; for
 	// log facts, its item in other.
 	idx  int32
-	kind capture.Kind
+	kind record.Kind
 	// other says the item is other[idx] (log facts, a position over a gap).
 	other bool
 }
@@ -111,8 +111,8 @@ func (sp span) slice(buf []byte) []byte {
 // addRecord adds r, whose slices are valid only during this call: they
 // are kept as spans of r's batch bytes, or copied to the slab when they lie
 // in no batch.
-func (c *chunk) addRecord(r *record) {
-	x := slot{kind: capture.KindRecord, offset: r.Offset, timestamp: r.Timestamp, hdr0: int32(len(c.hdrs)), nhdr: int32(len(r.Headers))}
+func (c *chunk) addRecord(r *batchRecord) {
+	x := slot{kind: record.KindRecord, offset: r.Offset, timestamp: r.Timestamp, hdr0: int32(len(c.hdrs)), nhdr: int32(len(r.Headers))}
 	if !c.addSpans(&x, r) {
 		c.hdrs = c.hdrs[:x.hdr0]
 		c.copySpans(&x, r)
@@ -123,7 +123,7 @@ func (c *chunk) addRecord(r *record) {
 
 // addSpans sets x's spans in r's batch bytes; false when a field lies
 // outside them.
-func (c *chunk) addSpans(x *slot, r *record) bool {
+func (c *chunk) addSpans(x *slot, r *batchRecord) bool {
 	buf := r.buf
 	if buf == nil || cap(buf) > math.MaxInt32 {
 		return false
@@ -150,7 +150,7 @@ func (c *chunk) addSpans(x *slot, r *record) bool {
 }
 
 // copySpans copies r's fields to the slab and sets x's spans there.
-func (c *chunk) copySpans(x *slot, r *record) {
+func (c *chunk) copySpans(x *slot, r *batchRecord) {
 	add := func(b []byte) span {
 		if b == nil {
 			return span{n: -1}
@@ -178,14 +178,14 @@ func (c *chunk) key(k string) int32 {
 
 // itemOf sets *it to the item of slots[i], of channel ch, appending its
 // headers to hs; it returns hs.
-func (c *chunk) itemOf(i int, ch *rchan, it *capture.Item, hs []clock.Header) []clock.Header {
+func (c *chunk) itemOf(i int, ch *rchan, it *record.Item, hs []clock.Header) []clock.Header {
 	x := &c.slots[i]
 	switch {
 	case x.other:
 		*it = c.other[x.idx]
 		return hs
-	case x.kind == capture.KindPosition:
-		*it = capture.Item{Kind: capture.KindPosition, Topic: ch.Topic, TopicID: ch.TopicID, Partition: ch.Partition, Offset: x.offset}
+	case x.kind == record.KindPosition:
+		*it = record.Item{Kind: record.KindPosition, Topic: ch.Topic, TopicID: ch.TopicID, Partition: ch.Partition, Offset: x.offset}
 		return hs
 	}
 	buf := c.slab
@@ -200,8 +200,8 @@ func (c *chunk) itemOf(i int, ch *rchan, it *capture.Item, hs []clock.Header) []
 		}
 		headers = hs[start:len(hs):len(hs)]
 	}
-	*it = capture.Item{
-		Kind:         capture.KindRecord,
+	*it = record.Item{
+		Kind:         record.KindRecord,
 		Topic:        ch.Topic,
 		TopicID:      ch.TopicID,
 		Partition:    ch.Partition,
@@ -242,12 +242,12 @@ func (b *buffers) begin() {
 
 // addPosition adds a position item at p.
 func (b *buffers) addPosition(ch *rchan, p int64) {
-	b.cur.slots = append(b.cur.slots, slot{kind: capture.KindPosition, offset: p})
+	b.cur.slots = append(b.cur.slots, slot{kind: record.KindPosition, offset: p})
 }
 
 // addItem adds an item that is no record and no plain position: log
 // facts, or a position over a gap.
-func (b *buffers) addItem(it *capture.Item) {
+func (b *buffers) addItem(it *record.Item) {
 	c := b.cur
 	c.slots = append(c.slots, slot{kind: it.Kind, idx: int32(len(c.other)), other: true})
 	c.other = append(c.other, *it)
@@ -274,7 +274,7 @@ func (b *buffers) commit(ch *rchan) {
 // used up: that chunk is then released (its last item, returned by the
 // call before, is no longer in use). The item is ch's, valid until the
 // next pop of ch, or for ever when b.keep.
-func (b *buffers) pop(ch *rchan) *capture.Item {
+func (b *buffers) pop(ch *rchan) *record.Item {
 	c := ch.buf[0]
 	if ch.head == len(c.slots) {
 		ch.buf[0] = nil
@@ -289,7 +289,7 @@ func (b *buffers) pop(ch *rchan) *capture.Item {
 	b.ready--
 	if b.keep {
 		if c.items == nil {
-			c.items, c.hvals = make([]capture.Item, len(c.slots)), make([]clock.Header, 0, len(c.hdrs))
+			c.items, c.hvals = make([]record.Item, len(c.slots)), make([]clock.Header, 0, len(c.hdrs))
 		}
 		c.hvals = c.itemOf(i, ch, &c.items[i], c.hvals)
 		return &c.items[i]
@@ -327,7 +327,7 @@ func (rd *reader) eligible(active []*rchan) []*rchan {
 
 // emit adds a record, preceded by a position item when offsets between the
 // last item and the record carried no record.
-func (rd *reader) emit(ch *rchan, r *record) {
+func (rd *reader) emit(ch *rchan, r *batchRecord) {
 	if r.Offset > ch.emitted {
 		rd.addPosition(ch, r.Offset)
 	}
@@ -340,23 +340,23 @@ func (rd *reader) emit(ch *rchan, r *record) {
 // decodeBelow adds the records of a fetched partition below end to the
 // chunk being filled, and returns the position after them.
 func (rd *reader) decodeBelow(ch *rchan, p fetched, end int64) (int64, error) {
-	return rd.decodeWhile(ch, p, func(r *record) bool { return r.Offset < end })
+	return rd.decodeWhile(ch, p, func(r *batchRecord) bool { return r.Offset < end })
 }
 
 // decodeAll adds every record of a fetched partition to the chunk being
 // filled, and returns the position after them: a followed channel has no end.
 func (rd *reader) decodeAll(ch *rchan, p fetched) (int64, error) {
-	return rd.decodeWhile(ch, p, func(*record) bool { return true })
+	return rd.decodeWhile(ch, p, func(*batchRecord) bool { return true })
 }
 
 // decodeWhile adds the records of a fetched partition to the chunk being
 // filled for as long as keep accepts them, and returns the position after
 // the last one added.
-func (rd *reader) decodeWhile(ch *rchan, p fetched, keep func(*record) bool) (int64, error) {
+func (rd *reader) decodeWhile(ch *rchan, p fetched, keep func(*batchRecord) bool) (int64, error) {
 	if p.rp == nil {
 		return p.next, nil
 	}
-	return rd.dec.each(p.rp, ch.Topic, ch.Position, func(r *record) bool {
+	return rd.dec.each(p.rp, ch.Topic, ch.Position, func(r *batchRecord) bool {
 		if !keep(r) {
 			return false
 		}
@@ -377,7 +377,7 @@ func (rd *reader) settle(ch *rchan) {
 // next returns the next buffered item in the order read, fetching for
 // sink's active channels until there is one; io.EOF when none is active.
 // The item is valid until the next call (for ever when b.keep).
-func (rd *reader) next(ctx context.Context, sink partSink) (*capture.Item, error) {
+func (rd *reader) next(ctx context.Context, sink partSink) (*record.Item, error) {
 	for {
 		for len(rd.order) > 0 {
 			if it := rd.pop(rd.chans[rd.order[0]]); it != nil {
@@ -397,7 +397,7 @@ func (rd *reader) next(ctx context.Context, sink partSink) (*capture.Item, error
 // nextOf returns the next item of channel i, fetching until there is one;
 // io.EOF once the channel has ended (ended reports that). The item is valid
 // until the next call for the same channel.
-func (rd *reader) nextOf(ctx context.Context, sink partSink, i int, ended func(int) bool) (*capture.Item, error) {
+func (rd *reader) nextOf(ctx context.Context, sink partSink, i int, ended func(int) bool) (*record.Item, error) {
 	if !rd.byChannel {
 		rd.byChannel, rd.order = true, nil
 	}

@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // seedMany writes n records of about size bytes round-robin over the
@@ -63,7 +63,7 @@ func TestRangePrefetches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if it.Kind == capture.KindRecord {
+		if it.Kind == record.KindRecord {
 			break
 		}
 	}
@@ -77,7 +77,7 @@ func TestRangePrefetches(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	ctx := testCtx(t)
-	if n := countRecords(t, func() (*capture.Item, error) { return r.Next(ctx) }, nil); n != 399 {
+	if n := countRecords(t, func() (*record.Item, error) { return r.Next(ctx) }, nil); n != 399 {
 		t.Errorf("read %d more records, want 399", n)
 	}
 }
@@ -99,7 +99,7 @@ func TestRangeAllocatesPerFetchNotPerRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	records := countRecords(t, func() (*capture.Item, error) { return r.Next(ctx) }, nil)
+	records := countRecords(t, func() (*record.Item, error) { return r.Next(ctx) }, nil)
 	runtime.ReadMemStats(&after)
 	if records != n {
 		t.Fatalf("read %d records, want %d", records, n)
@@ -128,7 +128,7 @@ func TestRangeNextOf(t *testing.T) {
 	want := map[string][]string{}
 	for _, it := range drain(t, open()) {
 		k := fmt.Sprintf("%s/%d", it.Topic, it.Partition)
-		want[k] = append(want[k], trace([]*capture.Item{it}, false))
+		want[k] = append(want[k], trace([]*record.Item{it}, false))
 	}
 	for seed := range 5 {
 		rng := rand.New(rand.NewPCG(uint64(seed), 3))
@@ -156,7 +156,7 @@ func TestRangeNextOf(t *testing.T) {
 			if k != fmt.Sprintf("%s/%d", it.Topic, it.Partition) {
 				t.Fatalf("NextOf(%d) (%s) returned an item of %s/%d", i, k, it.Topic, it.Partition)
 			}
-			got[k] = append(got[k], trace([]*capture.Item{it}, false))
+			got[k] = append(got[k], trace([]*record.Item{it}, false))
 		}
 		for k, w := range want {
 			if fmt.Sprint(got[k]) != fmt.Sprint(w) {
@@ -181,7 +181,7 @@ func TestRangeNextOfBoundsBuffers(t *testing.T) {
 	}
 	ctx := testCtx(t)
 	most, mostFetches := 0, 0
-	records := countRecords(t, func() (*capture.Item, error) { return r.NextOf(ctx, 0) }, func() {
+	records := countRecords(t, func() (*record.Item, error) { return r.NextOf(ctx, 0) }, func() {
 		for _, ch := range r.rd.chans[1:] {
 			most, mostFetches = max(most, ch.bufBytes), max(mostFetches, len(ch.buf))
 		}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // DefaultTxnWait is how long a changelog read waits, by default, for an
@@ -61,13 +61,13 @@ func (c *Client) ReadChangelog(ctx context.Context, topic string, txnWait time.D
 // from a capture of the changelog topic alike — to cl: a record is a store
 // entry (a null value a tombstone), a position says how far the read got,
 // log facts are the partition's offsets when the read began.
-func FoldChangelog(cl *parsley.Changelog, it *capture.Item) {
+func FoldChangelog(cl *parsley.Changelog, it *record.Item) {
 	switch it.Kind {
-	case capture.KindRecord:
+	case record.KindRecord:
 		cl.Apply(it.Partition, it.Offset, it.Key, it.Value)
-	case capture.KindPosition:
+	case record.KindPosition:
 		cl.Reached(it.Partition, it.Offset)
-	case capture.KindLogFacts:
+	case record.KindLogFacts:
 		pr := cl.Partition(it.Partition)
 		pr.LogStart, pr.LastStable, pr.HighWatermark = it.Facts.LogStart, it.Facts.LastStable, it.Facts.HighWatermark
 	}
@@ -76,13 +76,13 @@ func FoldChangelog(cl *parsley.Changelog, it *capture.Item) {
 // LogFacts returns the log facts (WithLogFacts) of every selected channel,
 // as listed now, without reading a record, and the channels with their
 // topic names and UUIDs, in selection order.
-func (c *Client) LogFacts(ctx context.Context, sels []TopicSel) (map[clock.Channel]*capture.LogFacts, []RangeChannel, error) {
+func (c *Client) LogFacts(ctx context.Context, sels []TopicSel) (map[clock.Channel]*record.LogFacts, []RangeChannel, error) {
 	spec := OffsetSpec{Start: Bound{Kind: BoundLogEnd}, End: Bound{Kind: BoundLogEnd}}
 	r, err := c.OpenRange(ctx, sels, spec, WithLogFacts())
 	if err != nil {
 		return nil, nil, err
 	}
-	out := map[clock.Channel]*capture.LogFacts{}
+	out := map[clock.Channel]*record.LogFacts{}
 	for {
 		it, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -91,7 +91,7 @@ func (c *Client) LogFacts(ctx context.Context, sels []TopicSel) (map[clock.Chann
 		if err != nil {
 			return nil, nil, err
 		}
-		if it.Kind == capture.KindLogFacts {
+		if it.Kind == record.KindLogFacts {
 			f := *it.Facts
 			out[clock.Channel{Topic: it.TopicID, Partition: it.Partition}] = &f
 		}

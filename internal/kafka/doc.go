@@ -12,7 +12,7 @@
 //     (channel-identity-changed);
 //   - ranges: ParseOffsets reads rpk's offsets grammar, Client.OpenRange
 //     fixes each channel's bounds once (never past the last stable offset)
-//     and Range.Next yields capture.Items — a start position, the committed
+//     and Range.Next yields record.Items — a start position, the committed
 //     records (read_committed), position advances over offsets that carried
 //     no record, and an end position — so every range ends; Range.NextOf
 //     yields one channel's items, for callers that merge channels;

@@ -5,12 +5,12 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // WithLogFacts makes a read yield, before anything else, one
-// capture.KindLogFacts item per channel: the offsets listed when the read
+// record.KindLogFacts item per channel: the offsets listed when the read
 // opened, the topic's retention settings (DescribeConfigs) and the
 // transactions open on the channel (DescribeProducers, then
 // ListTransactions and DescribeTransactions for their transactional IDs
@@ -23,7 +23,7 @@ func WithLogFacts() ReadOption {
 
 // logFacts returns the facts of every channel of rd, whose offsets are
 // listed, as items in channel order.
-func (c *Client) logFacts(ctx context.Context, rd *reader) []*capture.Item {
+func (c *Client) logFacts(ctx context.Context, rd *reader) []*record.Item {
 	var topics []string
 	var parts kadm.TopicsSet
 	for _, ch := range rd.chans {
@@ -34,22 +34,22 @@ func (c *Client) logFacts(ctx context.Context, rd *reader) []*capture.Item {
 	retention := c.retention(ctx, topics)
 	open := c.openTransactions(ctx, parts)
 	at := rd.cfg.clock.Now().UnixMilli()
-	items := make([]*capture.Item, 0, len(rd.chans))
+	items := make([]*record.Item, 0, len(rd.chans))
 	for _, ch := range rd.chans {
-		f := &capture.LogFacts{LogStart: ch.LogStart, LastStable: ch.LastStable, HighWatermark: ch.HighWatermark, At: at}
+		f := &record.LogFacts{LogStart: ch.LogStart, LastStable: ch.LastStable, HighWatermark: ch.HighWatermark, At: at}
 		if r, ok := retention[ch.Topic]; ok {
 			f.Retention = &r
 		}
 		f.OpenTransactions = open[chanKey{ch.Topic, ch.Partition}]
-		items = append(items, &capture.Item{Kind: capture.KindLogFacts, Topic: ch.Topic, TopicID: ch.TopicID, Partition: ch.Partition, Facts: f})
+		items = append(items, &record.Item{Kind: record.KindLogFacts, Topic: ch.Topic, TopicID: ch.TopicID, Partition: ch.Partition, Facts: f})
 	}
 	return items
 }
 
 // retention describes the topics' retention.ms, retention.bytes and
 // cleanup.policy; a topic the brokers do not describe is left out.
-func (c *Client) retention(ctx context.Context, topics []string) map[string]capture.Retention {
-	out := map[string]capture.Retention{}
+func (c *Client) retention(ctx context.Context, topics []string) map[string]record.Retention {
+	out := map[string]record.Retention{}
 	rcs, err := c.adm.DescribeTopicConfigs(ctx, topics...)
 	if err != nil && len(rcs) == 0 {
 		return out
@@ -58,7 +58,7 @@ func (c *Client) retention(ctx context.Context, topics []string) map[string]capt
 		if rc.Err != nil {
 			continue
 		}
-		r := capture.Retention{Ms: -1, Bytes: -1, CleanupPolicy: "delete"} // Kafka's defaults but for ms
+		r := record.Retention{Ms: -1, Bytes: -1, CleanupPolicy: "delete"} // Kafka's defaults but for ms
 		seen := false
 		for _, cfg := range rc.Configs {
 			if cfg.Value == nil {
@@ -89,8 +89,8 @@ func (c *Client) retention(ctx context.Context, topics []string) map[string]capt
 // by first offset. A producer with a current transaction start offset has
 // one open; its transactional ID and start time come from the transaction
 // coordinator when it answers.
-func (c *Client) openTransactions(ctx context.Context, parts kadm.TopicsSet) map[chanKey][]capture.OpenTransaction {
-	out := map[chanKey][]capture.OpenTransaction{}
+func (c *Client) openTransactions(ctx context.Context, parts kadm.TopicsSet) map[chanKey][]record.OpenTransaction {
+	out := map[chanKey][]record.OpenTransaction{}
 	described, err := c.adm.DescribeProducers(ctx, parts)
 	if err != nil && len(described) == 0 {
 		return out
@@ -101,7 +101,7 @@ func (c *Client) openTransactions(ctx context.Context, parts kadm.TopicsSet) map
 			return
 		}
 		k := chanKey{p.Topic, p.Partition}
-		out[k] = append(out[k], capture.OpenTransaction{ProducerID: p.ProducerID, ProducerEpoch: p.ProducerEpoch, FirstOffset: p.CurrentTxnStartOffset})
+		out[k] = append(out[k], record.OpenTransaction{ProducerID: p.ProducerID, ProducerEpoch: p.ProducerEpoch, FirstOffset: p.CurrentTxnStartOffset})
 		ids = append(ids, p.ProducerID)
 	})
 	if len(ids) == 0 {
@@ -135,7 +135,7 @@ func (c *Client) openTransactions(ctx context.Context, parts kadm.TopicsSet) map
 				}
 			}
 		}
-		slices.SortFunc(ts, func(a, b capture.OpenTransaction) int {
+		slices.SortFunc(ts, func(a, b record.OpenTransaction) int {
 			if a.FirstOffset != b.FirstOffset {
 				return int(a.FirstOffset - b.FirstOffset)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // TestLogFacts reads a range with WithLogFacts over a topic with a
@@ -39,7 +40,7 @@ func TestLogFacts(t *testing.T) {
 
 	cl := dialTest(t, c)
 	items := openDrain(t, cl, []string{"orders"}, "start", WithLogFacts())
-	if len(items) == 0 || items[0].Kind != capture.KindLogFacts {
+	if len(items) == 0 || items[0].Kind != record.KindLogFacts {
 		t.Fatalf("first item %v, want log facts (all: %s)", items, trace(items, false))
 	}
 	f := items[0].Facts

@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // This file is the fetch loop that a Range and a Follower share: resolving
@@ -199,7 +199,7 @@ type rchan struct {
 	head     int      // the next item of buf[0]
 	bufBytes int      // record bytes in buf
 
-	item capture.Item   // the item taken last (unless the reader keeps items)
+	item record.Item    // the item taken last (unless the reader keeps items)
 	hdrs []clock.Header // its headers
 }
 

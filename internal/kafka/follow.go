@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // Follower is a live, never-ending read_committed read of some channels —
@@ -112,7 +112,7 @@ func (f *Follower) setEnd(ch clock.Channel, end, hwm int64) {
 // progress for the RetryFor time, or a fatal error (authorization, topic
 // deleted or recreated), ends the follower with a *RangeError, returned by
 // this and every later call.
-func (f *Follower) Next(ctx context.Context) (*capture.Item, error) {
+func (f *Follower) Next(ctx context.Context) (*record.Item, error) {
 	return f.rd.next(ctx, f)
 }
 

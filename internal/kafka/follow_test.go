@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 func follow(t *testing.T, cl *Client, topics []string, offsets string, opts ...ReadOption) *Follower {
@@ -30,11 +30,11 @@ func follow(t *testing.T, cl *Client, topics []string, offsets string, opts ...R
 
 // take reads n items from f, failing the test if they do not come within
 // a few seconds.
-func take(t *testing.T, f *Follower, n int) []*capture.Item {
+func take(t *testing.T, f *Follower, n int) []*record.Item {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var items []*capture.Item
+	var items []*record.Item
 	for len(items) < n {
 		it, err := f.Next(ctx)
 		if err != nil {
@@ -51,7 +51,7 @@ func quiet(t *testing.T, f *Follower, d time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	if it, err := f.Next(ctx); err == nil {
-		t.Fatalf("unexpected item %s", trace([]*capture.Item{it}, false))
+		t.Fatalf("unexpected item %s", trace([]*record.Item{it}, false))
 	} else if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("waiting for nothing: %v", err)
 	}
@@ -269,10 +269,10 @@ func TestFollowItemsStayValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var records []*capture.Item
+	var records []*record.Item
 	for len(records) < n {
 		for _, it := range take(t, f, 1) {
-			if it.Kind == capture.KindRecord {
+			if it.Kind == record.KindRecord {
 				records = append(records, it) // not cloned
 			}
 		}

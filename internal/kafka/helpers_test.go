@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // newCluster starts a one-broker in-process cluster, closed when the test
@@ -93,10 +93,10 @@ func dialTest(t *testing.T, c *kfake.Cluster) *Client {
 }
 
 // drain reads r to io.EOF.
-func drain(t *testing.T, r *Range) []*capture.Item {
+func drain(t *testing.T, r *Range) []*record.Item {
 	t.Helper()
 	ctx := testCtx(t)
-	var items []*capture.Item
+	var items []*record.Item
 	for {
 		it, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -114,7 +114,7 @@ func drain(t *testing.T, r *Range) []*capture.Item {
 
 // countRecords calls next until io.EOF and returns how many of the items
 // were records, calling each (when not nil) after every item.
-func countRecords(tb testing.TB, next func() (*capture.Item, error), each func()) int {
+func countRecords(tb testing.TB, next func() (*record.Item, error), each func()) int {
 	tb.Helper()
 	n := 0
 	for {
@@ -125,7 +125,7 @@ func countRecords(tb testing.TB, next func() (*capture.Item, error), each func()
 		if err != nil {
 			tb.Fatalf("next after %d records: %v", n, err)
 		}
-		if it.Kind == capture.KindRecord {
+		if it.Kind == record.KindRecord {
 			n++
 		}
 		if each != nil {
@@ -136,7 +136,7 @@ func countRecords(tb testing.TB, next func() (*capture.Item, error), each func()
 
 // trace renders items compactly: "p0" is a position at 0, "r3=v" a record
 // at offset 3 with value v; channels are prefixed when more than one.
-func trace(items []*capture.Item, withChannel bool) string {
+func trace(items []*record.Item, withChannel bool) string {
 	var parts []string
 	for _, it := range items {
 		s := ""
@@ -144,9 +144,9 @@ func trace(items []*capture.Item, withChannel bool) string {
 			s = fmt.Sprintf("%s/%d:", it.Topic, it.Partition)
 		}
 		switch it.Kind {
-		case capture.KindPosition:
+		case record.KindPosition:
 			s += fmt.Sprintf("p%d", it.Offset)
-		case capture.KindRecord:
+		case record.KindRecord:
 			s += fmt.Sprintf("r%d=%s", it.Offset, it.Value)
 		}
 		parts = append(parts, s)
@@ -169,7 +169,7 @@ func parseRange(t *testing.T, topics []string, offsets string) ([]TopicSel, Offs
 }
 
 // openDrain opens a range for an offsets expression and drains it.
-func openDrain(t *testing.T, cl *Client, topics []string, offsets string, opts ...ReadOption) []*capture.Item {
+func openDrain(t *testing.T, cl *Client, topics []string, offsets string, opts ...ReadOption) []*record.Item {
 	t.Helper()
 	sels, spec := parseRange(t, topics, offsets)
 	r, err := cl.OpenRange(testCtx(t), sels, spec, opts...)

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // RangeChannel describes one channel of a range and how far it was read.
@@ -171,7 +171,7 @@ func (r *Range) Channels() []RangeChannel {
 // or NextOf: a range reuses their storage, so that reading it allocates
 // nothing per record. While the caller works on what one fetch read, the
 // next fetch is already in flight.
-func (r *Range) Next(ctx context.Context) (*capture.Item, error) {
+func (r *Range) Next(ctx context.Context) (*record.Item, error) {
 	return r.rd.next(ctx, r)
 }
 
@@ -184,7 +184,7 @@ func (r *Range) Next(ctx context.Context) (*capture.Item, error) {
 //
 // The item is valid until the next NextOf call for the same channel. A
 // range is read with Next or with NextOf, not both.
-func (r *Range) NextOf(ctx context.Context, i int) (*capture.Item, error) {
+func (r *Range) NextOf(ctx context.Context, i int) (*record.Item, error) {
 	return r.rd.nextOf(ctx, r, i, func(i int) bool { return r.done[i] })
 }
 

@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // seedTxnTopic writes, on partition 0 of topic "tx":
@@ -217,8 +217,8 @@ func TestRangeManyChannels(t *testing.T) {
 
 	// Per channel, both fetch sizes give the same items in the same order,
 	// and offsets only go up.
-	perChan := func(items []*capture.Item) map[string]string {
-		m := make(map[string][]*capture.Item)
+	perChan := func(items []*record.Item) map[string]string {
+		m := make(map[string][]*record.Item)
 		for _, it := range items {
 			k := it.Topic + "/" + itoa(int64(it.Partition))
 			m[k] = append(m[k], it)
@@ -230,7 +230,7 @@ func TestRangeManyChannels(t *testing.T) {
 				if it.Offset <= lastRec || it.Offset < lastPos {
 					t.Errorf("%s: offsets out of order: %s", k, trace(its, false))
 				}
-				if it.Kind == capture.KindRecord {
+				if it.Kind == record.KindRecord {
 					lastRec = it.Offset
 				} else {
 					lastPos = it.Offset
@@ -374,7 +374,7 @@ func TestRangeBrokerGone(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if it.Kind == capture.KindRecord {
+		if it.Kind == record.KindRecord {
 			lastRecord = it.Offset
 		}
 	}
@@ -383,7 +383,7 @@ func TestRangeBrokerGone(t *testing.T) {
 	for {
 		it, err := r.Next(ctx)
 		if err == nil {
-			if it.Kind == capture.KindRecord {
+			if it.Kind == record.KindRecord {
 				lastRecord = it.Offset
 			}
 			continue

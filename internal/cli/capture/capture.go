@@ -61,8 +61,8 @@ on stderr.`,
 		},
 	}
 	fs := cmd.Flags()
-	cmdutil.AddRangeFlags(fs, &opts.Range)
-	fs.StringSliceVar(&opts.Start, "start", nil, "start positions overriding --offsets, `CH=OFFSET[,...]`")
+	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
+	cmdutil.AddStartFlag(cmd, f, &opts.Start, "start positions overriding --offsets, `CH=OFFSET[,...]`")
 	fs.StringVarP(&opts.File, "file", "f", "", "write the capture to `FILE` instead of stdout")
 	return cmd
 }

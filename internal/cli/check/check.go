@@ -43,8 +43,8 @@ type Options struct {
 
 // NewCmdCheck returns the check command. runF replaces the work in tests of
 // flag parsing; nil runs Run.
-func NewCmdCheck(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
-	formats := []string{"text", "json", "ndjson"} // --output
+func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, OpenRange: f.OpenRange}
 	names := &cmdutil.NamesFlag{}
 	cmd := &cobra.Command{
@@ -83,7 +83,7 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
 			if err := opts.Range.CheckSource(c.Flags(), opts.Input); err != nil {
@@ -104,13 +104,13 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.Input, "input", "f", "", "capture file to audit (- for stdin)")
-	cmdutil.AddRangeFlags(fs, &opts.Range)
-	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the node consumes, `CH[,CH...]` (default: every channel in the input)")
+	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
+	cmdutil.AddScopeFlag(cmd, f, &opts.Scope, "channels the node consumes, `CH[,CH...]` (default: every channel in the input)")
 	fs.StringVar(&opts.ScopesFile, "scopes", "", "audit several nodes: `FILE` of lines NAME: CH,CH,…")
 	fs.IntVar(&opts.MaxFindings, "max-findings", 0, "stop after `N` findings (0: no limit)")
 	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json", "ndjson")
 	return cmd
 }
 

@@ -32,9 +32,8 @@ func execContext(t *testing.T, ctx context.Context, tty bool, stdin string, args
 	ios, in, out, errOut := iostreams.Test()
 	ios.SetTTY(tty)
 	in.WriteString(stdin)
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
-	o := &cmdutil.Output{}
-	cmd := cmdutiltest.AsRoot(NewCmdCheck(f, o, nil), o)
+	f := cmdutiltest.Factory(ios, "")
+	cmd := cmdutiltest.AsRoot(NewCmdCheck(f, nil))
 	cmd.SetArgs(args)
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)

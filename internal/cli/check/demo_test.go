@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli"
-	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/iostreams"
 )
@@ -19,7 +19,8 @@ func run(t *testing.T, addr string, args ...string) (code int, stdout, stderr st
 	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
 	env := map[string]string{"CAUSALCTL_BROKERS": addr}
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(k string) string { return env[k] }, Version: "test"}
+	f := cmdutiltest.Factory(ios, "")
+	f.Getenv = func(k string) string { return env[k] }
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	code = cli.Run(ctx, f, args)

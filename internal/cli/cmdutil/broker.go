@@ -13,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -49,12 +50,16 @@ type RangeFlags struct {
 	AllowGaps bool
 }
 
-// AddRangeFlags registers the range flags on fs.
-func AddRangeFlags(fs *pflag.FlagSet, r *RangeFlags) {
+// AddRangeFlags registers the range flags on cmd, --topic and --from-group
+// completed from the cluster f's connection settings name.
+func AddRangeFlags(cmd *cobra.Command, f *Factory, r *RangeFlags) {
+	fs := cmd.Flags()
 	fs.StringArrayVarP(&r.Topics, "topic", "t", nil, "read from the broker: topic `NAME` or NAME/PARTITION (repeatable, or comma-separated)")
 	fs.StringVar(&r.Offsets, "offsets", kafka.DefaultOffsets, "range of offsets, rpk's -o grammar: start, end, N, N:M, :M, +N, -N, @TIME, @T1:T2")
 	fs.StringVar(&r.FromGroup, "from-group", "", "start each partition at `GROUP`'s committed offset (read, never joined)")
 	fs.BoolVar(&r.AllowGaps, "allow-gaps", false, "when retention or DeleteRecords removes offsets before they are read, go on past them, recording each gap (a warning, a capture's gap line), instead of failing")
+	registerCompletion(cmd, "topic", listOf(clusterChannels(f, "")))
+	registerCompletion(cmd, "from-group", clusterGroups(f))
 }
 
 // Given reports whether a broker range was asked for.

@@ -5,7 +5,6 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
@@ -34,6 +34,15 @@ type Factory struct {
 	Conn *conn.Options
 	// Now reads the wall clock (time.Now); offsets like @-1h use it.
 	Now func() time.Time
+}
+
+// NewFactory returns the Factory of a run over ios: the environment read
+// through getenv, the wall clock, and empty connection settings that the
+// root's flags fill. cli.Main builds the process's Factory with it (and
+// sets the build's Version, Commit and BuildDate); tests build theirs with
+// cmdutiltest.Factory, which calls it too.
+func NewFactory(ios *iostreams.IOStreams, getenv func(string) string) *Factory {
+	return &Factory{IOStreams: ios, Getenv: getenv, Conn: &conn.Options{}, Now: time.Now}
 }
 
 // Exit codes (SPEC §5).
@@ -91,24 +100,6 @@ func ExitCode(err error) int {
 	return ExitFailure
 }
 
-// Output is the value of the shared --output flag: "" until set, then
-// checked against the formats a command allows.
-type Output struct {
-	Value string
-}
-
-// Resolve returns the chosen format, or def when none was given, and a
-// UsageError when the format is not one of allowed.
-func (o *Output) Resolve(def string, allowed ...string) (string, error) {
-	if o.Value == "" {
-		return def, nil
-	}
-	if !slices.Contains(allowed, o.Value) {
-		return "", Usagef("--output %s: this command writes %s", o.Value, strings.Join(allowed, ", "))
-	}
-	return o.Value, nil
-}
-
 // NamesFlag collects repeatable --topic-id NAME=UUID flags into clock.Names.
 type NamesFlag struct {
 	Names *clock.Names
@@ -146,9 +137,10 @@ func AddPositionAdvanceFlag(fs *pflag.FlagSet, on *bool) {
 // UndecodableFlag is --undecodable: fail (the default) or hold.
 type UndecodableFlag struct{ Mode gate.UndecodableMode }
 
-// AddUndecodableFlag registers --undecodable on fs.
-func AddUndecodableFlag(fs *pflag.FlagSet, u *UndecodableFlag) {
-	fs.Var(u, "undecodable", "an undecodable header fails the gate closed (fail), or stays held as a head that never delivers (hold)")
+// AddUndecodableFlag registers --undecodable on cmd, with its completion.
+func AddUndecodableFlag(cmd *cobra.Command, u *UndecodableFlag) {
+	cmd.Flags().Var(u, "undecodable", "an undecodable header fails the gate closed (fail), or stays held as a head that never delivers (hold)")
+	CompleteFlagValues(cmd, "undecodable", "fail\tfail the gate closed (the default)", "hold\tkeep the record as a head that never delivers")
 }
 
 func (u *UndecodableFlag) String() string { return u.Mode.String() }

@@ -1,41 +1,41 @@
 package cmdutil
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 )
 
-// FormatsAnnotation is the command annotation that lists, comma-separated,
-// the --output formats a command writes; shell completion offers them.
-const FormatsAnnotation = "causalctl/output-formats"
-
-// DeclareFormats records on cmd the --output formats it writes, for shell
-// completion. Pass the same list to Output.Resolve.
-func DeclareFormats(cmd *cobra.Command, formats ...string) {
-	if cmd.Annotations == nil {
-		cmd.Annotations = map[string]string{}
-	}
-	cmd.Annotations[FormatsAnnotation] = strings.Join(formats, ",")
+// Output is a command's -o/--output flag: the formats the command writes,
+// and the one asked for ("" until given).
+type Output struct {
+	Value   string
+	formats []string
 }
 
-// DeclaredFormats returns the --output formats cmd declared, or none.
-func DeclaredFormats(cmd *cobra.Command) []string {
-	v := cmd.Annotations[FormatsAnnotation]
-	if v == "" {
-		return nil
+// AddOutputFlag registers -o/--output on cmd, for the formats it writes:
+// the usage lists them, shell completion offers them, and out.Resolve
+// refuses any other. Every command that writes more than one format calls
+// it, once.
+func AddOutputFlag(cmd *cobra.Command, out *Output, formats ...string) {
+	out.formats = formats
+	list := strings.Join(formats, ", ")
+	if n := len(formats); n > 1 {
+		list = strings.Join(formats[:n-1], ", ") + " or " + formats[n-1]
 	}
-	return strings.Split(v, ",")
+	cmd.Flags().StringVarP(&out.Value, "output", "o", "", "output format: "+list)
+	CompleteFlagValues(cmd, "output", formats...)
 }
 
-// TopicArgsAnnotation marks a command whose arguments are topic names;
-// shell completion offers the cluster's topics for them.
-const TopicArgsAnnotation = "causalctl/topic-args"
-
-// DeclareTopicArgs records that cmd's arguments are topic names.
-func DeclareTopicArgs(cmd *cobra.Command) {
-	if cmd.Annotations == nil {
-		cmd.Annotations = map[string]string{}
+// Resolve returns the chosen format, or def when none was given, and a
+// UsageError when the format is not one the command writes.
+func (o *Output) Resolve(def string) (string, error) {
+	if o.Value == "" {
+		return def, nil
 	}
-	cmd.Annotations[TopicArgsAnnotation] = "true"
+	if !slices.Contains(o.formats, o.Value) {
+		return "", Usagef("--output %s: this command writes %s", o.Value, strings.Join(o.formats, ", "))
+	}
+	return o.Value, nil
 }

@@ -1,15 +1,30 @@
 // Package completion implements `causalctl completion SHELL`, which prints
-// the shell completion script, and the dynamic completions of the flags
-// whose values come from the cluster, the config file or a fixed set.
+// the shell completion script. The value completions of flags are not
+// here: whoever declares a flag registers its completion (cmdutil's flag
+// helpers, or the command for its own fixed-value flags).
 package completion
 
 import (
+	"context"
+	"io"
+
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
 )
 
-// NewCmdCompletion returns the completion command.
-func NewCmdCompletion(f *cmdutil.Factory) *cobra.Command {
+// Options are the completion command's inputs.
+type Options struct {
+	// Out is where the script goes (stdout).
+	Out io.Writer
+	// Root is the tree the script completes; Shell is bash, zsh, fish or
+	// powershell.
+	Root  *cobra.Command
+	Shell string
+}
+
+// NewCmdCompletion returns the completion command. runF replaces the work
+// in tests.
+func NewCmdCompletion(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	return &cobra.Command{
 		Use:   "completion bash|zsh|fish|powershell",
 		Short: "Print the shell completion script",
@@ -19,8 +34,8 @@ Besides commands and flag names, the scripts complete flag values:
 topic names and NAME/PARTITION for --topic, --scope and --start (and the
 names given to causalctl topics), consumer groups for --from-group (all read from the configured cluster, with about a
 second's timeout; a dead cluster completes nothing rather than stall the
-shell), profile names for --profile, and the fixed values of --output,
---interleave, --header-format and --fault.
+shell), profile names for --profile, and the fixed values of every flag
+that has them (--output, --interleave, --fault, --undecodable, …).
 
 Packages install the scripts where the shells look for them; to load one
 by hand, see the examples.`,
@@ -38,7 +53,16 @@ by hand, see the examples.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: cmdutil.CompletionShells(),
 		RunE: func(c *cobra.Command, args []string) error {
-			return cmdutil.WriteCompletion(c.Root(), args[0], f.IOStreams.Out)
+			opts := &Options{Out: f.IOStreams.Out, Root: c.Root(), Shell: args[0]}
+			if runF != nil {
+				return runF(c.Context(), opts)
+			}
+			return Run(c.Context(), opts)
 		},
 	}
+}
+
+// Run writes the script for opts.Shell.
+func Run(_ context.Context, opts *Options) error {
+	return cmdutil.WriteCompletion(opts.Root, opts.Shell, opts.Out)
 }

@@ -1,4 +1,4 @@
-package completion
+package completion_test
 
 import (
 	"bytes"
@@ -10,19 +10,20 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
+	"github.com/causalctl/causalctl/internal/cli/root"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/spf13/cobra"
 )
 
-// asCLI makes the test binary a small causalctl — the completion command
-// and a demo command with --fault, completed by Register — for the shell
+// asCLI makes the test binary causalctl's command tree, for the shell
 // scripts to call, as they call the real program.
 const asCLI = "CAUSALCTL_COMPLETION_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(asCLI) != "" {
 		ios := &iostreams.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
-		root := testTree(&cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }})
+		root := testTree(cmdutiltest.Factory(ios, ""))
 		root.SetArgs(os.Args[1:])
 		if err := root.Execute(); err != nil {
 			os.Exit(1)
@@ -32,21 +33,13 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func testTree(f *cmdutil.Factory) *cobra.Command {
-	root := &cobra.Command{Use: "causalctl"}
-	root.AddCommand(NewCmdCompletion(f))
-	demo := &cobra.Command{Use: "demo", Run: func(*cobra.Command, []string) {}}
-	demo.Flags().String("fault", "", "the fault")
-	root.AddCommand(demo)
-	Register(root, f)
-	return root
-}
+func testTree(f *cmdutil.Factory) *cobra.Command { return root.NewCmdRoot(f) }
 
 // TestScripts: each shell's script is the one for that shell and for this
 // program, and an unknown shell is a usage error.
 func TestScripts(t *testing.T) {
 	ios, _, out, _ := iostreams.Test()
-	f := &cmdutil.Factory{IOStreams: ios}
+	f := cmdutiltest.Factory(ios, "")
 	root := testTree(f)
 	for shell, marker := range map[string]string{
 		"bash":       "__start_causalctl",
@@ -81,7 +74,7 @@ func TestBashCompletes(t *testing.T) {
 		t.Skip("bash is not installed")
 	}
 	ios, _, out, _ := iostreams.Test()
-	root := testTree(&cmdutil.Factory{IOStreams: ios})
+	root := testTree(cmdutiltest.Factory(ios, ""))
 	root.SetArgs([]string{"completion", "bash"})
 	if err := root.Execute(); err != nil {
 		t.Fatal(err)

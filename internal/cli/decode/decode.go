@@ -39,13 +39,12 @@ type Options struct {
 	// Range is a broker range to decode record by record.
 	Range     cmdutil.RangeFlags
 	OpenRange func(context.Context, cmdutil.BrokerRead) (*cmdutil.Range, error)
-	ctx       context.Context
 }
 
 // NewCmdDecode returns the decode command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
-func NewCmdDecode(f *cmdutil.Factory, out *cmdutil.Output, runF func(*Options) error) *cobra.Command {
-	formats := []string{"text", "json"} // --output
+func NewCmdDecode(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, OpenRange: f.OpenRange}
 	names := &cmdutil.NamesFlag{}
 	cmd := &cobra.Command{
@@ -90,7 +89,7 @@ Output (--output):
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
 			if err := opts.Range.Check(c.Flags()); err != nil {
@@ -118,41 +117,40 @@ Output (--output):
 				// A store entry has no one-line text form: scripts get JSON.
 				opts.Output = "json"
 			}
-			opts.ctx = c.Context()
 			if opts.HeaderFormat != "causes" && opts.HeaderFormat != "clock" {
 				return cmdutil.Usagef("--header-format %s: want causes or clock", opts.HeaderFormat)
 			}
 			opts.Names = names.Names
 			if runF != nil {
-				return runF(opts)
+				return runF(c.Context(), opts)
 			}
-			return Run(opts)
+			return Run(c.Context(), opts)
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&opts.Hex, "hex", "", "the value as hexadecimal")
 	fs.StringVar(&opts.Base64, "base64", "", "the value as standard base64")
-	fs.StringVar(&opts.HeaderFormat, "header-format", "causes", "value layout: causes (parsley.causes) or clock (legacy parsley-clock)")
+	cmdutil.AddHeaderFormatFlag(cmd, &opts.HeaderFormat)
 	fs.StringVar(&opts.StateKey, "state-key", "", "decode one ordering-state entry (a Parsley changelog record): its key as `HEX`")
 	fs.StringVar(&opts.StateValue, "state-value", "", "the entry's value as `HEX` (with --state-key; without it the value is raw bytes on stdin)")
 	fs.StringVarP(&opts.Input, "input", "f", "", "decode the records of a capture `FILE` (- for stdin)")
 	cmdutil.AddSizeFlags(fs, &opts.MaxSize, &opts.MaxLineSize)
-	cmdutil.AddRangeFlags(fs, &opts.Range)
+	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
 	cmdutil.AddTopicIDFlag(fs, names)
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
 
 // Run decodes the value, or the records, and prints them.
-func Run(opts *Options) error {
+func Run(ctx context.Context, opts *Options) error {
 	if opts.StateKey != "" {
 		return runStateEntry(opts)
 	}
 	if opts.Range.Given() {
-		return runRange(opts)
+		return runRange(ctx, opts)
 	}
 	if opts.Input != "" {
-		return runRecords(opts)
+		return runRecords(ctx, opts)
 	}
 	value, err := readValue(opts)
 	if err != nil {

@@ -1,11 +1,12 @@
 package decode
 
 import (
+	"context"
 	"encoding/hex"
 	"strings"
 	"testing"
 
-	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 )
@@ -13,11 +14,9 @@ import (
 // TestFlags checks that flags land in Options, without running the command.
 func TestFlags(t *testing.T) {
 	ios, _, _, _ := iostreams.Test()
-	f := &cmdutil.Factory{IOStreams: ios}
+	f := cmdutiltest.Factory(ios, "")
 	var got *Options
-	out := &cmdutil.Output{}
-	cmd := NewCmdDecode(f, out, func(o *Options) error { got = o; return nil })
-	cmd.Flags().StringVarP(&out.Value, "output", "o", "", "")
+	cmd := NewCmdDecode(f, func(_ context.Context, o *Options) error { got = o; return nil })
 	cmd.SetArgs([]string{"--base64", "AQA=", "--header-format", "clock", "--max-header-size", "99", "--topic-id", "a=01020304-0506-0708-090a-0b0c0d0e0f10", "-o", "json"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
@@ -25,7 +24,7 @@ func TestFlags(t *testing.T) {
 	if got.Base64 != "AQA=" || got.HeaderFormat != "clock" || got.MaxSize != 99 || got.Output != "json" || got.Names.Len() != 1 {
 		t.Errorf("options %+v", got)
 	}
-	cmd = NewCmdDecode(f, &cmdutil.Output{}, func(o *Options) error { got = o; return nil })
+	cmd = NewCmdDecode(f, func(_ context.Context, o *Options) error { got = o; return nil })
 	cmd.SetArgs([]string{"--hex", "0100"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
@@ -50,7 +49,7 @@ func TestRunTTYAndPipe(t *testing.T) {
 	} {
 		ios, _, out, _ := iostreams.Test()
 		ios.SetTTY(tc.tty)
-		cmd := NewCmdDecode(&cmdutil.Factory{IOStreams: ios}, &cmdutil.Output{}, nil)
+		cmd := NewCmdDecode(cmdutiltest.Factory(ios, ""), nil)
 		cmd.SetArgs([]string{"--hex", value, "--topic-id", "orders=" + uuid})
 		if err := cmd.Execute(); err != nil {
 			t.Fatalf("tty %v: %v", tc.tty, err)

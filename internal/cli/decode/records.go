@@ -21,11 +21,7 @@ type Source = replay.Source
 // runRecords decodes every record of the capture named by opts.Input.
 // A first reading learns the topic names of every line, so that a clock
 // naming a topic by UUID shows its name even before that topic's lines.
-func runRecords(opts *Options) error {
-	ctx := opts.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
+func runRecords(ctx context.Context, opts *Options) error {
 	in, err := cmdutil.OpenCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize, opts.Names)
 	if err != nil {
 		return err
@@ -47,11 +43,7 @@ func runRecords(opts *Options) error {
 }
 
 // runRange decodes every record of a broker range.
-func runRange(opts *Options) error {
-	ctx := opts.ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
+func runRange(ctx context.Context, opts *Options) error {
 	br, err := opts.OpenRange(ctx, cmdutil.BrokerRead{Flags: opts.Range, Names: opts.Names})
 	if err != nil {
 		return err

@@ -57,7 +57,7 @@ func runDecode(t *testing.T, tty bool, in string, args ...string) (string, error
 	ios.SetTTY(tty)
 	stdin.WriteString(in)
 	o := &cmdutil.Output{}
-	cmd := NewCmdDecode(&cmdutil.Factory{IOStreams: ios}, o, nil)
+	cmd := NewCmdDecode(&cmdutil.Factory{IOStreams: ios}, nil)
 	cmd.Flags().StringVarP(&o.Value, "output", "o", "", "")
 	cmd.SetArgs(args)
 	cmd.SetOut(&bytes.Buffer{})

@@ -68,8 +68,8 @@ type Options struct {
 // NewCmdDemo returns the demo command. runF replaces the work in tests of
 // flag parsing, and is where a caller sets Options.RunTUI before calling
 // Run; nil runs Run.
-func NewCmdDemo(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
-	formats := []string{"text", "json"} // --output
+func NewCmdDemo(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second}
 	opts.RunTUI = func(ctx context.Context, snapshots <-chan inspect.Snapshot, intro []string) error {
 		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color,
@@ -143,7 +143,7 @@ is in memory and gone when the demo stops.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
 			if opts.Fault, err = demo.ParseFault(fault); err != nil {
@@ -172,12 +172,13 @@ is in memory and gone when the demo stops.`,
 	fs.StringVar(&opts.DataDir, "data-dir", "", "keep the broker's topics and records in `DIR` across runs (default: in memory)")
 	fs.DurationVar(&opts.Duration, "duration", 0, "stop after this long and print the summary (default: until Ctrl-C)")
 	fs.StringVar(&fault, "fault", "", "inject a failure: undecodable, dangling, slow, cycle, unfolded, open-txn or marker-claim")
+	cmdutil.CompleteFlagValues(cmd, "fault", faults()...)
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the pipeline's choices")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print a status line every second instead of the live view")
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
 	fs.DurationVar(&opts.StopNotifierAfter, "stop-notifier-after", 0, "stop the notifier process after this long; its ordering state and offsets stay (default: it runs to the end)")
 	fs.DurationVar(&opts.Tick, "tick", demo.DefaultTick, "wall time of one pipeline step (0: steps back to back, the highest rate)")
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
 

@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/causalctl/causalctl/internal/cli"
-	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	democmd "github.com/causalctl/causalctl/internal/cli/demo"
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/inspect"
@@ -31,7 +31,7 @@ func streams() (*iostreams.IOStreams, *testutil.SyncBuffer, *testutil.SyncBuffer
 }
 
 func run(ctx context.Context, ios *iostreams.IOStreams, args ...string) int {
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
+	f := cmdutiltest.Factory(ios, "")
 	return cli.Run(ctx, f, args)
 }
 
@@ -287,9 +287,9 @@ func TestDemoFlags(t *testing.T) {
 		t.Errorf("-o ndjson: exit %d, %s", code, errOut)
 	}
 	ios, _, _ = streams()
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
+	f := cmdutiltest.Factory(ios, "")
 	var got *democmd.Options
-	cmd := democmd.NewCmdDemo(f, &cmdutil.Output{}, func(_ context.Context, o *democmd.Options) error { got = o; return nil })
+	cmd := democmd.NewCmdDemo(f, func(_ context.Context, o *democmd.Options) error { got = o; return nil })
 	cmd.SetArgs([]string{"--fault", "cycle", "--seed", "9", "--listen", "127.0.0.1:0", "--data-dir", "/x", "--duration", "2s", "--no-tui", "--stop-notifier-after", "3s"})
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/cli/docs"
 	"github.com/causalctl/causalctl/internal/cli/root"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -21,7 +21,9 @@ const checkout = "../../.."
 
 func tree(getenv func(string) string) *cobra.Command {
 	ios, _, _, _ := iostreams.Test()
-	return root.NewCmdRoot(&cmdutil.Factory{IOStreams: ios, Getenv: getenv, Version: "test"})
+	f := cmdutiltest.Factory(ios, "")
+	f.Getenv = getenv
+	return root.NewCmdRoot(f)
 }
 
 func noEnv(string) string { return "" }

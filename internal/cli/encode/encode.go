@@ -3,6 +3,7 @@
 package encode
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
@@ -24,8 +25,8 @@ type Options struct {
 
 // NewCmdEncode returns the encode command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
-func NewCmdEncode(f *cmdutil.Factory, out *cmdutil.Output, runF func(*Options) error) *cobra.Command {
-	formats := []string{"hex", "base64", "raw"} // --output
+func NewCmdEncode(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams}
 	names := &cmdutil.NamesFlag{}
 	cmd := &cobra.Command{
@@ -43,7 +44,7 @@ Output (--output): hex (default), base64, or raw bytes (not to a terminal).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("hex", formats...); err != nil {
+			if opts.Output, err = out.Resolve("hex"); err != nil {
 				return err
 			}
 			if opts.HeaderFormat != "causes" && opts.HeaderFormat != "clock" {
@@ -54,19 +55,19 @@ Output (--output): hex (default), base64, or raw bytes (not to a terminal).`,
 			}
 			opts.Text, opts.Names = args[0], names.Names
 			if runF != nil {
-				return runF(opts)
+				return runF(c.Context(), opts)
 			}
-			return Run(opts)
+			return Run(c.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.HeaderFormat, "header-format", "causes", "value layout: causes (parsley.causes) or clock (legacy parsley-clock)")
+	cmdutil.AddHeaderFormatFlag(cmd, &opts.HeaderFormat)
 	cmdutil.AddTopicIDFlag(cmd.Flags(), names)
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "hex", "base64", "raw")
 	return cmd
 }
 
 // Run parses the clock and writes its encoding.
-func Run(opts *Options) error {
+func Run(_ context.Context, opts *Options) error {
 	c, err := opts.Names.Parse(opts.Text)
 	if err != nil {
 		return cmdutil.Usagef("clock %q: %v", opts.Text, err)

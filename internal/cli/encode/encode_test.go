@@ -2,6 +2,7 @@ package encode
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 )
@@ -16,13 +18,11 @@ import (
 const uuid = "01020304-0506-0708-090a-0b0c0d0e0f10"
 
 // command runs encode with args, through runF when it is given.
-func command(t *testing.T, tty bool, runF func(*Options) error, args ...string) (string, error) {
+func command(t *testing.T, tty bool, runF func(context.Context, *Options) error, args ...string) (string, error) {
 	t.Helper()
 	ios, _, out, _ := iostreams.Test()
 	ios.SetTTY(tty)
-	o := &cmdutil.Output{}
-	cmd := NewCmdEncode(&cmdutil.Factory{IOStreams: ios}, o, runF)
-	cmd.Flags().StringVarP(&o.Value, "output", "o", "", "")
+	cmd := NewCmdEncode(cmdutiltest.Factory(ios, ""), runF)
 	cmd.SetArgs(args)
 	cmd.SetOut(&bytes.Buffer{})
 	cmd.SetErr(&bytes.Buffer{})
@@ -33,7 +33,7 @@ func command(t *testing.T, tty bool, runF func(*Options) error, args ...string) 
 // TestFlags checks that flags land in Options, without running the command.
 func TestFlags(t *testing.T) {
 	var got *Options
-	keep := func(o *Options) error { got = o; return nil }
+	keep := func(_ context.Context, o *Options) error { got = o; return nil }
 	if _, err := command(t, false, keep, "orders/0=41", "--topic-id", "orders="+uuid, "--header-format", "clock", "-o", "base64"); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli"
-	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/iostreams"
 )
@@ -70,7 +70,7 @@ type report struct {
 func holds(t *testing.T, d *demo.Demo, args ...string) (int, string, string) {
 	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
+	f := cmdutiltest.Factory(ios, "")
 	code := cli.Run(testCtx(t), f, append([]string{"holds", "--brokers", d.Addr(), "-t", "orders,payments,shipments"}, args...))
 	return code, out.String(), errOut.String()
 }
@@ -198,7 +198,7 @@ func TestDemoNothingHeld(t *testing.T) {
 		t.Errorf("--older-than -1s: exit %d, want 2", code)
 	}
 	ios, _, _, errOut := iostreams.Test()
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
+	f := cmdutiltest.Factory(ios, "")
 	if code := cli.Run(testCtx(t), f, []string{"holds", "-f", "/nonexistent/capture.ndjson"}); code != 1 {
 		t.Errorf("missing capture: exit %d, want 1 (%s)", code, errOut)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/causalctl/causalctl/internal/cli"
-	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/testutil"
@@ -119,7 +119,8 @@ func (f *fixture) txn(txid string, commit bool, rs ...*kgo.Record) {
 func (f *fixture) run(args ...string) (int, string, string) {
 	f.t.Helper()
 	ios, _, out, errOut := iostreams.Test()
-	fac := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test", Now: func() time.Time { return f.now }}
+	fac := cmdutiltest.Factory(ios, "")
+	fac.Now = func() time.Time { return f.now }
 	code := cli.Run(testCtx(f.t), fac, append(args, "--brokers", f.addrs))
 	return code, out.String(), errOut.String()
 }

@@ -52,8 +52,8 @@ type Options struct {
 
 // NewCmdHolds returns the holds command. runF replaces the work in tests of
 // flag parsing; nil runs Run.
-func NewCmdHolds(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
-	formats := []string{"text", "json"} // --output
+func NewCmdHolds(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange, Dial: f.Dial}
 	if f.Now != nil {
 		opts.Now = f.Now
@@ -103,7 +103,7 @@ Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
 			if err := opts.Tasks.Check(c.Flags()); err != nil {
@@ -128,17 +128,17 @@ Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.Input, "input", "f", "", "capture file to diagnose (- for stdin)")
-	cmdutil.AddRangeFlags(fs, &opts.Range)
-	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the node consumes, `CH[,CH...]` (default: every channel read)")
-	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,...]`")
-	cmdutil.AddUndecodableFlag(fs, &undecodable)
+	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
+	cmdutil.AddScopeFlag(cmd, f, &opts.Scope, "channels the node consumes, `CH[,CH...]` (default: every channel read)")
+	cmdutil.AddStartFlag(cmd, f, &opts.Start, "start positions, `CH=OFFSET[,...]`")
+	cmdutil.AddUndecodableFlag(cmd, &undecodable)
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.DurationVar(&opts.OlderThan, "older-than", 0, "report only holds at least `D` old (for cron and alerting)")
 	fs.DurationVar(&opts.RetentionWarn, "retention-warn", inspect.DefaultRetentionWarn, "flag a held record that retention deletes within `D` (0: flag none)")
 	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
 	cmdutil.AddTaskFlags(fs, &opts.Tasks, true)
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
 

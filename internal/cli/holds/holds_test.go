@@ -19,15 +19,14 @@ import (
 
 // newCmd returns holds as root would wire it, with --output.
 func newCmd(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	o := &cmdutil.Output{}
-	return cmdutiltest.AsRoot(NewCmdHolds(f, o, runF), o)
+	return cmdutiltest.AsRoot(NewCmdHolds(f, runF))
 }
 
 // TestFlags: the flags reach the options; what cannot be resolved on the
 // command line is a usage error before any work.
 func TestFlags(t *testing.T) {
 	ios, _, _, _ := iostreams.Test()
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
+	f := cmdutiltest.Factory(ios, "")
 	var got *Options
 	cmd := newCmd(f, func(_ context.Context, o *Options) error { got = o; return nil })
 	cmd.SetArgs([]string{"-f", "x.ndjson", "--scope", "orders,payments/1", "--start", "orders/0=3",
@@ -67,7 +66,8 @@ func TestRunTerminalAndPipe(t *testing.T) {
 	run := func(tty bool, format string) (string, error) {
 		ios, _, out, errOut := iostreams.Test()
 		ios.SetTTY(tty)
-		f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Now: func() time.Time { return now }}
+		f := cmdutiltest.Factory(ios, "")
+		f.Now = func() time.Time { return now }
 		cmd := newCmd(f, nil)
 		cmd.SetArgs([]string{"-f", "../replay/testdata/basic.ndjson", "-o", format})
 		err := cmd.ExecuteContext(context.Background())

@@ -255,8 +255,7 @@ func runAt(t testing.TB, brokers string, tty bool, args ...string) (string, stri
 	ios.SetTTY(tty)
 	f := cmdutiltest.Factory(ios, brokers)
 	f.Now = func() time.Time { return now }
-	o := &cmdutil.Output{}
-	err := cmdutiltest.Execute(cmdutiltest.AsRoot(NewCmdProcesses(f, o, nil), o), append([]string{}, args...)...) // never nil: cobra would read os.Args
+	err := cmdutiltest.Execute(cmdutiltest.AsRoot(NewCmdProcesses(f, nil)), append([]string{}, args...)...) // never nil: cobra would read os.Args
 	if err != nil {
 		errOut.WriteString(err.Error())
 	}

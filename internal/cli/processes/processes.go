@@ -41,8 +41,8 @@ type Options struct {
 
 // NewCmdProcesses returns the processes command. runF replaces the work in
 // tests of flag parsing; nil runs Run.
-func NewCmdProcesses(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
-	formats := []string{"text", "json"}
+func NewCmdProcesses(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Now: time.Now, Dial: f.Dial}
 	if f.Now != nil {
 		opts.Now = f.Now
@@ -79,7 +79,7 @@ wins over 4) or the cluster cannot be reached; 2 usage; 130 interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
 			switch {
@@ -102,7 +102,7 @@ wins over 4) or the cluster cannot be reached; 2 usage; 130 interrupted.`,
 	fs.DurationVar(&opts.OlderThan, "older-than", 0, "exit 4 when some process holds a record written at least `D` ago (or one of unknown time)")
 	fs.IntVar(&opts.Concurrency, "concurrency", DefaultConcurrency, "read at most `N` processes at once")
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long to wait for an open transaction in a changelog before reporting what was read below it")
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
 

@@ -59,8 +59,8 @@ type Options struct {
 
 // NewCmdReplay returns the replay command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
-func NewCmdReplay(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
-	formats := []string{"text", "json", "ndjson"} // --output
+func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange, OpenTTY: OpenTTY, Dial: f.Dial}
 	names := &cmdutil.NamesFlag{}
 	var interleave string
@@ -125,7 +125,7 @@ after the summary of what was replayed.`,
 			if opts.IO.OutTTY {
 				def = "text"
 			}
-			if opts.Output, err = out.Resolve(def, formats...); err != nil {
+			if opts.Output, err = out.Resolve(def); err != nil {
 				return err
 			}
 			if err := opts.Tasks.Check(c.Flags()); err != nil {
@@ -165,12 +165,13 @@ after the summary of what was replayed.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVarP(&opts.Input, "input", "f", "", "capture file to replay (- for stdin)")
-	cmdutil.AddRangeFlags(fs, &opts.Range)
-	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the simulated node consumes, `CH[,CH...]` (default: every channel in the input)")
-	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,...]`")
+	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
+	cmdutil.AddScopeFlag(cmd, f, &opts.Scope, "channels the simulated node consumes, `CH[,CH...]` (default: every channel in the input)")
+	cmdutil.AddStartFlag(cmd, f, &opts.Start, "start positions, `CH=OFFSET[,...]`")
 	fs.StringVar(&interleave, "interleave", "file", "receive order across channels: file, timestamp, channel, round-robin or random[:SEED] (default: file for a capture, timestamp for a broker range)")
 	fs.Lookup("interleave").DefValue = "" // the usage says both defaults
-	cmdutil.AddUndecodableFlag(fs, &undecodable)
+	cmdutil.CompleteFlagValues(cmd, "interleave", interleaves()...)
+	cmdutil.AddUndecodableFlag(cmd, &undecodable)
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.BoolVar(&opts.FailOnHeld, "fail-on-held", false, "exit 3 when records are still held at the end")
 	fs.BoolVar(&opts.TUI, "tui", false, "step through the replay in the terminal: one receive, to the next delivery or hold, run and pause, jump (? lists the keys)")
@@ -179,7 +180,7 @@ after the summary of what was replayed.`,
 	fs.Var(&opts.MaxMemory, "max-memory", "most memory the interleavings other than file may hold, which keep every record's clock (≈"+strconv.FormatInt(replay.ItemBaseCost, 10)+" bytes a record plus its headers), e.g. 512MiB or 4GiB")
 	cmdutil.AddTopicIDFlag(fs, names)
 	cmdutil.AddTaskFlags(fs, &opts.Tasks, true)
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json", "ndjson")
 	return cmd
 }
 

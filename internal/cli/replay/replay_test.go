@@ -30,9 +30,8 @@ func exec(t *testing.T, ctx context.Context, tty bool, stdin string, args ...str
 	ios, in, out, errOut := iostreams.Test()
 	ios.SetTTY(tty)
 	in.WriteString(stdin)
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
-	o := &cmdutil.Output{}
-	cmd := cmdutiltest.AsRoot(NewCmdReplay(f, o, nil), o)
+	f := cmdutiltest.Factory(ios, "")
+	cmd := cmdutiltest.AsRoot(NewCmdReplay(f, nil))
 	cmd.SetArgs(args)
 	cmd.SetOut(out)
 	cmd.SetErr(errOut)
@@ -325,9 +324,8 @@ func TestInterruptWhileReading(t *testing.T) {
 	go pw.Write(good) // and never close: a producer that keeps the pipe open
 	ios, _, out, _ := iostreams.Test()
 	ios.In = pr
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
-	o := &cmdutil.Output{}
-	cmd := NewCmdReplay(f, o, nil)
+	f := cmdutiltest.Factory(ios, "")
+	cmd := NewCmdReplay(f, nil)
 	cmd.SetArgs([]string{"-f", "-"})
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	ctx, cancel := context.WithCancel(context.Background())
@@ -355,8 +353,7 @@ func TestTUIInBackground(t *testing.T) {
 	ios.SetTTY(true)
 	ios.Foreground = false
 	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
-	o := &cmdutil.Output{}
-	cmd := cmdutiltest.AsRoot(NewCmdReplay(f, o, nil), o)
+	cmd := cmdutiltest.AsRoot(NewCmdReplay(f, nil))
 	cmd.SetArgs([]string{"-f", "testdata/basic.ndjson", "--tui"})
 	if err := cmd.ExecuteContext(context.Background()); err != nil {
 		t.Fatalf("%v\n%s", err, errOut)

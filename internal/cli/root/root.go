@@ -18,13 +18,11 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/topics"
 	"github.com/causalctl/causalctl/internal/cli/version"
 	"github.com/causalctl/causalctl/internal/cli/watch"
-	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/spf13/cobra"
 )
 
 // NewCmdRoot returns the causalctl root command with every subcommand.
 func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
-	out := &cmdutil.Output{}
 	cmd := &cobra.Command{
 		Use:   "causalctl <command> [flags]",
 		Short: "Inspect causally ordered Kafka pipelines",
@@ -57,27 +55,22 @@ commits no offset and produces nothing.`,
 	cmd.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
 		return cmdutil.CheckPositive(c.Flags(), "max-header-size", "max-line-size")
 	}
-	cmd.PersistentFlags().StringVarP(&out.Value, "output", "o", "", "output format; the formats and default depend on the command")
-	if f.Conn == nil {
-		f.Conn = &conn.Options{}
-	}
-	f.Conn.AddFlags(cmd.PersistentFlags())
+	cmdutil.AddConnFlags(cmd, f)
 
-	cmd.AddCommand(decode.NewCmdDecode(f, out, nil))
-	cmd.AddCommand(encode.NewCmdEncode(f, out, nil))
-	cmd.AddCommand(replay.NewCmdReplay(f, out, nil))
-	cmd.AddCommand(topics.NewCmdTopics(f, out, nil))
+	cmd.AddCommand(decode.NewCmdDecode(f, nil))
+	cmd.AddCommand(encode.NewCmdEncode(f, nil))
+	cmd.AddCommand(replay.NewCmdReplay(f, nil))
+	cmd.AddCommand(topics.NewCmdTopics(f, nil))
 	cmd.AddCommand(capture.NewCmdCapture(f, nil))
-	cmd.AddCommand(check.NewCmdCheck(f, out, nil))
-	cmd.AddCommand(holds.NewCmdHolds(f, out, nil))
-	cmd.AddCommand(state.NewCmdState(f, out, nil))
-	cmd.AddCommand(processes.NewCmdProcesses(f, out, nil))
-	cmd.AddCommand(demo.NewCmdDemo(f, out, nil))
+	cmd.AddCommand(check.NewCmdCheck(f, nil))
+	cmd.AddCommand(holds.NewCmdHolds(f, nil))
+	cmd.AddCommand(state.NewCmdState(f, nil))
+	cmd.AddCommand(processes.NewCmdProcesses(f, nil))
+	cmd.AddCommand(demo.NewCmdDemo(f, nil))
 	cmd.AddCommand(watch.NewCmdWatch(f, nil))
 	cmd.AddCommand(exporter.NewCmdExporter(f, nil))
-	cmd.AddCommand(version.NewCmdVersion(f, out, nil))
-	cmd.AddCommand(completion.NewCmdCompletion(f))
+	cmd.AddCommand(version.NewCmdVersion(f, nil))
+	cmd.AddCommand(completion.NewCmdCompletion(f, nil))
 	cmd.AddCommand(docs.NewCmdGenDocs(func() *cobra.Command { return NewCmdRoot(f) }))
-	completion.Register(cmd, f)
 	return cmd
 }

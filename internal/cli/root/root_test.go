@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -14,7 +14,7 @@ import (
 
 func testTree() *cobra.Command {
 	ios, _, _, _ := iostreams.Test()
-	return NewCmdRoot(&cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"})
+	return NewCmdRoot(cmdutiltest.Factory(ios, ""))
 }
 
 // walk calls fn on every command of the tree, hidden ones included.

@@ -24,8 +24,7 @@ func runStateAt(t *testing.T, addr string, args ...string) (jsonReport, int) {
 	ios, _, out, errOut := iostreams.Test()
 	f := cmdutiltest.Factory(ios, addr)
 	f.Now = func() time.Time { return now }
-	o := &cmdutil.Output{}
-	err := cmdutiltest.Execute(cmdutiltest.AsRoot(NewCmdState(f, o, nil), o), append(args, "-o", "json")...)
+	err := cmdutiltest.Execute(cmdutiltest.AsRoot(NewCmdState(f, nil)), append(args, "-o", "json")...)
 	var rep jsonReport
 	if jerr := json.Unmarshal(out.Bytes(), &rep); jerr != nil {
 		t.Fatalf("%v: %s (stderr %s, error %v)", jerr, out, errOut, err)

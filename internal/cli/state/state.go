@@ -45,8 +45,8 @@ type Options struct {
 
 // NewCmdState returns the state command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
-func NewCmdState(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
-	formats := []string{"text", "json"}
+func NewCmdState(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Now: time.Now, Dial: f.Dial}
 	if f.Now != nil {
 		opts.Now = f.Now
@@ -107,7 +107,7 @@ and key) or a broker or input error; 2 usage; 130 interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
 			given := 0
@@ -158,7 +158,7 @@ and key) or a broker or input error; 2 usage; 130 interrupted.`,
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long to wait for an open transaction in the changelog before reporting what was read below it")
 	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
 

@@ -221,8 +221,7 @@ func runState(t *testing.T, c *kfake.Cluster, args ...string) (string, int) {
 	ios, _, out, errOut := iostreams.Test()
 	f := cmdutiltest.Factory(ios, strings.Join(c.ListenAddrs(), ","))
 	f.Now = func() time.Time { return now }
-	o := &cmdutil.Output{}
-	err := cmdutiltest.Execute(cmdutiltest.AsRoot(NewCmdState(f, o, nil), o), args...)
+	err := cmdutiltest.Execute(cmdutiltest.AsRoot(NewCmdState(f, nil)), args...)
 	if err != nil && cmdutil.ExitCode(err) != cmdutil.ExitFound {
 		t.Logf("stderr %s, error %v", errOut, err)
 	}

@@ -23,8 +23,8 @@ type Options struct {
 }
 
 // NewCmdTopics returns the topics command.
-func NewCmdTopics(f *cmdutil.Factory, out *cmdutil.Output, runF func(context.Context, *Options) error) *cobra.Command {
-	formats := []string{"text", "json"} // --output
+func NewCmdTopics(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Dial: f.Dial}
 	cmd := &cobra.Command{
 		Use:   "topics [NAME…]",
@@ -38,7 +38,7 @@ Output: text (a table) or json.`,
   causalctl topics orders payments -o json`,
 		RunE: func(c *cobra.Command, args []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
 			opts.Names = args
@@ -48,8 +48,8 @@ Output: text (a table) or json.`,
 			return Run(c.Context(), opts)
 		},
 	}
-	cmdutil.DeclareFormats(cmd, formats...)
-	cmdutil.DeclareTopicArgs(cmd)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json")
+	cmdutil.DeclareTopicArgs(cmd, f)
 	return cmd
 }
 

@@ -18,9 +18,7 @@ import (
 )
 
 func command(f *cmdutil.Factory, runF func(context.Context, *Options) error, args ...string) error {
-	o := &cmdutil.Output{}
-	cmd := NewCmdTopics(f, o, runF)
-	cmd.Flags().StringVarP(&o.Value, "output", "o", "", "")
+	cmd := NewCmdTopics(f, runF)
 	return cmdutiltest.Execute(cmd, args...)
 }
 

@@ -4,6 +4,7 @@
 package version
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -61,8 +62,8 @@ type Options struct {
 }
 
 // NewCmdVersion returns the version command.
-func NewCmdVersion(f *cmdutil.Factory, out *cmdutil.Output, runF func(*Options) error) *cobra.Command {
-	formats := []string{"text", "json"} // --output
+func NewCmdVersion(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams}
 	cmd := &cobra.Command{
 		Use:   "version",
@@ -84,22 +85,22 @@ os and arch.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
-			if opts.Output, err = out.Resolve("text", formats...); err != nil {
+			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
 			opts.Info = FromFactory(f)
 			if runF != nil {
-				return runF(opts)
+				return runF(c.Context(), opts)
 			}
-			return Run(opts)
+			return Run(c.Context(), opts)
 		},
 	}
-	cmdutil.DeclareFormats(cmd, formats...)
+	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
 
 // Run prints opts.Info.
-func Run(opts *Options) error {
+func Run(_ context.Context, opts *Options) error {
 	return write(opts.IO.Out, opts.Output, opts.Info)
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/spf13/cobra"
 )
@@ -21,17 +22,18 @@ func runTTY(t *testing.T, f *cmdutil.Factory, tty bool, args ...string) (string,
 	ios, _, out, _ := iostreams.Test()
 	ios.SetTTY(tty)
 	f.IOStreams = ios
-	o := &cmdutil.Output{}
 	root := &cobra.Command{Use: "causalctl", SilenceErrors: true, SilenceUsage: true}
-	root.PersistentFlags().StringVarP(&o.Value, "output", "o", "", "output format")
-	root.AddCommand(NewCmdVersion(f, o, nil))
+	root.AddCommand(NewCmdVersion(f, nil))
 	root.SetArgs(args)
 	err := root.Execute()
 	return out.String(), err
 }
 
 func TestVersion(t *testing.T) {
-	full := &cmdutil.Factory{Version: "v1.4.0", Commit: "abc123", BuildDate: "2026-12-01T10:00:00Z"}
+	full := cmdutiltest.Factory(nil, "")
+	full.Version = "v1.4.0"
+	full.Commit = "abc123"
+	full.BuildDate = "2026-12-01T10:00:00Z"
 	got, err := run(t, full, "version")
 	want := "causalctl version v1.4.0\ncommit:     abc123\nbuild date: 2026-12-01T10:00:00Z\ngo:         " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH + "\n"
 	if err != nil || got != want {
@@ -43,7 +45,8 @@ func TestVersion(t *testing.T) {
 		t.Errorf("json: %q (%v)\nwant %q", got, err, want)
 	}
 	// Unknown commit and date: "unknown" in text, null in JSON.
-	bare := &cmdutil.Factory{}
+	bare := cmdutiltest.Factory(nil, "")
+	bare.Version = "" // nothing stamped
 	got, _ = run(t, bare, "version")
 	if !strings.HasPrefix(got, "causalctl version (devel)\ncommit:     unknown\nbuild date: unknown\n") {
 		t.Errorf("unknown build: %q", got)
@@ -63,7 +66,10 @@ func TestVersion(t *testing.T) {
 // TestTerminalAndPipe: what version prints does not depend on where it
 // goes, so a script reads what a person sees.
 func TestTerminalAndPipe(t *testing.T) {
-	f := &cmdutil.Factory{Version: "v1.4.0", Commit: "abc123", BuildDate: "2026-12-01T10:00:00Z"}
+	f := cmdutiltest.Factory(nil, "")
+	f.Version = "v1.4.0"
+	f.Commit = "abc123"
+	f.BuildDate = "2026-12-01T10:00:00Z"
 	for _, args := range [][]string{{"version"}, {"version", "-o", "json"}} {
 		onTTY, err1 := runTTY(t, f, true, args...)
 		inPipe, err2 := runTTY(t, f, false, args...)

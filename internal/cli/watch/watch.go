@@ -99,13 +99,13 @@ first offset (looked for every 2s), and said on stderr in a pipe; with
 		},
 	}
 	fs := cmd.Flags()
-	cmdutil.AddRangeFlags(fs, &opts.Range)
+	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
 	opts.Range.Offsets = "end"
 	fs.Lookup("offsets").DefValue = "end"
 	fs.Lookup("offsets").Usage = "where to start, rpk's -o grammar without an end: start, end, N, +N, -N, @TIME"
-	fs.StringSliceVar(&opts.Scope, "scope", nil, "channels the shadow node consumes, `CH[,CH...]` (default: every watched channel)")
-	fs.StringSliceVar(&opts.Start, "start", nil, "start positions, `CH=OFFSET[,...]`")
-	cmdutil.AddUndecodableFlag(fs, &undecodable)
+	cmdutil.AddScopeFlag(cmd, f, &opts.Scope, "channels the shadow node consumes, `CH[,CH...]` (default: every watched channel)")
+	cmdutil.AddStartFlag(cmd, f, &opts.Start, "start positions, `CH=OFFSET[,...]`")
+	cmdutil.AddUndecodableFlag(cmd, &undecodable)
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.DurationVar(&opts.Interval, "interval", time.Second, "how often a status line is printed without the live view")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print status lines even on a terminal")

@@ -18,8 +18,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -335,13 +335,13 @@ func (a *Auditor) SetHighWatermark(ch clock.Channel, hwm int64) {
 }
 
 // inputError places err at item it and, when offset ≥ 0, at that record.
-func inputError(it *capture.Item, offset int64, err error) error {
+func inputError(it *record.Item, offset int64, err error) error {
 	e := replay.NewInputError(it, err)
 	e.Offset = offset
 	return e
 }
 
-func (a *Auditor) channelOf(it *capture.Item) (clock.Channel, error) {
+func (a *Auditor) channelOf(it *record.Item) (clock.Channel, error) {
 	if !it.TopicID.IsZero() && a.loading {
 		return clock.Channel{Topic: it.TopicID, Partition: it.Partition}, nil // names learnt in Index
 	}
@@ -363,7 +363,7 @@ type lineChannel struct {
 // input's channels (ok false when the input has no such channel yet).
 // The channels of the last few lines are remembered, so that most lines
 // need neither the names nor the index map.
-func (a *Auditor) indexOf(it *capture.Item) (clock.Channel, uint32, bool, error) {
+func (a *Auditor) indexOf(it *record.Item) (clock.Channel, uint32, bool, error) {
 	if !it.TopicID.IsZero() {
 		for _, lc := range a.recent {
 			if lc.ch.Topic == it.TopicID && lc.ch.Partition == it.Partition && lc.topic == it.Topic {
@@ -385,11 +385,11 @@ func (a *Auditor) indexOf(it *capture.Item) (clock.Channel, uint32, bool, error)
 // Index reads one item of the first reading: the channel, a record's
 // offset and line, and what a position line proves. A record whose offset
 // is not above the channel's last record or position is an error.
-func (a *Auditor) Index(it *capture.Item) error {
+func (a *Auditor) Index(it *record.Item) error {
 	if a.loading {
 		return errors.New("audit: Index after Load")
 	}
-	if it.Kind != capture.KindRecord && it.Kind != capture.KindPosition {
+	if it.Kind != record.KindRecord && it.Kind != record.KindPosition {
 		return nil // lines of other kinds say nothing of the audit
 	}
 	ch, i, ok, err := a.indexOf(it)
@@ -403,7 +403,7 @@ func (a *Auditor) Index(it *capture.Item) error {
 		a.topics[ch.Topic] = true
 	}
 	c := a.chans[i]
-	if it.Kind == capture.KindPosition {
+	if it.Kind == record.KindPosition {
 		// The position moved to it.Offset with nothing below it still to
 		// come: after a record or another position, the offsets between
 		// carried no record. The first position (a range start) proves
@@ -457,14 +457,14 @@ func (a *Auditor) startLoading() {
 // again: a record's clock is decoded and kept, and its claims checked. An
 // undecodable header is a finding (its clock counts as empty), not an
 // error.
-func (a *Auditor) Load(it *capture.Item) error {
+func (a *Auditor) Load(it *record.Item) error {
 	if !a.loading {
 		a.startLoading()
 	}
-	if it.Kind == capture.KindLogFacts && it.Facts != nil {
+	if it.Kind == record.KindLogFacts && it.Facts != nil {
 		return a.loadFacts(it)
 	}
-	if it.Kind != capture.KindRecord || a.full {
+	if it.Kind != record.KindRecord || a.full {
 		return nil
 	}
 	ch, i, ok, err := a.indexOf(it)
@@ -496,7 +496,7 @@ func (a *Auditor) Load(it *capture.Item) error {
 
 // loadFacts takes a log-facts line: the channel's high watermark, and
 // whether its topic is compacted.
-func (a *Auditor) loadFacts(it *capture.Item) error {
+func (a *Auditor) loadFacts(it *record.Item) error {
 	ch, err := a.channelOf(it)
 	if err != nil {
 		return inputError(it, -1, err)

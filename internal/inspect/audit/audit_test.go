@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -16,7 +16,7 @@ import (
 type fixture struct {
 	t     *testing.T
 	names *clock.Names
-	items []capture.Item
+	items []record.Item
 	hwm   map[string]int64
 }
 
@@ -40,16 +40,16 @@ func (f *fixture) channel(s string) clock.Channel {
 	return ch
 }
 
-func (f *fixture) item(kind capture.Kind, ch string, off int64) *capture.Item {
+func (f *fixture) item(kind record.Kind, ch string, off int64) *record.Item {
 	c := f.channel(ch)
 	name, _ := f.names.Name(c.Topic)
-	f.items = append(f.items, capture.Item{Kind: kind, Line: int64(len(f.items) + 1), Topic: name, TopicID: c.Topic, Partition: c.Partition, Offset: off})
+	f.items = append(f.items, record.Item{Kind: kind, Line: int64(len(f.items) + 1), Topic: name, TopicID: c.Topic, Partition: c.Partition, Offset: off})
 	return &f.items[len(f.items)-1]
 }
 
 // rec adds a record at off on ch stamped with clk ("" for no header).
 func (f *fixture) rec(ch string, off int64, clk string) {
-	it := f.item(capture.KindRecord, ch, off)
+	it := f.item(record.KindRecord, ch, off)
 	if clk == "" {
 		return
 	}
@@ -62,11 +62,11 @@ func (f *fixture) rec(ch string, off int64, clk string) {
 
 // rawRec adds a record whose parsley.causes header is value.
 func (f *fixture) rawRec(ch string, off int64, value []byte) {
-	it := f.item(capture.KindRecord, ch, off)
+	it := f.item(record.KindRecord, ch, off)
 	it.Headers = []clock.Header{{Key: clock.HeaderCauses, Value: value}}
 }
 
-func (f *fixture) pos(ch string, p int64) { f.item(capture.KindPosition, ch, p) }
+func (f *fixture) pos(ch string, p int64) { f.item(record.KindPosition, ch, p) }
 
 // audit runs the audit for scopes, each "NAME: CH,CH" or "CH,CH".
 func (f *fixture) audit(scopes ...string) *Report {
@@ -244,9 +244,9 @@ func TestAuditBeyondLogEnd(t *testing.T) {
 // topics are compacted: there a gap may be a compacted record, not a marker.
 func TestAuditLogFacts(t *testing.T) {
 	f := newFixture(t, "a", "k", "c")
-	f.item(capture.KindLogFacts, "a/0", 0).Facts = &capture.LogFacts{HighWatermark: 4, LastStable: 4}
-	f.item(capture.KindLogFacts, "k/0", 0).Facts = &capture.LogFacts{HighWatermark: 9, LastStable: 9,
-		Retention: &capture.Retention{Ms: -1, Bytes: -1, CleanupPolicy: "compact"}}
+	f.item(record.KindLogFacts, "a/0", 0).Facts = &record.LogFacts{HighWatermark: 4, LastStable: 4}
+	f.item(record.KindLogFacts, "k/0", 0).Facts = &record.LogFacts{HighWatermark: 9, LastStable: 9,
+		Retention: &record.Retention{Ms: -1, Bytes: -1, CleanupPolicy: "compact"}}
 	for _, ch := range []string{"a/0", "k/0"} {
 		f.pos(ch, 0)
 		f.rec(ch, 0, "")

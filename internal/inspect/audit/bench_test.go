@@ -10,6 +10,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 var (
@@ -29,7 +30,7 @@ const scaleStages, scalePartitions, scaleLag = 5, 2, 32
 // positions.
 // With unfolded ≥ 0, that stage stamps its claims without folding the
 // clocks of the records it claims.
-func generate(n int, seed uint64, unfolded int, yield func(it *capture.Item) error) error {
+func generate(n int, seed uint64, unfolded int, yield func(it *record.Item) error) error {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	type chanGen struct {
 		ch    clock.Channel
@@ -46,7 +47,7 @@ func generate(n int, seed uint64, unfolded int, yield func(it *capture.Item) err
 			chans[s][p] = &chanGen{ch: clock.Channel{Topic: id, Partition: int32(p)}, name: fmt.Sprintf("stage%d", s)}
 		}
 	}
-	it := &capture.Item{Kind: capture.KindRecord}
+	it := &record.Item{Kind: record.KindRecord}
 	for i := range n {
 		s, p := i%scaleStages, (i/scaleStages)%scalePartitions
 		c := chans[s][p]
@@ -93,7 +94,7 @@ func TestWriteScaleCapture(t *testing.T) {
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
 	var line []byte
-	err = generate(*scaleRecords, 1, *scaleUnfold, func(it *capture.Item) error {
+	err = generate(*scaleRecords, 1, *scaleUnfold, func(it *record.Item) error {
 		it.Line = 0
 		line, err = capture.AppendItem(line[:0], it)
 		if err == nil {
@@ -115,8 +116,8 @@ func TestWriteScaleCapture(t *testing.T) {
 // half); a node consuming stage1 (odd) waits for it all.
 func TestAuditGeneratedPipeline(t *testing.T) {
 	for _, unfolded := range []int{-1, 2} {
-		var items []capture.Item
-		generate(20_000, 2, unfolded, func(it *capture.Item) error {
+		var items []record.Item
+		generate(20_000, 2, unfolded, func(it *record.Item) error {
 			c := *it
 			c.Headers = append([]clock.Header(nil), it.Headers...)
 			items = append(items, c)
@@ -161,8 +162,8 @@ func benchScopes(names *clock.Names) []Scope {
 // walk and the report) over a million generated records, three scopes.
 func BenchmarkAudit(b *testing.B) {
 	const n = 1_000_000
-	var items []capture.Item
-	generate(n, 3, -1, func(it *capture.Item) error {
+	var items []record.Item
+	generate(n, 3, -1, func(it *record.Item) error {
 		c := *it
 		c.Headers = append([]clock.Header(nil), it.Headers...)
 		items = append(items, c)

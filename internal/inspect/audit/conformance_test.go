@@ -10,6 +10,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
@@ -22,7 +23,7 @@ func TestAuditParsleyCluster(t *testing.T) {
 		t.Fatalf("no conformance units in %s: %v", dir, err)
 	}
 	names := &clock.Names{}
-	var items []capture.Item
+	var items []record.Item
 	var scopes []struct {
 		name     string
 		channels []string

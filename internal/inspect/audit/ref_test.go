@@ -6,44 +6,44 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/gate/gatetest"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // worldItems writes a simulated world as a capture: each channel's records
 // in offset order, channels interleaved at random. With proof, position
 // lines say where offsets carried no record, as `causalctl capture` writes
 // them; without, the gaps are bare and prove nothing.
-func worldItems(w *gatetest.World, rng *rand.Rand, proof bool) []capture.Item {
-	var streams [][]capture.Item
+func worldItems(w *gatetest.World, rng *rand.Rand, proof bool) []record.Item {
+	var streams [][]record.Item
 	for _, ch := range w.Channels {
 		l := w.Logs[ch]
 		name, _ := w.Names.Name(ch.Topic)
-		it := func(kind capture.Kind, off int64) capture.Item {
-			return capture.Item{Kind: kind, Topic: name, TopicID: ch.Topic, Partition: ch.Partition, Offset: off}
+		it := func(kind record.Kind, off int64) record.Item {
+			return record.Item{Kind: kind, Topic: name, TopicID: ch.Topic, Partition: ch.Partition, Offset: off}
 		}
-		var s []capture.Item
+		var s []record.Item
 		if proof {
-			s = append(s, it(capture.KindPosition, 0))
+			s = append(s, it(record.KindPosition, 0))
 		}
 		at := int64(0)
 		for _, r := range l.Records {
 			if proof && r.Offset > at {
-				s = append(s, it(capture.KindPosition, r.Offset))
+				s = append(s, it(record.KindPosition, r.Offset))
 			}
-			rec := it(capture.KindRecord, r.Offset)
+			rec := it(record.KindRecord, r.Offset)
 			rec.Headers = []clock.Header{{Key: clock.HeaderCauses, Value: clock.Encode(r.Clock)}}
 			s = append(s, rec)
 			at = r.Offset + 1
 		}
 		if proof && l.End > at {
-			s = append(s, it(capture.KindPosition, l.End))
+			s = append(s, it(record.KindPosition, l.End))
 		}
 		streams = append(streams, s)
 	}
-	var out []capture.Item
+	var out []record.Item
 	for {
 		var open []int
 		for k, s := range streams {
@@ -66,7 +66,7 @@ func worldItems(w *gatetest.World, rng *rand.Rand, proof bool) []capture.Item {
 
 // auditWorld audits a world's capture for scopes, with the logs' ends as
 // high watermarks.
-func auditWorld(t *testing.T, w *gatetest.World, items []capture.Item, scopes []Scope) *Report {
+func auditWorld(t *testing.T, w *gatetest.World, items []record.Item, scopes []Scope) *Report {
 	t.Helper()
 	a := New(Config{Names: w.Names})
 	for _, ch := range w.Channels {
@@ -76,7 +76,7 @@ func auditWorld(t *testing.T, w *gatetest.World, items []capture.Item, scopes []
 }
 
 // auditItems reads items twice into a and runs it for scopes.
-func auditItems(t *testing.T, a *Auditor, items []capture.Item, scopes []Scope) *Report {
+func auditItems(t *testing.T, a *Auditor, items []record.Item, scopes []Scope) *Report {
 	t.Helper()
 	for i := range items {
 		if err := a.Index(&items[i]); err != nil {
@@ -184,10 +184,10 @@ type reference struct {
 	memo   map[[2]int]map[int]bool // (scope or −1, id) → set
 }
 
-func newReference(items []capture.Item) *reference {
+func newReference(items []record.Item) *reference {
 	r := &reference{byChan: map[clock.Channel][]*refRecord{}, memo: map[[2]int]map[int]bool{}}
 	for _, it := range items {
-		if it.Kind != capture.KindRecord {
+		if it.Kind != record.KindRecord {
 			continue
 		}
 		ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}

@@ -6,7 +6,6 @@ package cmdutiltest
 import (
 	"bytes"
 	"context"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,23 +14,25 @@ import (
 	"github.com/causalctl/causalctl/internal/iostreams"
 )
 
-// Factory returns a Factory over ios whose connection settings name
-// brokers (as CAUSALCTL_BROKERS would; "" for none) and nothing else.
+// Factory returns cmdutil.NewFactory over ios, its build version "test",
+// in an environment that holds only CAUSALCTL_BROKERS=brokers ("" for
+// none). It is the one way tests build a Factory; a test that needs more
+// sets the fields (Getenv, Now, Version) on what it returns.
 func Factory(ios *iostreams.IOStreams, brokers string) *cmdutil.Factory {
-	return &cmdutil.Factory{IOStreams: ios, Conn: &conn.Options{}, Now: time.Now, Getenv: func(k string) string {
+	f := cmdutil.NewFactory(ios, func(k string) string {
 		if k == conn.EnvBrokers {
 			return brokers
 		}
 		return ""
-	}}
+	})
+	f.Version = "test"
+	return f
 }
 
-// AsRoot wires a command as the root command does — the persistent
-// --output flag read into o, errors and usage left to the caller, flag
-// errors as usage errors (exit 2) — and returns it, for tests that run one
-// command without the whole tree.
-func AsRoot(cmd *cobra.Command, o *cmdutil.Output) *cobra.Command {
-	cmd.PersistentFlags().StringVarP(&o.Value, "output", "o", "", "")
+// AsRoot wires a command as the root command does — errors and usage left
+// to the caller, flag errors as usage errors (exit 2) — and returns it, for
+// tests that run one command without the whole tree.
+func AsRoot(cmd *cobra.Command) *cobra.Command {
 	cmd.SilenceErrors, cmd.SilenceUsage = true, true
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &cmdutil.UsageError{Err: err} })
 	return cmd
