@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // ErrGap: offsets a read still had to read were deleted (retention,
@@ -32,7 +32,7 @@ func (e *GapError) Is(target error) bool { return target == ErrGap }
 // AllowGaps makes a read go on when the log start of a channel moves past
 // its position (OFFSET_OUT_OF_RANGE below the log start): the position
 // jumps to the new log start, and a KindPosition item there carries the
-// deleted offsets as its capture.Gap. Without it such a read fails with a
+// deleted offsets as its record.Gap. Without it such a read fails with a
 // *GapError, since a range missing records it claims to cover is a wrong
 // answer.
 func AllowGaps() ReadOption {
@@ -42,7 +42,7 @@ func AllowGaps() ReadOption {
 // addGap adds a position item at to that says the offsets from ≤ o < to
 // were deleted unread, and notes it told.
 func (rd *reader) addGap(ch *rchan, from, to int64) {
-	rd.addItem(&capture.Item{Kind: capture.KindPosition, Topic: ch.Topic, TopicID: ch.TopicID, Partition: ch.Partition,
-		Offset: to, Gap: &capture.Gap{From: from, To: to}})
+	rd.addItem(&record.Item{Kind: record.KindPosition, Topic: ch.Topic, TopicID: ch.TopicID, Partition: ch.Partition,
+		Offset: to, Gap: &record.Gap{From: from, To: to}})
 	ch.emitted = to
 }

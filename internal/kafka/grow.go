@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // PartitionCheck is how often a Follower looks for partitions added to the
@@ -147,8 +147,8 @@ func (f *Follower) adopt() {
 		}
 		rd.begin()
 		if rd.cfg.facts {
-			rd.addItem(&capture.Item{Kind: capture.KindLogFacts, Topic: ch.Topic, TopicID: ch.TopicID, Partition: ch.Partition,
-				Facts: &capture.LogFacts{LogStart: ch.LogStart, LastStable: ch.LastStable, HighWatermark: ch.HighWatermark, At: rd.cfg.clock.Now().UnixMilli()}})
+			rd.addItem(&record.Item{Kind: record.KindLogFacts, Topic: ch.Topic, TopicID: ch.TopicID, Partition: ch.Partition,
+				Facts: &record.LogFacts{LogStart: ch.LogStart, LastStable: ch.LastStable, HighWatermark: ch.HighWatermark, At: rd.cfg.clock.Now().UnixMilli()}})
 		}
 		rd.addPosition(ch, ch.Start)
 		rd.commit(ch)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
@@ -56,9 +57,7 @@ func runDecode(t *testing.T, tty bool, in string, args ...string) (string, error
 	ios, stdin, out, _ := iostreams.Test()
 	ios.SetTTY(tty)
 	stdin.WriteString(in)
-	o := &cmdutil.Output{}
-	cmd := NewCmdDecode(&cmdutil.Factory{IOStreams: ios}, nil)
-	cmd.Flags().StringVarP(&o.Value, "output", "o", "", "")
+	cmd := NewCmdDecode(cmdutiltest.Factory(ios, ""), nil)
 	cmd.SetArgs(args)
 	cmd.SetOut(&bytes.Buffer{})
 	cmd.SetErr(&bytes.Buffer{})
