@@ -210,7 +210,7 @@ func checkDashboard(t *testing.T, path string, names map[string]bool, labels map
 }
 
 // TestParsleyAlertRules checks contrib/prometheus/parsley-alerts.yaml
-// beyond promtool: the alerts issue 23 asks for are there, each with a
+// beyond promtool: the alerts issues 23 and 24 ask for are there, each with a
 // severity, a summary and a description, over metrics the exporter
 // exports, selecting the causes they are named for.
 func TestParsleyAlertRules(t *testing.T) {
@@ -229,6 +229,7 @@ func TestParsleyAlertRules(t *testing.T) {
 		"ParsleyHoldingUnassigned":   "parsley_task_assigned",
 		"ParsleyHeadBeyondLogEnd":    `cause="` + string(inspect.CauseBeyondLogEnd) + `"`,
 		"ParsleyHeadOpenTransaction": `cause="` + string(inspect.CauseOpenTransaction) + `"`,
+		"ParsleyStartRefused":        "parsley_process_start_refusals",
 	} {
 		r, ok := byName[alert]
 		if !ok {

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/tracker"
 )
 
@@ -33,7 +34,7 @@ type ProcessCollector struct {
 	now func() time.Time
 
 	held, heldAge, heads, assigned, corrupt, behind *prometheus.Desc
-	fedLag, committedLag, members, entries          *prometheus.Desc
+	fedLag, committedLag, members, entries, refused *prometheus.Desc
 	lastSuccess, errors, followed, refreshDuration  *prometheus.Desc
 	diagnosed                                       *prometheus.Desc
 }
@@ -63,6 +64,7 @@ func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector 
 		committedLag: desc("parsley_channel_committed_lag_records", "The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.", with("topic", "partition")...),
 		members:      desc("parsley_group_members", "Members of the process's consumer group.", "app"),
 		entries:      desc("parsley_changelog_entries_read_total", "Entries of the process's ordering changelog the exporter read, tombstones included.", "app"),
+		refused:      desc("parsley_process_start_refusals", "Refusals of this reason the process's next start would meet (parsley.CheckStart, docs/refusals.md); every reason has a series, 0 when none.", "app", "reason"),
 
 		lastSuccess:     desc("causalctl_exporter_last_refresh_success_timestamp_seconds", "When the exporter last read every process without error (Unix time)."),
 		errors:          desc("causalctl_exporter_refresh_errors_total", "Failed reads of the cluster (discoveries and process refreshes)."),
@@ -75,7 +77,7 @@ func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector 
 // Describe sends the descriptions of every metric the collector exports.
 func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.held, c.heldAge, c.heads, c.assigned, c.corrupt, c.behind, c.fedLag, c.committedLag, c.members, c.entries,
+		c.held, c.heldAge, c.heads, c.assigned, c.corrupt, c.behind, c.fedLag, c.committedLag, c.members, c.entries, c.refused,
 		c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed,
 	} {
 		ch <- d
@@ -96,6 +98,10 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, p := range s.Processes {
 		gauge(c.members, float64(p.Members), p.App)
 		ch <- prometheus.MustNewConstMetric(c.entries, prometheus.CounterValue, float64(p.EntriesRead), p.App)
+		// Every reason, 0 included: an absent series must not read as ok.
+		for _, r := range parsley.Reasons() {
+			gauge(c.refused, float64(p.StartRefusals[r]), p.App, string(r))
+		}
 		for i := range p.Tasks {
 			t := &p.Tasks[i]
 			task := strconv.Itoa(int(t.Task))

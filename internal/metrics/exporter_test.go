@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/tracker"
 )
 
@@ -38,7 +39,8 @@ var scrapeTime = time.Unix(1700000600, 0)
 // nothing and is assigned; task 1 holds 2 payments (the oldest written
 // 10 minutes before the scrape) and 5 shipments (the oldest without a
 // timestamp), its heads one beyond the log end and one ready, and no
-// member runs it; payments/1's lags are known, shipments/1's log end not.
+// member runs it; payments/1's lags are known, shipments/1's log end not;
+// its next start would meet two POSITIONS_DISCARDED_UNREAD refusals.
 func notifierSnapshot() *tracker.Snapshot {
 	return &tracker.Snapshot{
 		Taken:           time.Unix(1700000595, 0),
@@ -49,6 +51,7 @@ func notifierSnapshot() *tracker.Snapshot {
 		Diagnosed:       7,
 		Processes: []tracker.Process{{
 			App: "notifier", Changelog: "notifier-__parsley.ordering-changelog", GroupState: "Stable", Members: 1, EntriesRead: 42,
+			StartRefusals: map[parsley.Reason]int{parsley.ReasonPositionsDiscarded: 2},
 			Tasks: []tracker.Task{
 				{Task: 0, Assigned: true, Topics: []tracker.TopicHolds{{Topic: "payments"}}, Heads: map[inspect.Cause]int{},
 					Channels: []tracker.Channel{{Topic: "payments", Partition: 0, FedLag: 0, CommittedLag: 0}}},
@@ -69,7 +72,8 @@ func notifierSnapshot() *tracker.Snapshot {
 // TestProcessCollector: a fixture snapshot renders as exactly these
 // series — per task and topic the held records and the oldest's age to
 // the scrape's clock, heads only for the causes they have, lags only
-// where known, the exporter's health.
+// where known, a start-refusal series per reason (0 for those it has not),
+// the exporter's health.
 func TestProcessCollector(t *testing.T) {
 	src := &fixedProcesses{}
 	src.set(notifierSnapshot())
@@ -108,6 +112,15 @@ parsley_group_members{app="notifier"} 1
 # TYPE parsley_held_heads gauge
 parsley_held_heads{app="notifier",cause="beyond-log-end",task="1"} 1
 parsley_held_heads{app="notifier",cause="ready",task="1"} 1
+# HELP parsley_process_start_refusals Refusals of this reason the process's next start would meet (parsley.CheckStart, docs/refusals.md); every reason has a series, 0 when none.
+# TYPE parsley_process_start_refusals gauge
+parsley_process_start_refusals{app="notifier",reason="CHANNEL_DELETED_WITH_UNDELIVERED_MESSAGES"} 0
+parsley_process_start_refusals{app="notifier",reason="CHANNEL_IDENTITY_CHANGED"} 0
+parsley_process_start_refusals{app="notifier",reason="CHANNEL_REMOVED_WITH_HELD_MESSAGES"} 0
+parsley_process_start_refusals{app="notifier",reason="ORDERING_STATE_LOST"} 0
+parsley_process_start_refusals{app="notifier",reason="POSITIONS_DISCARDED_UNREAD"} 2
+parsley_process_start_refusals{app="notifier",reason="TASK_WIDTH_CHANGED"} 0
+parsley_process_start_refusals{app="notifier",reason="UNKNOWN_ORDERING_STATE_FORMAT"} 0
 # HELP parsley_records_held Records the task holds in its ordering state, per topic (Parsley 0.1: records-held).
 # TYPE parsley_records_held gauge
 parsley_records_held{app="notifier",task="0",topic="payments"} 0

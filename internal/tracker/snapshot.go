@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/parsley"
 )
 
 // Snapshot is what the tracker knows after its latest refresh: every
@@ -45,7 +46,11 @@ type Process struct {
 	// EntriesRead counts the changelog entries read (tombstones included)
 	// since the changelog was first followed.
 	EntriesRead int64
-	Tasks       []Task
+	// StartRefusals counts, by reason, the refusals the process's next
+	// start would meet (inspect.Process.NextStart over today's
+	// declaration, docs/refusals.md); a reason without one is absent.
+	StartRefusals map[parsley.Reason]int
+	Tasks         []Task
 }
 
 // Task is one task (a changelog partition) of a process.
@@ -65,9 +70,6 @@ type Task struct {
 	// BehindTransaction says the changelog partition was not read to the
 	// end listed at the refresh: an open transaction holds it below.
 	BehindTransaction bool
-	// Start refusals (issue 24: parsley.CheckStart) go here once the
-	// refusals work lands, one count per reason; the collector exports
-	// them as parsley_task_start_refusals{app,task,reason}.
 }
 
 // TopicHolds is what a task holds of one topic.

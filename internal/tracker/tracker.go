@@ -230,6 +230,7 @@ type process struct {
 
 	committed map[clock.Channel]int64
 	tasks     map[int32]*cachedTask
+	refusals  map[parsley.Reason]int // nil until first checked
 	state     *Process
 }
 
@@ -433,6 +434,7 @@ func (t *Tracker) refresh(ctx context.Context, p *process, exist map[string][]in
 	now := t.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	changed := len(p.tasks) != len(parts)
 	for _, part := range parts {
 		st.EntriesRead += p.cl.Partition(part).Entries
 		d := taskDigest(part, gd, proc, behind[part])
@@ -446,9 +448,20 @@ func (t *Tracker) refresh(ctx context.Context, p *process, exist map[string][]in
 			ct = &cachedTask{digest: d, task: taskOf(proc, dt, behind[part])}
 			p.tasks[part] = ct
 			delete(p.dirty, part)
+			changed = true
 		}
 		st.Tasks = append(st.Tasks, ct.task)
 	}
+	// The start check reads what the digests cover (every store, the
+	// group, the offsets and the facts of the received topics): check
+	// again only when a task's inputs changed.
+	if changed || p.refusals == nil {
+		p.refusals = map[parsley.Reason]int{}
+		for _, r := range proc.NextStart(nil) {
+			p.refusals[r.Reason]++
+		}
+	}
+	st.StartRefusals = p.refusals
 	p.state = st
 	return nil
 }

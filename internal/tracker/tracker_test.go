@@ -2,6 +2,7 @@ package tracker
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -275,5 +276,38 @@ func TestTrackerRediscovers(t *testing.T) {
 	}
 	if s := refresh(t, tr); s.Followed != 1 || len(s.Processes) != 1 || s.Processes[0].App != "other" {
 		t.Errorf("after deleting shop's changelog: %+v", s)
+	}
+}
+
+// TestTrackerStartRefusals: a refresh predicts the process's next start
+// from the live store and cluster — nothing refused while they agree; a
+// received topic deleted while task 1 holds one of its records is
+// CHANNEL_DELETED_WITH_UNDELIVERED_MESSAGES from the next refresh, with
+// no store entry written in between.
+func TestTrackerStartRefusals(t *testing.T) {
+	k := newCluster(t)
+	k.begin("shop", 0)
+	k.begin("shop", 1)
+	k.hold("shop", k.ch("payments", 1), 2, clock.Entry{Channel: k.ch("orders", 1), Position: 9})
+	tr := newTracker(t, k, "")
+	ctx := context.Background()
+	if err := tr.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := refresh(t, tr)
+	if got := s.Processes[0].StartRefusals; len(got) != 0 {
+		t.Errorf("refusals %v while the store and the cluster agree", got)
+	}
+	r, err := k.adm.DeleteTopics(ctx, "payments")
+	if err == nil {
+		err = r.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s = refresh(t, tr)
+	want := map[parsley.Reason]int{parsley.ReasonDeletedWithUndelivered: 1}
+	if got := s.Processes[0].StartRefusals; !maps.Equal(got, want) {
+		t.Errorf("refusals %v after payments was deleted, want %v", got, want)
 	}
 }
