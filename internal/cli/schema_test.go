@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/parsley"
 )
 
 // The JSON output of the commands is documented by JSON Schemas in
@@ -400,5 +401,24 @@ func TestProcessesJSONMatchesTheSchema(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("processes.schema.json causes %q, want inspect.Causes() %q", got, want)
+	}
+}
+
+// TestSchemaReasonsAreTheStartChecks: the refusal reasons state and
+// processes declare are parsley.Reasons(), in order, in both schemas.
+func TestSchemaReasonsAreTheStartChecks(t *testing.T) {
+	s := loadSchemas(t)
+	var want []string
+	for _, r := range parsley.Reasons() {
+		want = append(want, string(r))
+	}
+	for file, ptr := range map[string]string{
+		"state.schema.json":     "#/properties/next_start/properties/refusals/items/properties/reason",
+		"processes.schema.json": "#/$defs/next_start/properties/refusals/items/properties/reason",
+	} {
+		_, def := s.resolve(file, ptr)
+		if got := asStrings(def["enum"]); !slices.Equal(got, want) {
+			t.Errorf("%s reasons %q, want parsley.Reasons() %q", file, got, want)
+		}
 	}
 }

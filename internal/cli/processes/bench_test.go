@@ -67,7 +67,7 @@ func BenchmarkProcesses(b *testing.B) {
 		b.Fatalf("exit %d, %v: %s\n%.500s", code, err, errOut, out)
 	}
 	for _, p := range rep.Processes {
-		if p.HeldRecords != tasks/2 || p.Causes["lagging"] != tasks/2 || p.NextStart == nil || *p.NextStart != nextStartOK {
+		if p.HeldRecords != tasks/2 || p.Causes["lagging"] != tasks/2 || p.NextStart == nil || p.NextStart.Refused {
 			b.Fatalf("%s: %+v", p.App, p)
 		}
 	}

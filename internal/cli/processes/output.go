@@ -40,9 +40,9 @@ type jsonProcess struct {
 	Causes       map[string]int `json:"causes"`
 	MaxLag       *int64         `json:"max_lag"`
 	MaxLagOn     *string        `json:"max_lag_channel"`
-	NextStart    *string        `json:"next_start"`
-	NextDetail   *string        `json:"next_start_detail"`
-	Corrupt      int            `json:"corrupt"`
+	// NextStart is state's next_start object; null when not read.
+	NextStart *render.NextStart `json:"next_start"`
+	Corrupt   int               `json:"corrupt"`
 	// OlderThan says whether the process matched --older-than; null
 	// when it was not given or the process was not read.
 	OlderThan *bool `json:"older_than"`
@@ -95,10 +95,7 @@ func (rep report) json() jsonReport {
 		if r.LagKnown {
 			jp.MaxLag, jp.MaxLagOn = ptr(r.MaxLag), ptr(r.LagChannel)
 		}
-		jp.NextStart = ptr(r.NextStart)
-		if r.NextDetail != "" {
-			jp.NextDetail = ptr(r.NextDetail)
-		}
+		jp.NextStart = r.NextStart
 		if rep.CheckOlder {
 			jp.OlderThan = ptr(r.olderThan(rep.OlderThan))
 		}
@@ -179,5 +176,5 @@ func (r *row) cells() []string {
 		lag = strconv.FormatInt(r.MaxLag, 10)
 	}
 	return []string{r.App, tasks, group, members, receives, r.ReceivesFrom, strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
-		oldest, causeText, lag, r.NextStart}
+		oldest, causeText, lag, r.NextStart.First()}
 }

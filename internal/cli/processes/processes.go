@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/spf13/cobra"
 )
 
@@ -28,6 +30,7 @@ type Options struct {
 	Output string // text or json
 
 	AppPrefix   string
+	App         string // --app: this process alone, even without a changelog
 	OlderThan   time.Duration
 	CheckOlder  bool // --older-than was given
 	Concurrency int
@@ -48,7 +51,7 @@ func NewCmdProcesses(f *cmdutil.Factory, runF func(context.Context, *Options) er
 		opts.Now = f.Now
 	}
 	cmd := &cobra.Command{
-		Use:     "processes [--app-prefix P] [--older-than D] [flags]",
+		Use:     "processes [--app-prefix P | --app APP] [--older-than D] [flags]",
 		Aliases: []string{"ps"},
 		Short:   "List every Parsley process of the cluster: what each holds, why, and whether it can start",
 		Long: `Find every Parsley process of the cluster — each topic named
@@ -66,6 +69,11 @@ the high watermark taken when its read begins, the group described, never
 joined), at most --concurrency at once; only a summary of each is kept.
 A process that cannot be read is a row saying so, and the command goes on.
 
+--app APP lists that process alone, by name, and finds it when its
+changelog topic is gone but its group kept its committed offsets: a row of
+no tasks whose next start is ORDERING_STATE_LOST (discovery, which goes by
+changelog topics, cannot see it).
+
 Output (--output): text (a table on a terminal, plain columns in a pipe) or
 json (docs/processes.md, docs/schemas/processes.schema.json).
 
@@ -75,6 +83,7 @@ ruled out); 1 when some process could not be read (after the table; this
 wins over 4) or the cluster cannot be reached; 2 usage; 130 interrupted.`,
 		Example: `  causalctl processes --brokers localhost:9092
   causalctl ps --app-prefix shop- -o json
+  causalctl processes --app shop-shipper -o json
   causalctl processes --older-than 10m || echo "something is held for 10 minutes or more"`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -89,6 +98,12 @@ wins over 4) or the cluster cannot be reached; 2 usage; 130 interrupted.`,
 				return cmdutil.Usagef("--older-than must not be negative")
 			case opts.TxnWait < 0:
 				return cmdutil.Usagef("--txn-wait must not be negative")
+			case c.Flags().Changed("app") && opts.AppPrefix != "":
+				return cmdutil.Usagef("--app and --app-prefix: give one")
+			case c.Flags().Changed("app"):
+				if err := clock.CheckTopicName(parsley.ChangelogTopic(opts.App)); opts.App == "" || err != nil {
+					return cmdutil.Usagef("--app %q: not an application id (its changelog would be no topic name)", opts.App)
+				}
 			}
 			opts.CheckOlder = c.Flags().Changed("older-than")
 			if runF != nil {
@@ -99,6 +114,7 @@ wins over 4) or the cluster cannot be reached; 2 usage; 130 interrupted.`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&opts.AppPrefix, "app-prefix", "", "list only the processes whose application id starts with `P`")
+	fs.StringVar(&opts.App, "app", "", "list only the process `APP`, found by name: also when its changelog is gone and its group remains (ORDERING_STATE_LOST)")
 	fs.DurationVar(&opts.OlderThan, "older-than", 0, "exit 4 when some process holds a record written at least `D` ago (or one of unknown time)")
 	fs.IntVar(&opts.Concurrency, "concurrency", DefaultConcurrency, "read at most `N` processes at once")
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long to wait for an open transaction in a changelog before reporting what was read below it")
@@ -113,7 +129,15 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer cl.Close()
-	changelogs, listing, err := cmdutil.Processes(ctx, cl, opts.AppPrefix)
+	var changelogs []string
+	var listing map[string][]int32
+	if opts.App != "" {
+		// By name, not by discovery: the changelog may be gone.
+		changelogs = []string{parsley.ChangelogTopic(opts.App)}
+		listing, err = cl.TopicPartitions(ctx)
+	} else {
+		changelogs, listing, err = cmdutil.Processes(ctx, cl, opts.AppPrefix)
+	}
 	if err != nil {
 		return err
 	}

@@ -132,8 +132,8 @@ func TestProcessesListsTheThree(t *testing.T) {
 		if fmt.Sprint(deref(got.MaxLag)) != fmt.Sprint(deref(w.maxLag)) || (w.maxLag != nil && deref(got.MaxLagOn) != w.maxLagChan) {
 			t.Errorf("%s: max lag %v on %v, want %v on %s", p.app, deref(got.MaxLag), deref(got.MaxLagOn), deref(w.maxLag), w.maxLagChan)
 		}
-		if *got.NextStart != nextStartOK || got.OlderThan != nil {
-			t.Errorf("%s: next start %s, older than %v", p.app, *got.NextStart, got.OlderThan)
+		if got.NextStart.Refused || len(got.NextStart.Refusals) != 0 || got.OlderThan != nil {
+			t.Errorf("%s: next start %+v, older than %v", p.app, *got.NextStart, got.OlderThan)
 		}
 	}
 	if rep.Unread != 0 || rep.OlderThanMs != nil {
@@ -299,8 +299,12 @@ func TestNextStartRefused(t *testing.T) {
 	w.fill(t, "wide", 4, 1)
 	w.store(t, "grown", []string{"wide"}, []task{{fed: map[string]int64{"wide": 0}}, {fed: map[string]int64{"wide": 0}}})
 	rep := decode(t, first(run(t, w.c, false, "-o", "json")))
-	if len(rep.Processes) != 1 || deref(rep.Processes[0].NextStart) != string(parsley.ReasonTaskWidthChanged) ||
-		!strings.Contains(fmt.Sprint(deref(rep.Processes[0].NextDetail)), "4 partitions") {
-		t.Errorf("%+v", rep.Processes)
+	if len(rep.Processes) != 1 || rep.Processes[0].NextStart == nil {
+		t.Fatalf("%+v", rep.Processes)
+	}
+	ns := rep.Processes[0].NextStart
+	if !ns.Refused || len(ns.Refusals) != 1 || ns.Refusals[0].Reason != parsley.ReasonTaskWidthChanged ||
+		!strings.Contains(ns.Refusals[0].Detail, "4 partitions") || ns.Refusals[0].NextStep != parsley.ReasonTaskWidthChanged.NextStep() {
+		t.Errorf("next start %+v", ns)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/parsley"
@@ -15,9 +16,6 @@ const (
 	fromSubscription = inspect.ScopeSubscription
 	fromState        = inspect.ScopeState
 )
-
-// nextStartOK is the next_start of a process no start check refuses.
-const nextStartOK = "ok"
 
 // row is one process, summarised: all that is kept of it once read.
 type row struct {
@@ -47,9 +45,8 @@ type row struct {
 	LagChannel string
 	LagKnown   bool
 
-	NextStart  string // nextStartOK or the first refusal's reason
-	NextDetail string // the first refusal's detail
-	Corrupt    int
+	NextStart *render.NextStart // nil when not read
+	Corrupt   int
 }
 
 // olderThan says whether the process holds a record written at least d
@@ -113,10 +110,7 @@ func summarise(changelog string, tasks int32, p *inspect.Process, err error, now
 			r.MaxLag, r.LagChannel, r.LagKnown = lag, p.Names.Channel(ch), true
 		}
 	}
-	r.NextStart = nextStartOK
-	if refusals := p.NextStart(nil); len(refusals) > 0 {
-		r.NextStart, r.NextDetail = string(refusals[0].Reason), refusals[0].Detail
-	}
+	r.NextStart = render.NextStartOf(p, p.NextStart(nil))
 	return r
 }
 

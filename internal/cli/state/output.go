@@ -28,8 +28,8 @@ type jsonReport struct {
 	HeldRecords int           `json:"held_records"`
 	Corrupt     []jsonCorrupt `json:"corrupt"`
 	Tasks       []jsonTask    `json:"tasks"`
-	// NextStart is the start check's prediction (nextstart.go).
-	NextStart *jsonNextStart `json:"next_start"`
+	// NextStart is the start check's prediction (render.NextStart).
+	NextStart *render.NextStart `json:"next_start"`
 }
 
 type jsonGroup struct {
@@ -261,7 +261,7 @@ func orNull(p *int64) string {
 // positions, then the held heads grouped by root with the next step.
 func text(rep jsonReport) string {
 	var b strings.Builder
-	b.WriteString(nextStartText(rep.NextStart))
+	b.WriteString(rep.NextStart.Text())
 	app := "unknown"
 	if rep.App != nil {
 		app = *rep.App

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -204,7 +205,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	refusals := w.NextStart(opts.Receives)
 	rep := build(w, tasks, corrupt, now)
-	rep.NextStart = nextStartJSON(w, refusals)
+	rep.NextStart = render.NextStartOf(w, refusals)
 	if err := write(opts.IO.Out, opts.Output, rep); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}

@@ -1,4 +1,4 @@
-package state
+package render
 
 import (
 	"fmt"
@@ -10,18 +10,22 @@ import (
 	"github.com/causalctl/causalctl/internal/parsley"
 )
 
-// jsonNextStart is the start check's prediction (docs/refusals.md):
-// whether the process's next start is refused, and every refusal found.
-type jsonNextStart struct {
-	Refused  bool          `json:"refused"`
-	Refusals []jsonRefusal `json:"refusals"`
+// NextStart is the start check's prediction as `state` and `processes`
+// print it (docs/refusals.md): whether the process's next start is
+// refused, and every refusal found. Its JSON is the next_start object of
+// both commands' schemas.
+type NextStart struct {
+	Refused  bool      `json:"refused"`
+	Refusals []Refusal `json:"refusals"`
 	// For the text: read from a capture, and the topics the store binds
 	// that the capture has no log facts of (deleted, or not captured).
 	captured   bool
 	uncaptured []string
 }
 
-type jsonRefusal struct {
+// Refusal is one refusal of a NextStart: its reason, what it concerns,
+// what was found and the runbook step.
+type Refusal struct {
 	Reason      parsley.Reason `json:"reason"`
 	Topic       *string        `json:"topic"`
 	Channels    []string       `json:"channels"`
@@ -30,29 +34,30 @@ type jsonRefusal struct {
 	RecordsLost *int64         `json:"records_lost"`
 }
 
-func nextStartJSON(w *inspect.Process, rs []parsley.Refusal) *jsonNextStart {
-	names := w.Names
-	out := &jsonNextStart{Refused: len(rs) > 0, Refusals: []jsonRefusal{}, captured: w.Captured}
-	if w.Captured {
+// NextStartOf renders refusals rs, the prediction for process p
+// (p.NextStart), naming channels by p's names.
+func NextStartOf(p *inspect.Process, rs []parsley.Refusal) *NextStart {
+	out := &NextStart{Refused: len(rs) > 0, Refusals: []Refusal{}, captured: p.Captured}
+	if p.Captured {
 		bound := map[string]bool{}
-		for _, part := range w.Changelog.Partitions() {
-			for name := range w.Changelog.Partition(part).Store.Decode().Names {
+		for _, part := range p.Changelog.Partitions() {
+			for name := range p.Changelog.Partition(part).Store.Decode().Names {
 				bound[name] = true
 			}
 		}
 		for _, name := range slices.Sorted(maps.Keys(bound)) {
-			if _, ok := w.IDs[name]; !ok {
+			if _, ok := p.IDs[name]; !ok {
 				out.uncaptured = append(out.uncaptured, name)
 			}
 		}
 	}
 	for _, r := range rs {
-		jr := jsonRefusal{Reason: r.Reason, Channels: []string{}, Detail: r.Detail, NextStep: r.Reason.NextStep()}
+		jr := Refusal{Reason: r.Reason, Channels: []string{}, Detail: r.Detail, NextStep: r.Reason.NextStep()}
 		if r.Topic != "" {
 			jr.Topic = &r.Topic
 		}
 		for _, ch := range r.Channels {
-			jr.Channels = append(jr.Channels, names.Channel(ch))
+			jr.Channels = append(jr.Channels, p.Names.Channel(ch))
 		}
 		if r.Reason == parsley.ReasonPositionsDiscarded {
 			lost := r.Lost
@@ -63,9 +68,18 @@ func nextStartJSON(w *inspect.Process, rs []parsley.Refusal) *jsonNextStart {
 	return out
 }
 
-// nextStartText is the report's first lines: the verdict, then each
-// refusal with what it concerns, what was found and the next step.
-func nextStartText(ns *jsonNextStart) string {
+// First is the cell a table shows: "ok", or the first refusal's reason
+// (the one the process stops at).
+func (ns *NextStart) First() string {
+	if !ns.Refused {
+		return "ok"
+	}
+	return string(ns.Refusals[0].Reason)
+}
+
+// Text is the prediction for people: the verdict, then each refusal with
+// what it concerns, what was found and the next step; "" for nil.
+func (ns *NextStart) Text() string {
 	if ns == nil {
 		return ""
 	}
