@@ -21,7 +21,12 @@ import (
 
 // startApp is the process of the start-refusal tests: it receives orders
 // (2 partitions), payments (2) and shipments (1), so it has two tasks.
-const startApp = "shop-packer"
+// healthyApp beside it receives invoices (1), which no case touches: its
+// next start stays ok whatever happens to startApp's topics.
+const (
+	startApp   = "shop-packer"
+	healthyApp = "shop-billing"
+)
 
 // startWorld is one stopped process and its cluster: five records on every
 // business partition, all of them fed, the group committed past them, and
@@ -38,7 +43,7 @@ var startTopics = map[string]int32{"orders": 2, "payments": 2, "shipments": 1}
 func newStartWorld(t *testing.T, held bool) *startWorld {
 	t.Helper()
 	changelog := parsley.ChangelogTopic(startApp)
-	opts := []kfake.Opt{kfake.SeedTopics(2, changelog)}
+	opts := []kfake.Opt{kfake.SeedTopics(2, changelog), kfake.SeedTopics(1, parsley.ChangelogTopic(healthyApp), "invoices")}
 	for name, n := range startTopics {
 		opts = append(opts, kfake.SeedTopics(n, name))
 	}
@@ -79,6 +84,15 @@ func newStartWorld(t *testing.T, held bool) *startWorld {
 			}
 		}
 	}
+	// The healthy neighbour: fed invoices/0 up to 4, committed at 5.
+	healthy := parsley.ChangelogTopic(healthyApp)
+	for range 5 {
+		recs = append(recs, &kgo.Record{Topic: "invoices", Value: []byte("x")})
+	}
+	recs = append(recs,
+		&kgo.Record{Topic: healthy, Key: parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagVersion}), Value: []byte{1}},
+		&kgo.Record{Topic: healthy, Key: parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagName, Name: "invoices"}), Value: parsley.AppendNameValue(nil, w.ids["invoices"])},
+		&kgo.Record{Topic: healthy, Key: parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagFedUpTo, Channel: clock.Channel{Topic: w.ids["invoices"]}}), Value: parsley.AppendPosition(nil, 4)})
 	if held {
 		rec := &parsley.HeldRecord{Timestamp: 1, Causes: []clock.Entry{{Channel: clock.Channel{Topic: w.ids["orders"]}, Position: 99}}}
 		recs = append(recs, entry(0, parsley.Key{Tag: parsley.TagHeld, Channel: clock.Channel{Topic: w.ids["shipments"]}, Position: 4},
@@ -91,6 +105,15 @@ func newStartWorld(t *testing.T, held bool) *startWorld {
 	}
 	if err != nil {
 		t.Fatalf("committing the group's offsets: %v", err)
+	}
+	hc := kadm.Offsets{}
+	hc.Add(kadm.Offset{Topic: "invoices", At: 5, LeaderEpoch: -1})
+	resp, err = w.adm.CommitOffsets(context.Background(), healthyApp, hc)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatalf("committing %s's offsets: %v", healthyApp, err)
 	}
 	return w
 }
@@ -124,6 +147,76 @@ func (w *startWorld) state(t *testing.T, args ...string) (int, nextStart, string
 		t.Errorf("text exits %d, JSON %d: %s", textCode, code, stderr)
 	}
 	return code, *rep.NextStart, text
+}
+
+// psRow is what these tests read of a row of processes: its JSON (tasks,
+// error, next_start) and its text's NEXT-START cell.
+type psRow struct {
+	Tasks     int        `json:"tasks"`
+	Error     *string    `json:"error"`
+	NextStart *nextStart `json:"next_start"`
+	Cell      string     `json:"-"`
+}
+
+// processes runs `causalctl processes` with -o json (checked against its
+// schema) and as text, and returns its exit code and rows by application
+// id; a row of one output but not the other fails the test.
+func (w *startWorld) processes(t *testing.T, args ...string) (int, map[string]psRow) {
+	t.Helper()
+	args = append([]string{"processes", "--brokers", w.addr}, args...)
+	code, out, stderr := runEnv(t, nil, append(args, "-o", "json")...)
+	for _, e := range loadSchemas(t).validate("processes.schema.json", out) {
+		t.Errorf("%v: %s", args, e)
+	}
+	var rep struct {
+		Processes []struct {
+			App string `json:"app"`
+			psRow
+		} `json:"processes"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: exit %d, %v: %s%s", args, code, err, out, stderr)
+	}
+	rows := map[string]psRow{}
+	for _, p := range rep.Processes {
+		rows[p.App] = p.psRow
+	}
+	textCode, text, stderr := runEnv(t, nil, args...)
+	if textCode != code {
+		t.Errorf("%v: text exits %d, JSON %d: %s", args, textCode, code, stderr)
+	}
+	// Plain columns, no cell holding a space: APP first, NEXT-START last.
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	for _, line := range lines[1:] {
+		f := strings.Fields(line)
+		r, ok := rows[f[0]]
+		if !ok {
+			t.Errorf("%v: a text row for %s, none in JSON:\n%s", args, f[0], text)
+		}
+		r.Cell = f[len(f)-1]
+		rows[f[0]] = r
+	}
+	if len(lines)-1 != len(rows) {
+		t.Errorf("%v: %d text rows, %d JSON rows:\n%s", args, len(lines)-1, len(rows), text)
+	}
+	return code, rows
+}
+
+// checkRow checks a row of processes: its NEXT-START cell and next_start
+// name want ("" for ok) and nothing else, as checkRefusals does.
+func checkRow(t *testing.T, how string, r psRow, want parsley.Reason, topic string, channels []string, lost int64) {
+	t.Helper()
+	cell := string(want)
+	if want == "" {
+		cell = "ok"
+	}
+	if r.Error != nil || r.NextStart == nil {
+		t.Fatalf("%s: unread: %v", how, *r.Error)
+	}
+	if r.Cell != cell {
+		t.Errorf("%s: NEXT-START %q, want %q", how, r.Cell, cell)
+	}
+	checkRefusals(t, how, *r.NextStart, want, topic, channels, lost)
 }
 
 // capture captures the changelog and the business topics but those gone,
@@ -220,6 +313,7 @@ func TestStartRefusals(t *testing.T) {
 			}
 			code, ns, text := w.state(t, append([]string{"--brokers", w.addr, "--app", startApp}, tc.args...)...)
 			checkNextStart(t, "live", code, ns, text, tc.held, tc.want, tc.topic, tc.channels, tc.lost)
+			w.checkProcesses(t, tc.want, tc.args != nil, tc.topic, tc.channels, tc.lost)
 			if file == "" {
 				return
 			}
@@ -238,6 +332,37 @@ func TestStartRefusals(t *testing.T) {
 	}
 }
 
+// checkProcesses checks that processes predicts want for startApp and ok
+// for healthyApp, in text and JSON. processes checks today's declaration:
+// a narrowed one (declared, state --receives only) is ok there. A process
+// whose changelog is gone is not discovered, and is found by --app.
+func (w *startWorld) checkProcesses(t *testing.T, want parsley.Reason, declared bool, topic string, channels []string, lost int64) {
+	t.Helper()
+	if declared {
+		want, topic, channels, lost = "", "", nil, 0
+	}
+	code, rows := w.processes(t)
+	if code != 0 {
+		t.Errorf("processes: exit %d", code)
+	}
+	checkRow(t, "processes: "+healthyApp, rows[healthyApp], "", "", nil, 0)
+	if want != parsley.ReasonOrderingStateLost {
+		if len(rows) != 2 {
+			t.Errorf("processes: rows %v, want %s and %s", slices.Sorted(maps.Keys(rows)), startApp, healthyApp)
+		}
+		checkRow(t, "processes: "+startApp, rows[startApp], want, topic, channels, lost)
+		return
+	}
+	if _, ok := rows[startApp]; ok || len(rows) != 1 {
+		t.Errorf("processes discovered %v without %s's changelog", slices.Sorted(maps.Keys(rows)), startApp)
+	}
+	code, rows = w.processes(t, "--app", startApp)
+	if r := rows[startApp]; code != 0 || len(rows) != 1 || r.Tasks != 0 {
+		t.Errorf("processes --app %s: exit %d, rows %+v, want one of 0 tasks", startApp, code, rows)
+	}
+	checkRow(t, "processes --app "+startApp, rows[startApp], want, topic, channels, lost)
+}
+
 func checkNextStart(t *testing.T, how string, code int, ns nextStart, text string, held bool, want parsley.Reason, topic string, channels []string, lost int64) {
 	t.Helper()
 	first, _, _ := strings.Cut(text, "\n")
@@ -248,12 +373,27 @@ func checkNextStart(t *testing.T, how string, code int, ns nextStart, text strin
 	if code != wantCode {
 		t.Errorf("%s: exit %d, want %d", how, code, wantCode)
 	}
+	checkRefusals(t, how, ns, want, topic, channels, lost)
+	if want == "" {
+		if !strings.HasPrefix(first, "next start: ok — the store and the") {
+			t.Errorf("%s: first line %q", how, first)
+		}
+		return
+	}
+	r := ns.Refusals[0]
+	if first != "next start: refused — "+string(want) || !strings.Contains(text, r.Detail) || !strings.Contains(text, "next step: "+r.NextStep) {
+		t.Errorf("%s: text does not give the refusal:\n%s", how, text)
+	}
+}
+
+// checkRefusals checks a next_start object: refused with exactly want
+// ("" for none), naming topic, channels and the records lost, with a
+// detail and the reason's next step.
+func checkRefusals(t *testing.T, how string, ns nextStart, want parsley.Reason, topic string, channels []string, lost int64) {
+	t.Helper()
 	if want == "" {
 		if ns.Refused || len(ns.Refusals) != 0 {
 			t.Errorf("%s: refused: %+v", how, ns)
-		}
-		if !strings.HasPrefix(first, "next start: ok — the store and the") {
-			t.Errorf("%s: first line %q", how, first)
 		}
 		return
 	}
@@ -273,9 +413,6 @@ func checkNextStart(t *testing.T, how string, code int, ns nextStart, text strin
 	if r.Detail == "" || r.NextStep != want.NextStep() {
 		t.Errorf("%s: detail %q, next step %q", how, r.Detail, r.NextStep)
 	}
-	if first != "next start: refused — "+string(want) || !strings.Contains(text, r.Detail) || !strings.Contains(text, "next step: "+r.NextStep) {
-		t.Errorf("%s: text does not give the refusal:\n%s", how, text)
-	}
 }
 
 // mustOK fails the test on an admin call's errors: the request's, then
@@ -290,13 +427,31 @@ func mustOK(t *testing.T, errs ...error) {
 }
 
 // A changelog that is missing with no group offsets behind it is an
-// unknown topic (a mistyped application id), not a lost state; and
-// --receives takes topic names.
+// unknown topic (a mistyped application id), not a lost state, through
+// state and processes --app; --app names one application id, not with
+// --app-prefix; and --receives takes topic names.
 func TestStartRefusalsBadAsking(t *testing.T) {
 	w := newStartWorld(t, false)
 	code, _, stderr := runEnv(t, nil, "state", "--brokers", w.addr, "--app", "shop-packre")
 	if code != 1 || !strings.Contains(stderr, `unknown topic "shop-packre-__parsley.ordering-changelog"`) {
 		t.Errorf("mistyped app: exit %d: %s", code, stderr)
+	}
+	// processes --app likewise: a row with the error, exit 1; --app alone
+	// lists that process alone.
+	code, rows := w.processes(t, "--app", "shop-packre")
+	if r, ok := rows["shop-packre"]; code != 1 || len(rows) != 1 || !ok || r.Error == nil || r.NextStart != nil || r.Cell != "unread" ||
+		!strings.Contains(*r.Error, "unknown topic") {
+		t.Errorf("processes --app mistyped: exit %d, rows %+v", code, rows)
+	}
+	code, rows = w.processes(t, "--app", healthyApp)
+	if _, ok := rows[healthyApp]; code != 0 || len(rows) != 1 || !ok {
+		t.Errorf("processes --app %s: exit %d, rows %+v", healthyApp, code, rows)
+	}
+	for _, args := range [][]string{{"--app", ""}, {"--app", "a b"}, {"--app", startApp, "--app-prefix", "shop-"}} {
+		code, _, stderr := runEnv(t, nil, append([]string{"processes", "--brokers", w.addr}, args...)...)
+		if code != 2 || !strings.Contains(stderr, "--app") {
+			t.Errorf("processes %q: exit %d: %s", args, code, stderr)
+		}
 	}
 	for _, arg := range []string{"", "orders/0", "a,b c"} {
 		code, _, stderr := runEnv(t, nil, "state", "--brokers", w.addr, "--app", startApp, "--receives", arg)
