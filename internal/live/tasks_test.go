@@ -229,4 +229,3 @@ func TestTaskGateDeliversCrossPartitionClaim(t *testing.T) {
 		}
 	}
 }
-

@@ -46,7 +46,7 @@ type Options struct {
 	OpenFollow func(context.Context, cmdutil.BrokerRead) (*cmdutil.Follow, error)
 	// Dial connects to the cluster (Factory.Dial), for --app.
 	Dial func(context.Context) (*kafka.Client, error)
-	Now        func() time.Time
+	Now  func() time.Time
 	// RunTUI shows the live view; tui.Run by default.
 	RunTUI func(ctx context.Context, in io.Reader, out io.Writer, opts tui.Options) error
 }
