@@ -163,7 +163,11 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	var srv *metrics.Server
 	if opts.MetricsAddr != "" {
-		if srv, err = metrics.Listen(opts.MetricsAddr, drv); err != nil {
+		var mo []metrics.Option
+		if cfg.Tasks || cfg.Seeds != nil {
+			mo = append(mo, metrics.WithTasks())
+		}
+		if srv, err = metrics.Listen(opts.MetricsAddr, drv, mo...); err != nil {
 			return err
 		}
 		defer srv.Close()
