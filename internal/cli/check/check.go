@@ -31,13 +31,13 @@ type Options struct {
 	IO     *iostreams.IOStreams
 	Output string // text, json or ndjson
 
-	Input         string
-	Range         cmdutil.RangeFlags
-	Scope         []string
-	ScopesFile    string
+	Input      string
+	Range      cmdutil.RangeFlags
+	Scope      []string
+	ScopesFile string
 	// Tasks is --tasks: one scope per Parsley task, partition p of every
 	// channel in scope.
-	Tasks cmdutil.TaskFlags
+	Tasks         cmdutil.TaskFlags
 	MaxFindings   int
 	MaxHeaderSize int
 	MaxLineSize   int

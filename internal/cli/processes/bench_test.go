@@ -11,6 +11,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
 )
@@ -67,7 +68,7 @@ func BenchmarkProcesses(b *testing.B) {
 		b.Fatalf("exit %d, %v: %s\n%.500s", code, err, errOut, out)
 	}
 	for _, p := range rep.Processes {
-		if p.HeldRecords != tasks/2 || p.Causes["lagging"] != tasks/2 || p.NextStart == nil || *p.NextStart != nextStartOK {
+		if p.HeldRecords != tasks/2 || p.Causes["lagging"] != tasks/2 || p.NextStart == nil || *p.NextStart != inspect.NextStartOK {
 			b.Fatalf("%s: %+v", p.App, p)
 		}
 	}

@@ -118,9 +118,9 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	now := opts.Now()
-	rows := make([]row, len(changelogs))
+	rows := make([]inspect.ProcessSummary, len(changelogs))
 	err = cmdutil.ReadProcesses(ctx, cl, changelogs, listing, opts.TxnWait, opts.Concurrency, func(i int, p *inspect.Process, err error) {
-		rows[i] = summarise(changelogs[i], int32(len(listing[changelogs[i]])), p, err, now)
+		rows[i] = inspect.SummarizeProcess(changelogs[i], int32(len(listing[changelogs[i]])), p, err, now)
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -142,7 +142,7 @@ func Run(ctx context.Context, opts *Options) error {
 				first = r.Err
 			}
 		}
-		old = old || (opts.CheckOlder && r.olderThan(opts.OlderThan))
+		old = old || (opts.CheckOlder && r.OlderThan(opts.OlderThan))
 	}
 	switch {
 	case len(failed) > 0:

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/testutil"
@@ -132,7 +133,7 @@ func TestProcessesListsTheThree(t *testing.T) {
 		if fmt.Sprint(deref(got.MaxLag)) != fmt.Sprint(deref(w.maxLag)) || (w.maxLag != nil && deref(got.MaxLagOn) != w.maxLagChan) {
 			t.Errorf("%s: max lag %v on %v, want %v on %s", p.app, deref(got.MaxLag), deref(got.MaxLagOn), deref(w.maxLag), w.maxLagChan)
 		}
-		if *got.NextStart != nextStartOK || got.OlderThan != nil {
+		if *got.NextStart != inspect.NextStartOK || got.OlderThan != nil {
 			t.Errorf("%s: next start %s, older than %v", p.app, *got.NextStart, got.OlderThan)
 		}
 	}
