@@ -13,14 +13,13 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
-	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/spf13/cobra"
 )
 
 // DefaultConcurrency is how many processes are read at once by default.
-const DefaultConcurrency = 16
+const DefaultConcurrency = cmdutil.DefaultProcessConcurrency
 
 // Options are the parsed flags and dependencies of processes.
 type Options struct {
@@ -113,15 +112,8 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer cl.Close()
-	changelogs, listing, err := cmdutil.Processes(ctx, cl, opts.AppPrefix)
-	if err != nil {
-		return err
-	}
 	now := opts.Now()
-	rows := make([]inspect.ProcessSummary, len(changelogs))
-	err = cmdutil.ReadProcesses(ctx, cl, changelogs, listing, opts.TxnWait, opts.Concurrency, func(i int, p *inspect.Process, err error) {
-		rows[i] = inspect.SummarizeProcess(changelogs[i], int32(len(listing[changelogs[i]])), p, err, now)
-	})
+	rows, err := cmdutil.SummarizeProcesses(ctx, cl, opts.AppPrefix, opts.TxnWait, opts.Concurrency, now)
 	if err != nil {
 		if ctx.Err() != nil {
 			return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("interrupted before every process was read: no report")}

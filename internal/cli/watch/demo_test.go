@@ -3,7 +3,9 @@ package watch_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -11,10 +13,14 @@ import (
 	"github.com/causalctl/causalctl/internal/cli"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
+	"github.com/causalctl/causalctl/internal/cli/watch"
+	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/demo/demotest"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/causalctl/causalctl/internal/tui"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -130,4 +136,58 @@ func TestWatchAppNotifier(t *testing.T) {
 	}
 	t.Logf("stopped, more written: %+v", stopped)
 	watch(stopped)
+}
+
+// TestWatchPicksAProcess: on a terminal, watch alone lists the demo's
+// processes (the notifier, holding its dangling shipment) and watches the
+// one picked as --app: per-task snapshots whose held heads are state's.
+func TestWatchPicksAProcess(t *testing.T) {
+	ctx := testCtx(t)
+	d, _ := demotest.Dangling(ctx, t)
+	ios, _, _, _ := iostreams.Test()
+	ios.SetTTY(true)
+	f := cmdutiltest.Factory(ios, d.Addr())
+	var listed []inspect.ProcessSummary
+	var last inspect.Snapshot
+	opts := &watch.Options{IO: ios, Dial: f.Dial, OpenFollow: f.OpenFollow, Now: time.Now, Interval: time.Second, Names: &clock.Names{},
+		Tasks: cmdutil.TaskFlags{TxnWait: time.Second}, Pick: true,
+		ChooseProcess: func(_ context.Context, _ io.Reader, _ io.Writer, title string, rows []inspect.ProcessSummary, _ bool) (string, error) {
+			listed = rows
+			return demo.NotifierApp, nil
+		},
+		RunTUI: func(_ context.Context, _ io.Reader, _ io.Writer, o tui.Options) error {
+			if o.Title != "causalctl watch --app "+demo.NotifierApp {
+				t.Errorf("title %q", o.Title)
+			}
+			for s := range o.Snapshots {
+				if last = s; s.Tasks != nil && s.HeldChannels > 0 {
+					return nil // as q would
+				}
+			}
+			return errors.New("the snapshots ended")
+		}}
+	if err := watch.Run(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != 1 || listed[0].App != demo.NotifierApp || listed[0].HeldHeads == 0 || listed[0].Causes[inspect.CauseBeyondLogEnd] == 0 {
+		t.Fatalf("the list: %+v", listed)
+	}
+	if len(last.Tasks) != int(listed[0].Tasks) || last.HeldChannels != listed[0].HeldHeads || last.Held != int64(listed[0].HeldRecords) {
+		t.Errorf("watched: %d tasks, %d heads, %d held; the list says %d, %d, %d", len(last.Tasks), last.HeldChannels, last.Held,
+			listed[0].Tasks, listed[0].HeldHeads, listed[0].HeldRecords)
+	}
+
+	// Quitting the list watches nothing.
+	opts.Pick = true
+	opts.Tasks.App = ""
+	opts.ChooseProcess = func(context.Context, io.Reader, io.Writer, string, []inspect.ProcessSummary, bool) (string, error) {
+		return "", nil
+	}
+	opts.RunTUI = func(context.Context, io.Reader, io.Writer, tui.Options) error {
+		t.Error("q in the list opened the view")
+		return nil
+	}
+	if err := watch.Run(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -49,16 +49,21 @@ type Options struct {
 	Now  func() time.Time
 	// RunTUI shows the live view; tui.Run by default.
 	RunTUI func(ctx context.Context, in io.Reader, out io.Writer, opts tui.Options) error
+	// Pick is set when neither topics nor --app were given: the process
+	// list is shown first, and the process picked is watched as --app.
+	Pick bool
+	// ChooseProcess shows the process list; tui.ChooseProcess by default.
+	ChooseProcess func(ctx context.Context, in io.Reader, out io.Writer, title string, rows []inspect.ProcessSummary, color bool) (string, error)
 }
 
 // NewCmdWatch returns the watch command.
 func NewCmdWatch(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, OpenFollow: f.OpenFollow, Dial: f.Dial, Now: time.Now, RunTUI: tui.Run}
+	opts := &Options{IO: f.IOStreams, OpenFollow: f.OpenFollow, Dial: f.Dial, Now: time.Now, RunTUI: tui.Run, ChooseProcess: tui.ChooseProcess}
 	names := &cmdutil.NamesFlag{}
 	var undecodable cmdutil.UndecodableFlag
 	var positionAdvance bool
 	cmd := &cobra.Command{
-		Use:   "watch (--topic NAME[/P]… [--offsets START | --from-group GROUP] | --app APP)",
+		Use:   "watch [--topic NAME[/P]… [--offsets START | --from-group GROUP] | --app APP]",
 		Short: "Run the gate live over a cluster and show hold queues as they fill and drain",
 		Long: `Follow topics on a live cluster and run the delivery gate over them as a
 read-only shadow of a consuming node — no group joined, no offset committed —
@@ -86,7 +91,11 @@ receives partition p of every watched topic, and a claim on a channel of
 another partition is ignored; the view gains a TASK column, the status
 line each task's held heads and records. --app APP shadows a Parsley
 process: its topics and tasks, each task's gate seeded from its ordering
-state and fed from the group's committed offsets (docs/tasks.md).`,
+state and fed from the group's committed offsets (docs/tasks.md).
+
+On a terminal, watch with neither --topic nor --app lists the cluster's
+Parsley processes (the processes table); enter watches the one under the
+cursor as --app would.`,
 		Example: `  causalctl watch --brokers localhost:9092 -t orders,payments,shipments --from-group notifier
   causalctl watch -t orders -t payments --offsets -1000
   causalctl watch -t orders,payments --interval 5s | tee watch.log
@@ -98,7 +107,10 @@ state and fed from the group's committed offsets (docs/tasks.md).`,
 				return err
 			}
 			if !opts.Range.Given() && opts.Tasks.App == "" {
-				return cmdutil.Usagef("name the topics to watch with --topic, or a Parsley process with --app")
+				if !opts.IO.OutTTY || opts.NoTUI {
+					return cmdutil.Usagef("name the topics to watch with --topic, or a Parsley process with --app (on a terminal, watch alone lists the processes)")
+				}
+				opts.Pick = true
 			}
 			opts.Undecodable = undecodable.Mode
 			opts.ReceiptOnly = !positionAdvance
@@ -134,6 +146,13 @@ state and fed from the group's committed offsets (docs/tasks.md).`,
 
 // Run watches until ctx is cancelled or the user quits the view.
 func Run(ctx context.Context, opts *Options) error {
+	if opts.Pick {
+		app, err := pick(ctx, opts)
+		if err != nil || app == "" {
+			return err
+		}
+		opts.Tasks.App = app
+	}
 	// The log facts (log start, retention, open transactions) let the view
 	// name a hold's cause as `holds` does.
 	read := []kafka.ReadOption{kafka.WithLogFacts()}
@@ -198,6 +217,26 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	}
 	return statusLines(ctx, opts, drv, srv != nil)
+}
+
+// pick reads every Parsley process of the cluster and shows the list;
+// it returns the one picked, "" when the user quit.
+func pick(ctx context.Context, opts *Options) (string, error) {
+	cl, err := opts.Dial(ctx)
+	if err != nil {
+		return "", err
+	}
+	brokers := strings.Join(cl.Config().Brokers, ",")
+	rows, err := cmdutil.SummarizeProcesses(ctx, cl, "", opts.Tasks.TxnWait, cmdutil.DefaultProcessConcurrency, opts.Now())
+	cl.Close()
+	if err != nil {
+		return "", err
+	}
+	app, err := opts.ChooseProcess(ctx, opts.IO.In, opts.IO.Out, "causalctl watch · "+brokers, rows, opts.IO.Color)
+	if errors.Is(err, context.Canceled) {
+		return "", nil
+	}
+	return app, err
 }
 
 // follow opens the follower and says how the driver runs over it: one
