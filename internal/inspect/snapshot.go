@@ -72,6 +72,10 @@ type Snapshot struct {
 	Position *replay.Position
 	// Offline is set for a replay: rates and log ends do not apply.
 	Offline bool
+	// Tasks is one summary per task when the gates are per task
+	// (SnapshotOfTasks), by rising number; nil for one gate. The rows and
+	// heads then say their task.
+	Tasks []TaskRow
 }
 
 // Age is a duration that may be unknown.
@@ -145,6 +149,9 @@ type ChannelRow struct {
 	// LogEnd is the last stable offset: the two differ while a
 	// transaction is open.
 	HighWatermark int64
+	// Task is the task whose gate the channel is in (SnapshotOfTasks); 0
+	// for one gate.
+	Task int32
 }
 
 // HeadDetail is a held head and everything that holds it.
@@ -172,6 +179,8 @@ type HeadDetail struct {
 	// Cause is the head's own cause, RootCause that of its chain's root
 	// (CauseCycle when the chain runs into a wait cycle).
 	Cause, RootCause Cause
+	// Task is the head's task (SnapshotOfTasks); 0 for one gate.
+	Task int32
 }
 
 // MostTelling is the more telling (Cause.Rank) of the head's own cause and

@@ -87,18 +87,38 @@ type Config struct {
 	// Caps of the snapshots (see inspect.SnapshotOptions); zero means the
 	// default.
 	MaxRows, MaxHeads, MaxClockEntries, MaxStampEntries int
+
+	// Tasks runs one gate per Parsley task (replay.NewTasks): task p
+	// receives partition p of every channel in Replay.Scope, and snapshots
+	// say each row's and head's task (inspect.SnapshotOfTasks). The caps
+	// apply per task.
+	Tasks bool
+	// Seeds, when not nil, are the tasks' starting states (implies Tasks;
+	// Replay.Scope and Replay.Starts must be empty): the --app attach.
+	// The heads the seeded gates deliver at once are delivered when Run
+	// starts.
+	Seeds []replay.TaskSeed
+	// SeedWritten gives a seeded held record's timestamp (from the
+	// store), for its age since written; nil leaves it unknown.
+	SeedWritten func(ch clock.Channel, offset int64) (time.Time, bool)
 }
 
 // Driver feeds a gate from a Source on its own goroutine and publishes
 // snapshots of it. Make one with New, start it with Run.
 type Driver struct {
-	src  Source
-	cfg  Config
-	r    *replay.Replayer
-	tr   *inspect.Tracker
-	rate inspect.RateMeter
-	emit func(*replay.Event) error
-	at   time.Time // when the items being fed arrived
+	src Source
+	cfg Config
+	r   *replay.Replayer
+	tr  *inspect.Tracker
+	// With Config.Tasks: the tasks' gates, and a tracker for each (trs[i]
+	// serves ts.Tasks[i]); r and tr are then nil.
+	ts       *replay.Tasks
+	trs      []*inspect.Tracker
+	emitTask func(*replay.Task, *replay.Event) error
+	failed   int32 // the task of the item fed last
+	rate     inspect.RateMeter
+	emit     func(*replay.Event) error
+	at       time.Time // when the items being fed arrived
 
 	snaps   chan inspect.Snapshot
 	stopped chan struct{}
@@ -129,23 +149,71 @@ func New(src Source, cfg Config) (*Driver, error) {
 	if cfg.Replay.Names == nil {
 		cfg.Replay.Names = &clock.Names{}
 	}
+	d := &Driver{
+		src:     src,
+		cfg:     cfg,
+		snaps:   make(chan inspect.Snapshot, 1),
+		stopped: make(chan struct{}),
+	}
+	if cfg.Tasks || cfg.Seeds != nil {
+		return d, d.newTasks()
+	}
 	r, err := replay.New(cfg.Replay)
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{
-		src:     src,
-		cfg:     cfg,
-		r:       r,
-		tr:      inspect.NewTracker(cfg.Recent),
-		snaps:   make(chan inspect.Snapshot, 1),
-		stopped: make(chan struct{}),
-	}
+	d.r, d.tr = r, inspect.NewTracker(cfg.Recent)
 	d.emit = func(ev *replay.Event) error {
 		d.tr.Observe(ev, d.at)
 		return nil
 	}
 	return d, nil
+}
+
+// newTasks sets up the per-task gates, their trackers told of the seeded
+// hold queues.
+func (d *Driver) newTasks() error {
+	ts, err := replay.NewTasks(d.cfg.Replay, d.cfg.Seeds)
+	if err != nil {
+		return err
+	}
+	d.ts = ts
+	at := d.cfg.Now()
+	byNum := map[int32]*inspect.Tracker{}
+	for _, task := range ts.Tasks {
+		tr := inspect.NewTracker(d.cfg.Recent)
+		d.trs = append(d.trs, tr)
+		byNum[task.Task] = tr
+	}
+	for _, seed := range d.cfg.Seeds {
+		tr := byNum[seed.Task]
+		if tr == nil {
+			continue
+		}
+		for _, cs := range seed.State {
+			for _, h := range cs.Held {
+				var written time.Time
+				if d.cfg.SeedWritten != nil {
+					written, _ = d.cfg.SeedWritten(cs.Channel, h.Offset)
+				}
+				tr.SeedHold(cs.Channel, h.Offset, at, written)
+			}
+		}
+	}
+	d.emitTask = func(task *replay.Task, ev *replay.Event) error {
+		byNum[task.Task].Observe(ev, d.at)
+		return nil
+	}
+	return nil
+}
+
+// feed gives one item to the gate of its task, or the one gate.
+func (d *Driver) feed(it *capture.Item) error {
+	if d.ts != nil {
+		d.failed = it.Partition
+		return d.ts.Feed(it, d.emitTask)
+	}
+	return d.r.Feed(it, d.emit)
 }
 
 // Snapshots returns the channel snapshots are published on, at most one
@@ -221,8 +289,17 @@ func (d *Driver) Run(ctx context.Context) error {
 
 	tick := time.NewTicker(d.cfg.Interval)
 	defer tick.Stop()
-	d.publish(replay.StateRunning)
 	feed := (<-chan batch)(items)
+	if d.ts != nil {
+		// The seeded heads that deliver at once come first.
+		d.at = d.cfg.Now()
+		if err := d.ts.Flush(d.emitTask); err != nil {
+			d.stop(err)
+			stopReading()
+			feed = nil
+		}
+	}
+	d.publish(replay.StateRunning)
 	for {
 		select {
 		case <-ctx.Done():
@@ -232,7 +309,7 @@ func (d *Driver) Run(ctx context.Context) error {
 		case b := <-feed:
 			d.at = d.cfg.Now()
 			for _, it := range b.items {
-				if err := d.r.Feed(it, d.emit); err != nil {
+				if err := d.feed(it); err != nil {
 					b.err = err
 					break
 				}
@@ -278,7 +355,18 @@ func (d *Driver) read(ctx context.Context, out chan<- batch) {
 }
 
 func (d *Driver) stop(err error) {
-	d.tr.Stop(err, d.cfg.Now())
+	now := d.cfg.Now()
+	if d.tr != nil {
+		d.tr.Stop(err, now)
+	}
+	var ie *replay.InputError
+	for i, tr := range d.trs {
+		// An item the gate failed on is its task's; a failed feed every
+		// task's.
+		if !errors.As(err, &ie) || d.ts.Tasks[i].Task == d.failed {
+			tr.Stop(err, now)
+		}
+	}
 	d.mu.Lock()
 	d.err = err
 	d.mu.Unlock()
@@ -289,7 +377,10 @@ func (d *Driver) finish() error {
 	s := d.snapshot(replay.StateFinished)
 	d.offer(s)
 	close(d.snaps)
-	sum := inspect.SummaryOf(d.r, d.facts(d.src.LogEnds(), d.highWatermarks()))
+	if d.ts != nil {
+		return d.Err() // no one summary of many gates
+	}
+	sum := inspect.SummaryOf(d.r, d.facts(d.r, d.src.LogEnds(), d.highWatermarks()))
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	sum.SetFailure(d.err)
@@ -307,10 +398,10 @@ func (d *Driver) highWatermarks() map[clock.Channel]int64 {
 // facts are the log facts the classifier reads live: those the source
 // gave when it opened (log start, retention, open transactions), with the
 // last stable offset and high watermark it reports now.
-func (d *Driver) facts(ends, hws map[clock.Channel]int64) inspect.Facts {
+func (d *Driver) facts(r *replay.Replayer, ends, hws map[clock.Channel]int64) inspect.Facts {
 	return inspect.Facts{Log: func(ch clock.Channel) (*capture.LogFacts, bool) {
 		end, ok := ends[ch]
-		opened, have := d.r.LogFacts(ch)
+		opened, have := r.LogFacts(ch)
 		if !ok {
 			return opened, have
 		}
@@ -331,7 +422,7 @@ func (d *Driver) snapshot(state replay.RunState) inspect.Snapshot {
 	ends := d.src.LogEnds()
 	hws := d.highWatermarks()
 	now := d.cfg.Now()
-	s := inspect.SnapshotOf(d.r, inspect.SnapshotOptions{
+	opts := inspect.SnapshotOptions{
 		Title:           d.cfg.Title,
 		Source:          d.cfg.Source,
 		State:           state,
@@ -340,13 +431,27 @@ func (d *Driver) snapshot(state replay.RunState) inspect.Snapshot {
 		Rates:           &d.rate,
 		LogEnd:          func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok },
 		HighWatermark:   func(ch clock.Channel) (int64, bool) { e, ok := hws[ch]; return e, ok },
-		Facts:           d.facts(ends, hws),
 		StampEvery:      max(d.cfg.StampEvery, 0),
 		MaxRows:         d.cfg.MaxRows,
 		MaxHeads:        d.cfg.MaxHeads,
 		MaxClockEntries: d.cfg.MaxClockEntries,
 		MaxStampEntries: d.cfg.MaxStampEntries,
-	})
+	}
+	var s inspect.Snapshot
+	if d.ts != nil {
+		// Every task's log facts are those its own replayer was given.
+		opts.Facts = inspect.Facts{Log: func(ch clock.Channel) (*capture.LogFacts, bool) {
+			task := d.ts.Task(ch.Partition)
+			if task == nil {
+				return nil, false
+			}
+			return d.facts(task.Replayer, ends, hws).Log(ch)
+		}}
+		s = inspect.SnapshotOfTasks(d.ts, d.trs, opts)
+	} else {
+		opts.Facts = d.facts(d.r, ends, hws)
+		s = inspect.SnapshotOf(d.r, opts)
+	}
 	if rs, ok := d.src.(retryingSource); ok && s.State == replay.StateRunning {
 		if since := rs.Retrying(); !since.IsZero() {
 			s.State, s.RetryingFor = replay.StateDisconnected, max(now.Sub(since), 0)
@@ -408,6 +513,18 @@ type Status struct {
 	// the feed otherwise.
 	Failure *inspect.Failure
 	Err     string
+	// Tasks are the per-task gates' held heads and records, by rising
+	// task number; nil for one gate.
+	Tasks []TaskStatus
+}
+
+// TaskStatus is one task's part of a Status.
+type TaskStatus struct {
+	Task int32
+	// Heads counts the task's held heads (its channels with a non-empty
+	// hold queue), Held its held records.
+	Heads int
+	Held  int64
 }
 
 // StatusOf sums up a snapshot. Lag counts the rows the snapshot has.
@@ -428,6 +545,9 @@ func StatusOf(s *inspect.Snapshot) Status {
 		Failure:      s.Failure,
 		Err:          s.Err,
 	}
+	for _, t := range s.Tasks {
+		st.Tasks = append(st.Tasks, TaskStatus{Task: t.Task, Heads: t.HeldChannels, Held: t.Held})
+	}
 	for _, row := range s.Channels {
 		if row.LogEnd < 0 {
 			continue
@@ -443,7 +563,10 @@ func StatusOf(s *inspect.Snapshot) Status {
 //
 //	state=running scope=40 received=1200 delivered=1180 dropped=0 held=20 held_channels=3 oldest_hold=1.2s in=950/s out=940/s lag=12
 //
-// Held heads add causes= after oldest_hold. A failed gate adds code= and
+// Held heads add causes= after oldest_hold. Per-task gates add, after
+// scope, tasks= (how many) and task_heads= and task_held=, each task's
+// held heads and records as TASK:N, e.g. task_heads=0:1,1:0,2:2.
+// A failed gate adds code= and
 // at= after the state; a stopped feed adds
 // error= at the end; lag= is left out while no log end is known.
 func (s Status) String() string {
@@ -466,6 +589,17 @@ func (s Status) String() string {
 		field("at", s.Failure.Channel+"@"+strconv.FormatInt(s.Failure.Offset, 10))
 	}
 	field("scope", strconv.Itoa(s.Scope))
+	if s.Tasks != nil {
+		heads := make([]string, len(s.Tasks))
+		held := make([]string, len(s.Tasks))
+		for i, t := range s.Tasks {
+			num := strconv.Itoa(int(t.Task)) + ":"
+			heads[i], held[i] = num+strconv.Itoa(t.Heads), num+strconv.FormatInt(t.Held, 10)
+		}
+		field("tasks", strconv.Itoa(len(s.Tasks)))
+		field("task_heads", strings.Join(heads, ","))
+		field("task_held", strings.Join(held, ","))
+	}
 	field("received", strconv.FormatInt(s.Received, 10))
 	field("delivered", strconv.FormatInt(s.Delivered, 10))
 	field("dropped", strconv.FormatInt(s.Dropped, 10))

@@ -435,4 +435,11 @@ func TestStatusString(t *testing.T) {
 	if got := StatusOf(&snap).String(); !strings.HasSuffix(got, ` lag=3 error="reading a/0 failed at 3"`) {
 		t.Errorf("stopped: %s", got)
 	}
+	// Per-task gates say each task's held heads and records.
+	snap = inspect.Snapshot{State: replay.StateRunning, Scope: 6, Held: 4, HeldChannels: 2,
+		Tasks: []inspect.TaskRow{{Task: 0, Scope: 3, Held: 3, HeldChannels: 1}, {Task: 1, Scope: 3, Held: 1, HeldChannels: 1}, {Task: 2}}}
+	want = "state=running scope=6 tasks=3 task_heads=0:1,1:1,2:0 task_held=0:3,1:1,2:0 received=0"
+	if got := StatusOf(&snap).String(); !strings.HasPrefix(got, want) {
+		t.Errorf("tasks:\n got %s\nwant %s…", got, want)
+	}
 }

@@ -18,10 +18,10 @@ import (
 
 // NewRegistry returns a registry of its own holding a Collector over src
 // and the standard Go and process collectors.
-func NewRegistry(src Snapshots) *prometheus.Registry {
+func NewRegistry(src Snapshots, opts ...Option) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
-		NewCollector(src),
+		NewCollector(src, opts...),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -91,9 +91,9 @@ type Server struct {
 }
 
 // Listen binds addr (HOST:PORT; port 0 picks a free one) and serves
-// Handler(NewRegistry(src), src) there until Close.
-func Listen(addr string, src Snapshots) (*Server, error) {
-	return Serve(addr, Handler(NewRegistry(src), src))
+// Handler(NewRegistry(src, opts...), src) there until Close.
+func Listen(addr string, src Snapshots, opts ...Option) (*Server, error) {
+	return Serve(addr, Handler(NewRegistry(src, opts...), src))
 }
 
 // Serve binds addr (HOST:PORT; port 0 picks a free one) and serves h there

@@ -15,6 +15,7 @@
 package metrics
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,13 +61,22 @@ const (
 	CauseUnclassified = "unclassified"
 )
 
-// channelLabels are the labels of every per-channel metric.
+// channelLabels are the labels of every per-channel metric; with per-task
+// gates (WithTasks) task follows them.
 var channelLabels = []string{"topic", "partition", "topic_id"}
+
+// Option configures a Collector.
+type Option func(*Collector)
+
+// WithTasks is for a driver that runs one gate per task (live.Config.Tasks):
+// every per-channel metric gains a task label, the channel's task.
+func WithTasks() Option { return func(c *Collector) { c.tasks = true } }
 
 // Collector is a prometheus.Collector over the latest snapshot of a live
 // gate. Make one with NewCollector; it is safe for concurrent scrapes.
 type Collector struct {
-	src Snapshots
+	src   Snapshots
+	tasks bool // per-channel metrics carry a task label
 
 	received, delivered, dropped *prometheus.Desc
 	held, oldestHold, blocked    *prometheus.Desc
@@ -83,15 +93,24 @@ type Collector struct {
 }
 
 // NewCollector returns a Collector over src.
-func NewCollector(src Snapshots) *Collector {
+func NewCollector(src Snapshots, opts ...Option) *Collector {
+	c := &Collector{src: src}
+	for _, o := range opts {
+		o(c)
+	}
 	node := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("causalctl_"+name, help, labels, nil)
 	}
-	channel := func(name, help string) *prometheus.Desc {
-		return prometheus.NewDesc("causalctl_channel_"+name, help, channelLabels, nil)
+	labels := channelLabels
+	if c.tasks {
+		labels = append(slices.Clip(labels), "task")
 	}
-	return &Collector{
-		src: src,
+	channel := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc("causalctl_channel_"+name, help, labels, nil)
+	}
+	*c = Collector{
+		src:   src,
+		tasks: c.tasks,
 
 		received:     node("records_received_total", "Records the shadow node's gate received."),
 		delivered:    node("records_delivered_total", "Records the gate delivered."),
@@ -111,6 +130,7 @@ func NewCollector(src Snapshots) *Collector {
 		chLogEnd:     channel("log_end_offset", "The channel's high watermark: the offset the next record written gets (absent until known)."),
 		chLastStable: channel("last_stable_offset", "The channel's last stable offset: the end a read_committed reader reads up to (absent until known)."),
 	}
+	return c
 }
 
 // Describe sends the descriptions of every metric the Collector exports.
@@ -162,6 +182,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	for i := range s.Channels {
 		row := &s.Channels[i]
 		labels := []string{topicOf(row), strconv.Itoa(int(row.Partition)), row.TopicID}
+		if c.tasks {
+			labels = append(labels, strconv.Itoa(int(row.Task)))
+		}
 		gauge(c.chHeld, float64(row.Held), labels...)
 		gauge(c.chHeadAge, ageSeconds(row.HeadAge), labels...)
 		gauge(c.chSettled, float64(row.Settled), labels...)

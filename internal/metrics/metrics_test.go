@@ -331,3 +331,32 @@ func value(m *dto.Metric) float64 {
 	}
 	return m.Gauge.GetValue()
 }
+
+// TestCollectorTaskLabel: with per-task gates every per-channel series
+// says its task; without, none has the label.
+func TestCollectorTaskLabel(t *testing.T) {
+	s := twoChannels()
+	for i := range s.Channels {
+		s.Channels[i].Task = s.Channels[i].Partition
+	}
+	s.Tasks = []inspect.TaskRow{{Task: 0}, {Task: 1, Held: 3, HeldChannels: 1}}
+	src := &fixed{}
+	src.set(s)
+	want := `
+# HELP causalctl_channel_held_records Records held in the channel's hold queue.
+# TYPE causalctl_channel_held_records gauge
+causalctl_channel_held_records{partition="0",task="0",topic="` + unnamedID + `",topic_id="` + unnamedID + `"} 0
+causalctl_channel_held_records{partition="1",task="1",topic="orders",topic_id="` + ordersID + `"} 3
+`
+	if err := testutil.CollectAndCompare(NewCollector(src, WithTasks()), strings.NewReader(want), "causalctl_channel_held_records"); err != nil {
+		t.Error(err)
+	}
+	if err := testutil.CollectAndCompare(NewRegistry(src, WithTasks()), strings.NewReader(want), "causalctl_channel_held_records"); err != nil {
+		t.Errorf("registry: %v", err)
+	}
+	// Without the option the series stay as they were.
+	plain := strings.NewReplacer(`task="0",`, "", `task="1",`, "").Replace(want)
+	if err := testutil.CollectAndCompare(NewCollector(src), strings.NewReader(plain), "causalctl_channel_held_records"); err != nil {
+		t.Errorf("without tasks: %v", err)
+	}
+}

@@ -54,6 +54,21 @@ func TestGolden(t *testing.T) {
 			steps: append([]step{{SnapshotMsg{Snapshot: liveSnapshot(60, 1_234_567)}, "RUNNING"}}, keys("j", "j", "j")...),
 		},
 		{
+			name: "tasks",
+			model: func(*testing.T) *Model {
+				return NewModel(plainStyles(), Options{Title: "causalctl watch --app notifier"})
+			},
+			steps: []step{{SnapshotMsg{Snapshot: taskSnapshot(60, 1_234_567)}, "TASK"}},
+		},
+		{
+			name: "taskfilter",
+			model: func(*testing.T) *Model {
+				return NewModel(plainStyles(), Options{Title: "causalctl watch --app notifier"})
+			},
+			steps: append(append([]step{{SnapshotMsg{Snapshot: taskSnapshot(60, 1_234_567)}, "TASK"}}, keys("/", "t", "a", "s", "k", ":", "1", "0")...),
+				step{keyMsg("enter"), "of 60"}),
+		},
+		{
 			name: "demohelp",
 			model: func(*testing.T) *Model {
 				return NewModel(plainStyles(), Options{Title: "causalctl demo", Intro: []string{

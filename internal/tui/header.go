@@ -78,11 +78,16 @@ func (h *header) View() string {
 	}
 	parts := []string{
 		kv("scope", count(int64(s.Scope))),
+	}
+	if s.Tasks != nil {
+		parts = append(parts, kv("tasks", count(int64(len(s.Tasks)))))
+	}
+	parts = append(parts,
 		kv("received", count(s.Received)),
 		kv("delivered", count(s.Delivered)),
 		kv("dropped", count(s.Dropped)),
 		held,
-	}
+	)
 	if s.Skipped > 0 {
 		parts = append(parts, kv("skipped", count(s.Skipped)))
 	}

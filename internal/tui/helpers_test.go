@@ -193,3 +193,23 @@ func tableNames(m *Model) []string {
 	}
 	return out
 }
+
+// taskSnapshot is liveSnapshot(n, received) from per-task gates: each row
+// in the task of its partition, one task row per partition.
+func taskSnapshot(n int, received int64) inspect.Snapshot {
+	s := liveSnapshot(n, received)
+	s.Tasks = []inspect.TaskRow{}
+	for i := range s.Channels {
+		r := &s.Channels[i]
+		r.Task = r.Partition
+		if int(r.Task) == len(s.Tasks) {
+			s.Tasks = append(s.Tasks, inspect.TaskRow{Task: r.Task})
+		}
+		s.Tasks[r.Task].Scope++
+		s.Tasks[r.Task].Held += int64(r.Held)
+	}
+	for i := range s.Heads {
+		s.Heads[i].Task = s.Channels[i*10].Task
+	}
+	return s
+}

@@ -583,3 +583,45 @@ func TestDisconnected(t *testing.T) {
 		t.Fatalf("the header does not say disconnected:\n%s", view)
 	}
 }
+
+// TestModelTaskColumnAndFilter: per-task snapshots show a TASK column
+// (one gate: none), and the filter's task:N word keeps one task's rows,
+// alone or with words of the channel; a sort by TASK orders by task.
+func TestModelTaskColumnAndFilter(t *testing.T) {
+	m := liveModel(120, 40)
+	m.Update(SnapshotMsg{Snapshot: liveSnapshot(30, 1)})
+	if strings.Contains(m.View(), " TASK ") {
+		t.Fatalf("a TASK column for one gate:\n%s", m.View())
+	}
+	m.Update(SnapshotMsg{Snapshot: taskSnapshot(30, 1)})
+	if !strings.Contains(m.View(), " TASK ") {
+		t.Fatalf("no TASK column for per-task gates:\n%s", m.View())
+	}
+	press(m, "/")
+	typeText(m, "task:3")
+	press(m, "enter")
+	if got := tableNames(m); !slices.Equal(got, []string{"payments/3", "orders/3", "shipments/3"}) {
+		t.Fatalf("filter task:3: %v", got)
+	}
+	press(m, "/", "esc", "/")
+	typeText(m, "SHIP task:4")
+	press(m, "enter")
+	if got := tableNames(m); !slices.Equal(got, []string{"shipments/4"}) {
+		t.Fatalf("filter SHIP task:4: %v", got)
+	}
+	// A task no row is in: nothing; a word task:x that is no number is
+	// matched as text.
+	press(m, "/", "esc", "/")
+	typeText(m, "task:99")
+	press(m, "enter")
+	if got := tableNames(m); len(got) != 0 {
+		t.Fatalf("filter task:99: %v", got)
+	}
+	press(m, "esc")
+	// s on TASK (the column after CHANNEL) sorts by task.
+	press(m, "right", "s")
+	got := tableNames(m)
+	if len(got) != 30 || !strings.HasSuffix(got[0], "/0") || !strings.HasSuffix(got[29], "/9") {
+		t.Fatalf("sorted by TASK: %v", got)
+	}
+}

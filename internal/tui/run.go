@@ -48,19 +48,27 @@ type Options struct {
 // error). Callers check that out is a terminal first; in a pipe they print
 // live.Status lines instead.
 func Run(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	return runProgram(ctx, in, out, opts.Color, func(styles *Styles) tea.Model {
+		m := NewModel(styles, opts)
+		m.done = ctx.Done()
+		return m
+	})
+}
+
+// runProgram runs the model build makes with the styles of out on the
+// alternate screen of out, keys from in, until it quits or ctx is
+// cancelled (then it returns ctx's error).
+func runProgram(ctx context.Context, in io.Reader, out io.Writer, color bool, build func(*Styles) tea.Model) error {
 	r := lipgloss.NewRenderer(out)
 	// The view's colours are the terminal's own 16: it never needs the
 	// background colour, so the terminal is never asked for it (see
 	// iostreams' quiet.go).
 	r.SetHasDarkBackground(true)
-	styles := NewStyles(r, opts.Color)
-	m := NewModel(styles, opts)
-	m.done = ctx.Done()
 	popts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(out), tea.WithAltScreen()}
 	if in != nil {
 		popts = append(popts, tea.WithInput(in))
 	}
-	_, err := tea.NewProgram(m, popts...).Run()
+	_, err := tea.NewProgram(build(NewStyles(r, color)), popts...).Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return ctx.Err()
 	}

@@ -3,6 +3,7 @@ package tui
 import (
 	"cmp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/inspect"
@@ -14,6 +15,7 @@ type column int
 
 const (
 	colChannel column = iota
+	colTask
 	colSettled
 	colReceived
 	colLogEnd
@@ -30,6 +32,8 @@ func (c column) title() string {
 	switch c {
 	case colChannel:
 		return "CHANNEL"
+	case colTask:
+		return "TASK"
 	case colSettled:
 		return "SETTLED"
 	case colReceived:
@@ -58,6 +62,8 @@ func (c column) legend(offline bool) string {
 	switch c {
 	case colChannel:
 		return "topic/partition; ▲ marks a channel whose head is held"
+	case colTask:
+		return "the Parsley task whose gate the channel is in (its partition); / task:N shows one task"
 	case colSettled:
 		return "highest offset settled: delivered, or passed with nothing to deliver"
 	case colReceived:
@@ -122,6 +128,7 @@ type table struct {
 	rows    []inspect.ChannelRow // the snapshot's, never modified
 	heads   []inspect.HeadDetail // the snapshot's, for the rows' causes
 	offline bool
+	tasks   bool // per-task gates: the TASK column is shown
 
 	view     []int // indexes into rows: filtered, sorted
 	filter   string
@@ -143,7 +150,7 @@ func newTable(c common) *table {
 // cursor's channel.
 func (t *table) SetRows(s *inspect.Snapshot) {
 	rows := s.Channels
-	t.rows, t.heads, t.offline = rows, s.Heads, s.Offline
+	t.rows, t.heads, t.offline, t.tasks = rows, s.Heads, s.Offline, s.Tasks != nil
 	if t.offline && t.colCur.live() {
 		t.colCur = colHeld
 	}
@@ -160,9 +167,10 @@ func (t *table) SetRows(s *inspect.Snapshot) {
 			t.colW[colCause] = len(c)
 		}
 	}
-	var settled, received, logEnd, head, held int64 = -1, -1, -1, -1, 0
+	var settled, received, logEnd, head, held, task int64 = -1, -1, -1, -1, 0, 0
 	for i := range rows {
 		r := &rows[i]
+		task = max(task, int64(r.Task))
 		if n := len(r.Channel); n > t.colW[colChannel] {
 			t.colW[colChannel] = max(t.colW[colChannel], ansi.StringWidth(r.Channel))
 		}
@@ -173,6 +181,7 @@ func (t *table) SetRows(s *inspect.Snapshot) {
 	t.colW[colReceived] = max(t.colW[colReceived], len(startText(received)))
 	t.colW[colLogEnd] = max(t.colW[colLogEnd], posWidth(logEnd))
 	t.colW[colHead] = max(t.colW[colHead], posWidth(head))
+	t.colW[colTask] = max(t.colW[colTask], posWidth(task))
 	d := posWidth(held)
 	t.colW[colHeld] = max(t.colW[colHeld], d+(d-1)/3) // count's groups of three
 	t.colW[colChannel] = min(t.colW[colChannel], 40)
@@ -209,7 +218,7 @@ func (t *table) causeRank(r *inspect.ChannelRow) int {
 func (t *table) shown() []column {
 	cols := make([]column, 0, numColumns)
 	for c := colChannel; c < numColumns; c++ {
-		if c.live() && t.offline {
+		if c.live() && t.offline || c == colTask && !t.tasks {
 			continue
 		}
 		cols = append(cols, c)
@@ -257,13 +266,46 @@ func (t *table) freeWidth(cols []column) int {
 	return t.width - used
 }
 
+// rowFilter is the filter parsed: words a row's channel (or topic UUID)
+// must each contain, and the task it must be in, from a word task:N.
+type rowFilter struct {
+	words  []string
+	task   int32
+	byTask bool
+}
+
+func parseFilter(f string) rowFilter {
+	var rf rowFilter
+	for _, w := range strings.Fields(strings.ToLower(f)) {
+		if n, ok := strings.CutPrefix(w, "task:"); ok {
+			if k, err := strconv.ParseInt(n, 10, 32); err == nil {
+				rf.task, rf.byTask = int32(k), true
+				continue
+			}
+		}
+		rf.words = append(rf.words, w)
+	}
+	return rf
+}
+
+func (rf *rowFilter) keeps(r *inspect.ChannelRow) bool {
+	if rf.byTask && r.Task != rf.task {
+		return false
+	}
+	for _, w := range rf.words {
+		if !containsFold(r.Channel, w) && !strings.Contains(r.TopicID, w) {
+			return false
+		}
+	}
+	return true
+}
+
 // rebuild recomputes the view from rows, filter and sort.
 func (t *table) rebuild() {
 	t.view = t.view[:0]
-	f := strings.ToLower(t.filter)
+	rf := parseFilter(t.filter)
 	for i := range t.rows {
-		r := &t.rows[i]
-		if f != "" && !containsFold(r.Channel, f) && !strings.Contains(r.TopicID, f) {
+		if !rf.keeps(&t.rows[i]) {
 			continue
 		}
 		t.view = append(t.view, i)
@@ -309,6 +351,8 @@ func (t *table) sortView() {
 		x, y := &rows[a], &rows[b]
 		var r int
 		switch col {
+		case colTask:
+			r = cmp.Compare(x.Task, y.Task)
 		case colSettled:
 			r = cmp.Compare(x.Settled, y.Settled)
 		case colReceived:
@@ -394,8 +438,8 @@ func ageKey(a inspect.Age) int64 {
 	return int64(a.D)
 }
 
-// SetFilter keeps the rows whose channel (or topic UUID) contains f, in
-// any case.
+// SetFilter keeps the rows whose channel (or topic UUID) contains each
+// word of f, in any case; a word task:N keeps task N's rows only.
 func (t *table) SetFilter(f string) {
 	t.filter = f
 	t.rebuild()
@@ -593,6 +637,8 @@ func (t *table) row(r *inspect.ChannelRow, selected bool, cols []column, ws []in
 		switch c {
 		case colChannel:
 			cell = fit(r.Channel, ws[k])
+		case colTask:
+			cell = fitRight(strconv.Itoa(int(r.Task)), ws[k])
 		case colSettled:
 			cell = fitRight(startText(r.Settled), ws[k])
 		case colReceived:

@@ -9,8 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/capture"
@@ -28,10 +31,13 @@ type Options struct {
 	IO     *iostreams.IOStreams
 	Output string // text, json or ndjson
 
-	Input         string
-	Range         cmdutil.RangeFlags
-	Scope         []string
-	ScopesFile    string
+	Input      string
+	Range      cmdutil.RangeFlags
+	Scope      []string
+	ScopesFile string
+	// Tasks is --tasks: one scope per Parsley task, partition p of every
+	// channel in scope.
+	Tasks         cmdutil.TaskFlags
 	MaxFindings   int
 	MaxHeaderSize int
 	MaxLineSize   int
@@ -54,6 +60,8 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 (--topic …, read read_committed, nothing joined or committed) for the nodes
 that consume a scope (--scope CH[,CH…] as in replay; default every channel of
 the input) or several (--scopes FILE: one line per node, NAME: CH,CH,…).
+--tasks audits the scopes of Parsley's tasks instead: one per task, named
+task P, holding partition P of every channel in scope.
 
 The gate ignores clock entries on channels its node does not consume. That
 is safe only while every producer folds the clocks it receives into its
@@ -79,7 +87,8 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 2 usage; 130 interrupted.`,
 		Example: `  causalctl check -f capture.ndjson --scope orders,shipments
   causalctl check -f capture.ndjson --scopes nodes.txt -o json
-  causalctl check --brokers localhost:9092 -t orders -t payments -t shipments --scope orders,shipments`,
+  causalctl check --brokers localhost:9092 -t orders -t payments -t shipments --scope orders,shipments
+  causalctl check -f capture.ndjson --tasks`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
@@ -91,6 +100,9 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 			}
 			if len(opts.Scope) > 0 && opts.ScopesFile != "" {
 				return cmdutil.Usagef("give --scope or --scopes, not both")
+			}
+			if opts.Tasks.On() && opts.ScopesFile != "" {
+				return cmdutil.Usagef("--tasks makes the scopes the tasks': give --scope or --scopes, not --tasks with --scopes")
 			}
 			if opts.MaxFindings < 0 {
 				return cmdutil.Usagef("--max-findings %d: want 0 (no limit) or more", opts.MaxFindings)
@@ -110,6 +122,7 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 	fs.IntVar(&opts.MaxFindings, "max-findings", 0, "stop after `N` findings (0: no limit)")
 	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
+	cmdutil.AddTaskFlags(fs, &opts.Tasks, false)
 	cmdutil.AddOutputFlag(cmd, out, "text", "json", "ndjson")
 	return cmd
 }
@@ -234,6 +247,17 @@ func spoolRange(ctx context.Context, opts *Options, a *audit.Auditor) (string, e
 // resolveScopes turns --scope or --scopes into the audited scopes; none
 // means every channel of the input.
 func resolveScopes(opts *Options, channels []clock.Channel) ([]audit.Scope, error) {
+	if opts.Tasks.On() {
+		scope := channels
+		if len(opts.Scope) > 0 {
+			s, err := cmdutil.ResolveScope(opts.Scope, nil, channels, opts.Names)
+			if err != nil {
+				return nil, err
+			}
+			scope = s.Channels
+		}
+		return taskScopes(scope), nil
+	}
 	if opts.ScopesFile == "" {
 		if len(opts.Scope) == 0 {
 			return nil, nil
@@ -250,6 +274,19 @@ func resolveScopes(opts *Options, channels []clock.Channel) ([]audit.Scope, erro
 	}
 	defer f.Close()
 	return parseScopes(f, opts.ScopesFile, channels, opts.Names)
+}
+
+// taskScopes are the scopes of the Parsley tasks over scope, by rising
+// task: task p's is partition p of every channel (replay.SplitTasks),
+// named "task P".
+func taskScopes(scope []clock.Channel) []audit.Scope {
+	split := replay.SplitTasks(scope)
+	tasks := slices.Sorted(maps.Keys(split))
+	out := make([]audit.Scope, 0, len(tasks))
+	for _, p := range tasks {
+		out = append(out, audit.Scope{Name: "task " + strconv.Itoa(int(p)), Channels: split[p]})
+	}
+	return out
 }
 
 // parseScopes reads a scopes file: one node a line, NAME: CH,CH,…; blank

@@ -237,3 +237,40 @@ func ReadProcesses(ctx context.Context, cl *kafka.Client, changelogs []string, l
 	wg.Wait()
 	return ctx.Err()
 }
+
+// DefaultProcessConcurrency is how many processes SummarizeProcesses
+// reads at once by default.
+const DefaultProcessConcurrency = 16
+
+// ProcessSelection says which processes SummarizeProcesses reads: App
+// alone, by name (found also when its changelog is gone), or every
+// process whose application id starts with Prefix.
+type ProcessSelection struct {
+	Prefix, App string
+}
+
+// SummarizeProcesses discovers the cluster's Parsley processes whose
+// application id starts with prefix and reads and summarises each
+// (inspect.SummarizeProcess), at most concurrency at once: the rows of
+// `processes` and of the live view's process list. A process that cannot
+// be read is a row with its Err; the error returned is the discovery's.
+func SummarizeProcesses(ctx context.Context, cl *kafka.Client, sel ProcessSelection, txnWait time.Duration, concurrency int, now time.Time) ([]inspect.ProcessSummary, error) {
+	var changelogs []string
+	var listing map[string][]int32
+	var err error
+	if sel.App != "" {
+		// By name, not by discovery: the changelog may be gone.
+		changelogs = []string{parsley.ChangelogTopic(sel.App)}
+		listing, err = cl.TopicPartitions(ctx)
+	} else {
+		changelogs, listing, err = Processes(ctx, cl, sel.Prefix)
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]inspect.ProcessSummary, len(changelogs))
+	err = ReadProcesses(ctx, cl, changelogs, listing, txnWait, concurrency, func(i int, p *inspect.Process, err error) {
+		rows[i] = inspect.SummarizeProcess(changelogs[i], int32(len(listing[changelogs[i]])), p, err, now)
+	})
+	return rows, err
+}

@@ -252,3 +252,53 @@ func (a *Attached) Warn(w io.Writer) {
 		fmt.Fprintln(w, "warning: "+m)
 	}
 }
+
+// OpenFollow follows a's channels live from its starts, with opts (log
+// facts, retries), on cl (which the Follow's Close closes).
+func (a *Attach) OpenFollow(ctx context.Context, cl *kafka.Client, opts ...kafka.ReadOption) (*Follow, error) {
+	spec := kafka.OffsetSpec{Start: kafka.Bound{Kind: kafka.BoundLogStart}, End: kafka.Bound{Kind: kafka.BoundLogEnd}}
+	fol, err := cl.Follow(ctx, a.Sels(), spec, append(opts, kafka.WithStarts(a.Starts))...)
+	if err != nil {
+		return nil, err
+	}
+	out := &Follow{Client: cl, Follower: fol}
+	for _, pc := range fol.Channels() {
+		out.Channels = append(out.Channels, pc.Channel())
+	}
+	return out, nil
+}
+
+// SeedWritten returns a seeded held record's timestamp, from the store of
+// its task.
+func (a *Attach) SeedWritten(ch clock.Channel, offset int64) (time.Time, bool) {
+	for _, s := range a.Seeds {
+		if s.State != nil && s.State.Task == ch.Partition {
+			return inspect.HeldTimestamp(s.State, ch, offset)
+		}
+	}
+	return time.Time{}, false
+}
+
+// FollowAttach is --app for a command that follows live (watch): dial,
+// read the process (ReadAttach), print its warnings on warn, and follow
+// its channels from where it resumes.
+func FollowAttach(ctx context.Context, dial func(context.Context) (*kafka.Client, error), t TaskFlags, names *clock.Names, warn io.Writer, opts ...kafka.ReadOption) (*Attach, *Follow, error) {
+	cl, err := dial(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	att, err := ReadAttach(ctx, cl, t.App, t.TxnWait, names)
+	if err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	for _, w := range att.Warnings {
+		fmt.Fprintln(warn, "warning: "+w)
+	}
+	fol, err := att.OpenFollow(ctx, cl, opts...)
+	if err != nil {
+		cl.Close()
+		return nil, nil, err
+	}
+	return att, fol, nil
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/demo/demotest"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
@@ -284,21 +285,7 @@ func TestHoldsAppMismatch(t *testing.T) {
 // arrive (they queue behind its heads or deliver; its heads stay held).
 func TestHoldsAppNotifier(t *testing.T) {
 	ctx := testCtx(t)
-	d, err := demo.New(ctx, demo.Config{Seed: 4, Fault: demo.FaultDangling, FaultStep: 8, Steps: 30, Tick: 0, Lags: map[string]time.Duration{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	n, err := d.StartNotifier(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.WaitRecords(ctx, d.Produced()); err != nil {
-		t.Fatal(err)
-	}
+	d, n := demotest.Dangling(ctx, t)
 	demoRun := func(args ...string) (int, string, string) {
 		ios, _, out, errOut := iostreams.Test()
 		f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, Version: "test"}
@@ -364,19 +351,7 @@ func TestHoldsAppNotifier(t *testing.T) {
 	// Stopped, and more written: a record on every partition of every
 	// topic, claiming nothing.
 	n.Stop()
-	var recs []*kgo.Record
-	for _, ch := range d.Channels() {
-		name, _ := d.Names().Name(ch.Topic)
-		recs = append(recs, &kgo.Record{Topic: name, Partition: ch.Partition, Value: []byte("late")})
-	}
-	w, err := kgo.NewClient(kgo.SeedBrokers(d.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableClientMetrics())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if err := w.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
+	demotest.WriteEveryChannel(ctx, t, d)
 	if after := stateHeads(); !maps.Equal(after, want) {
 		t.Errorf("stopped: state --app changed: %v, was %v", after, want)
 	}

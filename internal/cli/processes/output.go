@@ -2,14 +2,13 @@ package processes
 
 import (
 	"fmt"
-	"maps"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/olekukonko/tablewriter"
@@ -56,7 +55,7 @@ type jsonGroup struct {
 // report is the command's output: the rows, in application id order.
 type report struct {
 	Now        time.Time
-	Rows       []row
+	Rows       []inspect.ProcessSummary
 	CheckOlder bool
 	OlderThan  time.Duration
 }
@@ -95,9 +94,9 @@ func (rep report) json() jsonReport {
 		if r.LagKnown {
 			jp.MaxLag, jp.MaxLagOn = ptr(r.MaxLag), ptr(r.LagChannel)
 		}
-		jp.NextStart = r.NextStart
+		jp.NextStart = render.NextStartFrom(r.Refusals, func(ch clock.Channel) string { return r.ChannelNames[ch] })
 		if rep.CheckOlder {
-			jp.OlderThan = ptr(r.olderThan(rep.OlderThan))
+			jp.OlderThan = ptr(r.OlderThan(rep.OlderThan))
 		}
 		out.Processes = append(out.Processes, jp)
 	}
@@ -117,10 +116,10 @@ func (rep report) write(ios *iostreams.IOStreams, format string) error {
 		_, err := fmt.Fprintln(ios.Out, "No Parsley processes (no topic named …-__parsley.ordering-changelog).")
 		return err
 	}
-	header := []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "NEXT START"}
+	header := slices.Clone(inspect.ProcessColumns)
 	rows := make([][]string, 0, len(rep.Rows))
 	for _, r := range rep.Rows {
-		rows = append(rows, r.cells())
+		rows = append(rows, r.Cells())
 	}
 	if ios.OutTTY {
 		t := tablewriter.NewTable(ios.Out)
@@ -138,43 +137,4 @@ func (rep report) write(ios *iostreams.IOStreams, format string) error {
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
 	return tw.Flush()
-}
-
-// cells is the row's table cells; none holds a space.
-func (r *row) cells() []string {
-	tasks := strconv.Itoa(int(r.Tasks))
-	if r.Err != nil {
-		return []string{r.App, tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
-	}
-	group, members := "-", "-"
-	if r.Group != nil {
-		group, members = r.Group.State, strconv.Itoa(len(r.Group.Members))
-	}
-	receives := strings.Join(r.Receives, ",")
-	if receives == "" {
-		receives = "-"
-	}
-	oldest := inspect.Age{D: r.Oldest, Known: r.Dated}.String()
-	if r.Undated > 0 {
-		u := "undated:" + strconv.Itoa(r.Undated)
-		if r.Dated {
-			oldest += "+" + u
-		} else {
-			oldest = u
-		}
-	}
-	var causes []string
-	for _, c := range slices.Sorted(maps.Keys(r.Causes)) {
-		causes = append(causes, string(c)+":"+strconv.Itoa(r.Causes[c]))
-	}
-	causeText := strings.Join(causes, ",")
-	if causeText == "" {
-		causeText = "-"
-	}
-	lag := "-"
-	if r.LagKnown {
-		lag = strconv.FormatInt(r.MaxLag, 10)
-	}
-	return []string{r.App, tasks, group, members, receives, r.ReceivesFrom, strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
-		oldest, causeText, lag, r.NextStart.First()}
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
-	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
@@ -22,7 +21,7 @@ import (
 )
 
 // DefaultConcurrency is how many processes are read at once by default.
-const DefaultConcurrency = 16
+const DefaultConcurrency = cmdutil.DefaultProcessConcurrency
 
 // Options are the parsed flags and dependencies of processes.
 type Options struct {
@@ -83,7 +82,7 @@ ruled out); 1 when some process could not be read (after the table; this
 wins over 4) or the cluster cannot be reached; 2 usage; 130 interrupted.`,
 		Example: `  causalctl processes --brokers localhost:9092
   causalctl ps --app-prefix shop- -o json
-  causalctl processes --app shop-shipper -o json
+  causalctl processes --app notifier -o json
   causalctl processes --older-than 10m || echo "something is held for 10 minutes or more"`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -129,23 +128,8 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer cl.Close()
-	var changelogs []string
-	var listing map[string][]int32
-	if opts.App != "" {
-		// By name, not by discovery: the changelog may be gone.
-		changelogs = []string{parsley.ChangelogTopic(opts.App)}
-		listing, err = cl.TopicPartitions(ctx)
-	} else {
-		changelogs, listing, err = cmdutil.Processes(ctx, cl, opts.AppPrefix)
-	}
-	if err != nil {
-		return err
-	}
 	now := opts.Now()
-	rows := make([]row, len(changelogs))
-	err = cmdutil.ReadProcesses(ctx, cl, changelogs, listing, opts.TxnWait, opts.Concurrency, func(i int, p *inspect.Process, err error) {
-		rows[i] = summarise(changelogs[i], int32(len(listing[changelogs[i]])), p, err, now)
-	})
+	rows, err := cmdutil.SummarizeProcesses(ctx, cl, cmdutil.ProcessSelection{Prefix: opts.AppPrefix, App: opts.App}, opts.TxnWait, opts.Concurrency, now)
 	if err != nil {
 		if ctx.Err() != nil {
 			return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("interrupted before every process was read: no report")}
@@ -166,7 +150,7 @@ func Run(ctx context.Context, opts *Options) error {
 				first = r.Err
 			}
 		}
-		old = old || (opts.CheckOlder && r.olderThan(opts.OlderThan))
+		old = old || (opts.CheckOlder && r.OlderThan(opts.OlderThan))
 	}
 	switch {
 	case len(failed) > 0:

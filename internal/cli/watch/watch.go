@@ -38,22 +38,32 @@ type Options struct {
 	// MetricsAddr, when set, is where /metrics and /healthz are served.
 	MetricsAddr string
 	Names       *clock.Names
+	// Tasks are --tasks and --app: one gate per Parsley task, seeded from
+	// the process with --app.
+	Tasks cmdutil.TaskFlags
 
 	// OpenFollow opens the follower (Factory.OpenFollow).
 	OpenFollow func(context.Context, cmdutil.BrokerRead) (*cmdutil.Follow, error)
-	Now        func() time.Time
+	// Dial connects to the cluster (Factory.Dial), for --app.
+	Dial func(context.Context) (*kafka.Client, error)
+	Now  func() time.Time
 	// RunTUI shows the live view; tui.Run by default.
 	RunTUI func(ctx context.Context, in io.Reader, out io.Writer, opts tui.Options) error
+	// Pick is set when neither topics nor --app were given: the process
+	// list is shown first, and the process picked is watched as --app.
+	Pick bool
+	// ChooseProcess shows the process list; tui.ChooseProcess by default.
+	ChooseProcess func(ctx context.Context, in io.Reader, out io.Writer, title string, rows []inspect.ProcessSummary, color bool) (string, error)
 }
 
 // NewCmdWatch returns the watch command.
 func NewCmdWatch(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, OpenFollow: f.OpenFollow, Now: time.Now, RunTUI: tui.Run}
+	opts := &Options{IO: f.IOStreams, OpenFollow: f.OpenFollow, Dial: f.Dial, Now: time.Now, RunTUI: tui.Run, ChooseProcess: tui.ChooseProcess}
 	names := &cmdutil.NamesFlag{}
 	var undecodable cmdutil.UndecodableFlag
 	var positionAdvance bool
 	cmd := &cobra.Command{
-		Use:   "watch --topic NAME[/P]… [--offsets START | --from-group GROUP]",
+		Use:   "watch [--topic NAME[/P]… [--offsets START | --from-group GROUP] | --app APP]",
 		Short: "Run the gate live over a cluster and show hold queues as they fill and drain",
 		Long: `Follow topics on a live cluster and run the delivery gate over them as a
 read-only shadow of a consuming node — no group joined, no offset committed —
@@ -74,14 +84,33 @@ written from now on).
 
 Partitions added to a watched topic while it runs are followed from their
 first offset (looked for every 2s), and said on stderr in a pipe; with
---scope they are read but stay outside the scope.`,
+--scope they are read but stay outside the scope.
+
+--tasks runs one gate per Parsley task, as the process does: task p
+receives partition p of every watched topic, and a claim on a channel of
+another partition is ignored; the view gains a TASK column, the status
+line each task's held heads and records. --app APP shadows a Parsley
+process: its topics and tasks, each task's gate seeded from its ordering
+state and fed from the group's committed offsets (docs/tasks.md).
+
+On a terminal, watch with neither --topic nor --app lists the cluster's
+Parsley processes (the processes table); enter watches the one under the
+cursor as --app would.`,
 		Example: `  causalctl watch --brokers localhost:9092 -t orders,payments,shipments --from-group notifier
   causalctl watch -t orders -t payments --offsets -1000
-  causalctl watch -t orders,payments --interval 5s | tee watch.log`,
+  causalctl watch -t orders,payments --interval 5s | tee watch.log
+  causalctl watch -t orders,payments,shipments --tasks --from-group notifier
+  causalctl watch --brokers localhost:9092 --app notifier`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if !opts.Range.Given() {
-				return cmdutil.Usagef("name the topics to watch with --topic")
+			if err := opts.Tasks.Check(c.Flags()); err != nil {
+				return err
+			}
+			if !opts.Range.Given() && opts.Tasks.App == "" {
+				if !opts.IO.OutTTY || opts.NoTUI {
+					return cmdutil.Usagef("name the topics to watch with --topic, or a Parsley process with --app (on a terminal, watch alone lists the processes)")
+				}
+				opts.Pick = true
 			}
 			opts.Undecodable = undecodable.Mode
 			opts.ReceiptOnly = !positionAdvance
@@ -111,11 +140,19 @@ first offset (looked for every 2s), and said on stderr in a pipe; with
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print status lines even on a terminal")
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
 	cmdutil.AddTopicIDFlag(fs, names)
+	cmdutil.AddTaskFlags(fs, &opts.Tasks, true)
 	return cmd
 }
 
 // Run watches until ctx is cancelled or the user quits the view.
 func Run(ctx context.Context, opts *Options) error {
+	if opts.Pick {
+		app, err := pick(ctx, opts)
+		if err != nil || app == "" {
+			return err
+		}
+		opts.Tasks.App = app
+	}
 	// The log facts (log start, retention, open transactions) let the view
 	// name a hold's cause as `holds` does.
 	read := []kafka.ReadOption{kafka.WithLogFacts()}
@@ -134,31 +171,22 @@ func Run(ctx context.Context, opts *Options) error {
 		// --request-timeout as an interactive watch does.
 		read = append(read, kafka.RetryForever())
 	}
-	fol, err := opts.OpenFollow(ctx, cmdutil.BrokerRead{Flags: opts.Range, Start: opts.Start, Names: opts.Names, Options: read})
+	fol, cfg, err := follow(ctx, opts, read)
 	if err != nil {
 		return err
 	}
 	defer fol.Close()
-	// The follower itself starts each channel at its start position: the
-	// gate needs the scope only.
-	scope, err := cmdutil.ResolveScope(opts.Scope, opts.Start, fol.Channels, opts.Names)
-	if err != nil {
-		return err
-	}
-	brokers := strings.Join(fol.Client.Config().Brokers, ",")
-	drv, err := live.New(fol.Follower, live.Config{
-		Replay: replay.Config{Scope: scope.Channels, Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, Names: opts.Names,
-			Grow: len(opts.Scope) == 0}, // the default scope is every watched channel, new ones too
-		Title:  "causalctl watch",
-		Source: brokers,
-		Now:    opts.Now,
-	})
+	drv, err := live.New(fol.Follower, cfg)
 	if err != nil {
 		return err
 	}
 	var srv *metrics.Server
 	if opts.MetricsAddr != "" {
-		if srv, err = metrics.Listen(opts.MetricsAddr, drv); err != nil {
+		var mo []metrics.Option
+		if cfg.Tasks || cfg.Seeds != nil {
+			mo = append(mo, metrics.WithTasks())
+		}
+		if srv, err = metrics.Listen(opts.MetricsAddr, drv, mo...); err != nil {
 			return err
 		}
 		defer srv.Close()
@@ -170,7 +198,7 @@ func Run(ctx context.Context, opts *Options) error {
 	defer func() { stop(); <-done }()
 
 	if inView {
-		err := opts.RunTUI(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl watch", Snapshots: drv.Snapshots(), Color: opts.IO.Color})
+		err := opts.RunTUI(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: cfg.Title, Snapshots: drv.Snapshots(), Color: opts.IO.Color})
 		if errors.Is(err, context.Canceled) {
 			return nil // Ctrl-C from outside the view: the view was the output
 		}
@@ -189,6 +217,62 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	}
 	return statusLines(ctx, opts, drv, srv != nil)
+}
+
+// pick reads every Parsley process of the cluster and shows the list;
+// it returns the one picked, "" when the user quit.
+func pick(ctx context.Context, opts *Options) (string, error) {
+	cl, err := opts.Dial(ctx)
+	if err != nil {
+		return "", err
+	}
+	brokers := strings.Join(cl.Config().Brokers, ",")
+	rows, err := cmdutil.SummarizeProcesses(ctx, cl, cmdutil.ProcessSelection{}, opts.Tasks.TxnWait, cmdutil.DefaultProcessConcurrency, opts.Now())
+	cl.Close()
+	if err != nil {
+		return "", err
+	}
+	app, err := opts.ChooseProcess(ctx, opts.IO.In, opts.IO.Out, "causalctl watch · "+brokers, rows, opts.IO.Color)
+	if errors.Is(err, context.Canceled) {
+		return "", nil
+	}
+	return app, err
+}
+
+// follow opens the follower and says how the driver runs over it: one
+// gate over the scope, one per task (--tasks), or the tasks of a Parsley
+// process seeded from its state (--app).
+func follow(ctx context.Context, opts *Options, read []kafka.ReadOption) (*cmdutil.Follow, live.Config, error) {
+	rc := replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, Names: opts.Names}
+	cfg := live.Config{Title: "causalctl watch", Now: opts.Now, Tasks: opts.Tasks.On()}
+	var fol *cmdutil.Follow
+	if opts.Tasks.App != "" {
+		att, f, err := cmdutil.FollowAttach(ctx, opts.Dial, opts.Tasks, opts.Names, opts.IO.ErrOut, read...)
+		if err != nil {
+			return nil, cfg, err
+		}
+		fol = f
+		cfg.Title = "causalctl watch --app " + opts.Tasks.App
+		cfg.Seeds, cfg.SeedWritten = att.Tasks, att.SeedWritten
+	} else {
+		f, err := opts.OpenFollow(ctx, cmdutil.BrokerRead{Flags: opts.Range, Start: opts.Start, Names: opts.Names, Options: read})
+		if err != nil {
+			return nil, cfg, err
+		}
+		// The follower itself starts each channel at its start position:
+		// the gate needs the scope only.
+		scope, err := cmdutil.ResolveScope(opts.Scope, opts.Start, f.Channels, opts.Names)
+		if err != nil {
+			f.Close()
+			return nil, cfg, err
+		}
+		fol = f
+		rc.Scope = scope.Channels
+		rc.Grow = len(opts.Scope) == 0 // the default scope is every watched channel, new ones too
+	}
+	cfg.Replay = rc
+	cfg.Source = strings.Join(fol.Client.Config().Brokers, ",")
+	return fol, cfg, nil
 }
 
 // statusLines prints the latest snapshot as one plain line per interval

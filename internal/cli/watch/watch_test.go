@@ -45,7 +45,13 @@ func TestFlags(t *testing.T) {
 	if err := command(cmdutiltest.Factory(ios, ""), keep, "-t", "orders"); err != nil || got.Interval != time.Second || got.NoTUI || got.ReceiptOnly || got.Undecodable != gate.FailOnUndecodable {
 		t.Errorf("defaults %+v %v", got, err)
 	}
-	for _, args := range [][]string{{}, {"-t", "orders", "--interval", "0s"}} {
+	if err := command(cmdutiltest.Factory(ios, ""), keep, "--app", "notifier", "--txn-wait", "3s"); err != nil || got.Tasks.App != "notifier" || !got.Tasks.On() || got.Tasks.TxnWait != 3*time.Second || got.Dial == nil {
+		t.Errorf("--app: %+v %v", got, err)
+	}
+	if err := command(cmdutiltest.Factory(ios, ""), keep, "-t", "orders", "--tasks"); err != nil || !got.Tasks.On() || got.Tasks.App != "" {
+		t.Errorf("--tasks: %+v %v", got, err)
+	}
+	for _, args := range [][]string{{}, {"-t", "orders", "--interval", "0s"}, {"--app", "notifier", "-t", "orders"}, {"--app", "notifier", "--scope", "orders/0"}, {"-t", "orders", "--txn-wait", "1s"}} {
 		err := command(cmdutiltest.Factory(ios, ""), keep, args...)
 		var ue *cmdutil.UsageError
 		if !errors.As(err, &ue) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/parsley"
 )
@@ -51,13 +52,21 @@ func NextStartOf(p *inspect.Process, rs []parsley.Refusal) *NextStart {
 			}
 		}
 	}
+	out.Refusals = NextStartFrom(rs, p.Names.Channel).Refusals
+	return out
+}
+
+// NextStartFrom renders refusals rs with channels named by name: what a
+// process summary keeps of its prediction (inspect.ProcessSummary).
+func NextStartFrom(rs []parsley.Refusal, name func(clock.Channel) string) *NextStart {
+	out := &NextStart{Refused: len(rs) > 0, Refusals: []Refusal{}}
 	for _, r := range rs {
 		jr := Refusal{Reason: r.Reason, Channels: []string{}, Detail: r.Detail, NextStep: r.Reason.NextStep()}
 		if r.Topic != "" {
 			jr.Topic = &r.Topic
 		}
 		for _, ch := range r.Channels {
-			jr.Channels = append(jr.Channels, p.Names.Channel(ch))
+			jr.Channels = append(jr.Channels, name(ch))
 		}
 		if r.Reason == parsley.ReasonPositionsDiscarded {
 			lost := r.Lost

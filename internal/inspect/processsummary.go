@@ -1,0 +1,184 @@
+package inspect
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/parsley"
+)
+
+// NextStartOK is the next start of a process no start check refuses
+// (ProcessSummary.NextStart).
+const NextStartOK = "ok"
+
+// ProcessSummary is one Parsley process, summarised: all that is kept of
+// it once read — a row of `causalctl processes` and of the live view's
+// process list.
+type ProcessSummary struct {
+	App       string
+	Changelog string
+	Tasks     int32
+	// Err is why the process could not be read; the rest is then empty.
+	Err error
+
+	Group        *parsley.Group // nil when not read
+	Receives     []string
+	ReceivesFrom string
+
+	HeldRecords int
+	HeldHeads   int
+	// Oldest is the age of the oldest held record of known time; Dated
+	// says one was. Undated counts held records of unknown time.
+	Oldest  time.Duration
+	Dated   bool
+	Undated int
+	Causes  map[Cause]int
+
+	// MaxLag is the largest lag of a committed offset behind its log's
+	// end (last stable offset), on LagChannel; LagKnown says one was
+	// known.
+	MaxLag     int64
+	LagChannel string
+	LagKnown   bool
+
+	NextStart  string // NextStartOK or the first refusal's reason
+	NextDetail string // the first refusal's detail
+	// Refusals are every refusal of the next start (Process.NextStart),
+	// and ChannelNames the names of the channels they name.
+	Refusals     []parsley.Refusal
+	ChannelNames map[clock.Channel]string
+	Corrupt      int
+}
+
+// OlderThan says whether the process holds a record written at least d
+// ago, or one whose time is unknown: it cannot be ruled out, so it is not
+// dropped.
+func (r *ProcessSummary) OlderThan(d time.Duration) bool {
+	return r.Undated > 0 || (r.Dated && r.Oldest >= d)
+}
+
+// SummarizeProcess diagnoses every task of p (read from changelog, of
+// tasks partitions; err when it could not be read) and keeps what a row
+// shows.
+func SummarizeProcess(changelog string, tasks int32, p *Process, err error, now time.Time) ProcessSummary {
+	r := ProcessSummary{Changelog: changelog, Tasks: tasks, Err: err, Causes: map[Cause]int{}}
+	r.App, _ = parsley.AppOf(changelog)
+	if err != nil {
+		return r
+	}
+	r.Group = p.Group
+	var states []*parsley.Task
+	bound := map[string]bool{}
+	for _, part := range p.Changelog.Partitions() {
+		t, err := DiagnoseTask(p, part, now)
+		if err != nil {
+			return ProcessSummary{App: r.App, Changelog: changelog, Tasks: tasks, Err: err}
+		}
+		states = append(states, t.State)
+		r.Corrupt += len(t.State.Corrupt)
+		for name := range t.State.Names {
+			bound[name] = true
+		}
+		for _, c := range t.State.Channels {
+			if len(c.Held) == 0 {
+				continue
+			}
+			r.HeldHeads++
+			r.HeldRecords += len(c.Held)
+			r.Causes[storedHeadCause(t, c)]++
+			for _, h := range c.Held {
+				if h.Record.Timestamp < 0 {
+					r.Undated++
+					continue
+				}
+				age := now.Sub(time.UnixMilli(h.Record.Timestamp))
+				if !r.Dated || age > r.Oldest {
+					r.Oldest, r.Dated = age, true
+				}
+			}
+		}
+	}
+	if sub := p.Subscribed(); sub != nil {
+		r.Receives, r.ReceivesFrom = sub, ScopeSubscription
+	} else {
+		r.Receives, r.ReceivesFrom = slices.Sorted(maps.Keys(bound)), ScopeState
+	}
+	for _, ch := range slices.SortedFunc(maps.Keys(p.Committed), clock.Channel.Compare) {
+		f, ok := p.Facts[ch]
+		if !ok {
+			continue
+		}
+		if lag := max(f.StableEnd()-p.Committed[ch], 0); !r.LagKnown || lag > r.MaxLag {
+			r.MaxLag, r.LagChannel, r.LagKnown = lag, p.Names.Channel(ch), true
+		}
+	}
+	r.NextStart = NextStartOK
+	r.Refusals, r.ChannelNames = p.NextStart(nil), map[clock.Channel]string{}
+	for _, rf := range r.Refusals {
+		for _, ch := range rf.Channels {
+			r.ChannelNames[ch] = p.Names.Channel(ch)
+		}
+	}
+	if len(r.Refusals) > 0 {
+		r.NextStart, r.NextDetail = string(r.Refusals[0].Reason), r.Refusals[0].Detail
+	}
+	return r
+}
+
+// storedHeadCause is a held head's cause as state reports it: ready when the
+// seeded gate delivered it at once (or no longer holds it as a head),
+// else the diagnosis's.
+func storedHeadCause(t *Task, c *parsley.Channel) Cause {
+	dh := t.Heads[c.Channel]
+	if t.Ready[c.Channel] || dh == nil || dh.Offset != c.Held[0].Offset {
+		return CauseReady
+	}
+	return dh.Cause
+}
+
+// ProcessColumns are the titles of ProcessSummary.Cells.
+var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "NEXT START"}
+
+// Cells are the row's table cells, in the order of ProcessColumns; none
+// holds a space, so plain columns split on blanks.
+func (r *ProcessSummary) Cells() []string {
+	tasks := strconv.Itoa(int(r.Tasks))
+	if r.Err != nil {
+		return []string{r.App, tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
+	}
+	group, members := "-", "-"
+	if r.Group != nil {
+		group, members = r.Group.State, strconv.Itoa(len(r.Group.Members))
+	}
+	receives := strings.Join(r.Receives, ",")
+	if receives == "" {
+		receives = "-"
+	}
+	oldest := Age{D: r.Oldest, Known: r.Dated}.String()
+	if r.Undated > 0 {
+		u := "undated:" + strconv.Itoa(r.Undated)
+		if r.Dated {
+			oldest += "+" + u
+		} else {
+			oldest = u
+		}
+	}
+	var causes []string
+	for _, c := range slices.Sorted(maps.Keys(r.Causes)) {
+		causes = append(causes, string(c)+":"+strconv.Itoa(r.Causes[c]))
+	}
+	causeText := strings.Join(causes, ",")
+	if causeText == "" {
+		causeText = "-"
+	}
+	lag := "-"
+	if r.LagKnown {
+		lag = strconv.FormatInt(r.MaxLag, 10)
+	}
+	return []string{r.App, tasks, group, members, receives, r.ReceivesFrom, strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
+		oldest, causeText, lag, r.NextStart}
+}
