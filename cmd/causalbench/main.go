@@ -21,6 +21,14 @@
 //	capture         causalctl capture --topic bench --offsets :end -f FILE
 //	kcat-json       kcat -C -e -q -o beginning -J > FILE (when kcat is installed)
 //	replay-capture  causalctl replay -f FILE -o json, the file capture wrote
+//	replay-offline  causalctl replay -f FILE -o json over a capture the harness writes itself
+//	check           causalctl check -f FILE -o json over that capture, one scope
+//	check-8         the same with --scopes of eight nodes
+//
+// The last three need no broker: with -only naming them alone, none is
+// started, and they run at sizes (10 M records) a broker in memory could
+// not hold. -best judges the targets on the best run instead of the median;
+// -svg FILE plots the cost per record against the sizes of -n.
 //
 // It prints a Markdown table of medians (with the spread) of wall time, CPU
 // time and peak RSS, ratios to the floor, and the targets of

@@ -40,7 +40,8 @@ func TestSmoke(t *testing.T) {
 	report := out.String()
 	want := []string{"### 4000 records", "### 7000 records", "| floor |", "| replay |", "| replay-file |", "| capture |", "| replay-capture |",
 		"| broker replay wall ≤ 1.25 × floor |", "| broker replay CPU ≤ 2 × floor |", "| replay peak RSS at 7000 within 10 % of 4000 |",
-		"| capture replay ≥ 2 M records/s |"}
+		"| capture replay ≥ 2 M records/s |", "| replay-offline |", "| check |", "| check-8 |",
+		"| offline capture replay ≥ 2 M records/s |", "| check, one scope ≥ 1.0 M records/s |", "| check, eight scopes ≥ 0.8 M records/s |"}
 	if cfg.Kcat != "" {
 		want = append(want, "| kcat |", "| kcat-json |", "| broker replay wall < kcat |", "| capture writing ≥ 3 × faster than kcat -J |")
 	}
