@@ -40,7 +40,8 @@ func TestSmoke(t *testing.T) {
 	report := out.String()
 	want := []string{"### 4000 records", "### 7000 records", "| floor |", "| replay |", "| replay-file |", "| capture |", "| replay-capture |",
 		"| broker replay wall ≤ 1.25 × floor |", "| broker replay CPU ≤ 2 × floor |", "| replay peak RSS at 7000 within 10 % of 4000 |",
-		"| capture replay ≥ 2 M records/s |"}
+		"| capture replay ≥ 2 M records/s |", "| replay-offline |", "| check |", "| check-8 |",
+		"| offline capture replay ≥ 2 M records/s |", "| check, one scope ≥ 1.0 M records/s |", "| check, eight scopes ≥ 0.8 M records/s |"}
 	if cfg.Kcat != "" {
 		want = append(want, "| kcat |", "| kcat-json |", "| broker replay wall < kcat |", "| capture writing ≥ 3 × faster than kcat -J |")
 	}
@@ -137,16 +138,18 @@ func TestSkipsKcatWhenAbsent(t *testing.T) {
 	}
 }
 
+// runs makes measurements of wall and CPU seconds and MiB of RSS.
+func runs(wall, cpu, rss []float64) []measurement {
+	var ms []measurement
+	for i := range wall {
+		ms = append(ms, measurement{Wall: time.Duration(wall[i] * 1e9), CPU: time.Duration(cpu[i] * 1e9), RSS: rss[i]})
+	}
+	return ms
+}
+
 // TestTargets evaluates the targets from medians, not from the best or
 // worst run, and says no when a target is missed.
 func TestTargets(t *testing.T) {
-	runs := func(wall, cpu, rss []float64) []measurement {
-		var ms []measurement
-		for i := range wall {
-			ms = append(ms, measurement{Wall: time.Duration(wall[i] * 1e9), CPU: time.Duration(cpu[i] * 1e9), RSS: rss[i]})
-		}
-		return ms
-	}
 	small := sizeReport{Records: 1_000_000, Results: []result{
 		{"floor", runs([]float64{1, 0.3, 0.4}, []float64{0.3, 0.3, 0.3}, []float64{80, 80, 80})},
 		// median wall 0.45 (1.125× the floor's 0.4); the 9 s outlier must not count.
@@ -161,7 +164,7 @@ func TestTargets(t *testing.T) {
 		{"replay-capture", runs([]float64{2}, []float64{2}, []float64{90})},
 	}}
 	got := map[string]bool{}
-	for _, tg := range targets([]sizeReport{small, big}) {
+	for _, tg := range targets([]sizeReport{small, big}, false) {
 		got[tg.what] = tg.met
 	}
 	want := map[string]bool{
@@ -182,5 +185,48 @@ func TestTargets(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("%d targets evaluated, want %d: %v", len(got), len(want), got)
+	}
+}
+
+// TestOfflineTargets: the offline replay and check targets, judged on the
+// best run with -best and on the median without, and check's memory only
+// at 10 M records or more.
+func TestOfflineTargets(t *testing.T) {
+	small := sizeReport{Records: 1_000_000, Results: []result{
+		// best 0.45 s (2.2 M/s), median 0.6 s (1.7 M/s)
+		{"replay-offline", runs([]float64{0.45, 0.6, 0.9}, []float64{0.9, 0.9, 0.9}, []float64{60, 60, 60})},
+		{"check", runs([]float64{0.9, 1.5, 1.6}, []float64{1, 1, 1}, []float64{100, 100, 100})}, // 1.1 M/s best
+		{"check-8", runs([]float64{1.3, 1.4, 2}, []float64{1, 1, 1}, []float64{100, 100, 100})}, // 0.77 M/s best
+	}}
+	big := sizeReport{Records: 10_000_000, Results: []result{
+		{"replay-offline", runs([]float64{5}, []float64{9}, []float64{62})},
+		{"check", runs([]float64{10}, []float64{10}, []float64{900})},
+		{"check-8", runs([]float64{12}, []float64{10}, []float64{1100})},
+	}}
+	for _, c := range []struct {
+		best bool
+		want map[string]bool
+	}{
+		{true, map[string]bool{
+			"offline capture replay ≥ 2 M records/s":                   true,
+			"check, one scope ≥ 1.0 M records/s":                       true,
+			"check, eight scopes ≥ 0.8 M records/s":                    false,
+			"check, one scope peak RSS at 10000000 records ≤ 1 GiB":    true,
+			"check, eight scopes peak RSS at 10000000 records ≤ 1 GiB": false,
+		}},
+		{false, map[string]bool{
+			"offline capture replay ≥ 2 M records/s": false,
+			"check, one scope ≥ 1.0 M records/s":     false,
+		}},
+	} {
+		got := map[string]bool{}
+		for _, tg := range targets([]sizeReport{small, big}, c.best) {
+			got[tg.what] = tg.met
+		}
+		for what, met := range c.want {
+			if g, ok := got[what]; !ok || g != met {
+				t.Errorf("best=%v: %s: met=%v (evaluated: %v), want %v", c.best, what, g, ok, met)
+			}
+		}
 	}
 }

@@ -15,7 +15,14 @@ import (
 
 // scenarioNames are the scenarios in the order each round runs them;
 // replay-capture reads the file capture wrote earlier in the round.
-var scenarioNames = []string{"floor", "replay", "replay-file", "kcat", "capture", "kcat-json", "replay-capture"}
+var scenarioNames = []string{"floor", "replay", "replay-file", "kcat", "capture", "kcat-json", "replay-capture",
+	"replay-offline", "check", "check-8"}
+
+// offlineNames are the scenarios that read the generated capture and need
+// no broker.
+var offlineNames = []string{"replay-offline", "check", "check-8"}
+
+func offline(name string) bool { return slices.Contains(offlineNames, name) }
 
 func known(name string) bool { return slices.Contains(scenarioNames, name) }
 
@@ -27,6 +34,8 @@ type scenarioEnv struct {
 	kcat      string
 	capture   string // the capture file capture writes and replay-capture reads
 	kcatOut   string // where kcat -J writes
+	generated string // the capture generate wrote, for the offline scenarios
+	scopes    string // a --scopes file of eight nodes
 	records   int64
 }
 
@@ -99,6 +108,21 @@ func scenarios(env scenarioEnv, only []string) []scenario {
 			name:  "replay-capture",
 			cmd:   causalctl("replay", "-f", env.capture, "-o", "json"),
 			check: func(out []byte) error { return wantSummary(out, env.records) },
+		},
+		{
+			name:  "replay-offline",
+			cmd:   causalctl("replay", "-f", env.generated, "-o", "json"),
+			check: func(out []byte) error { return wantSummary(out, env.records) },
+		},
+		{
+			name:  "check",
+			cmd:   causalctl(append([]string{"check", "-f", env.generated, "-o", "json"}, upstreamNames()...)...),
+			check: func(out []byte) error { return wantAudit(out, env.records, 1) },
+		},
+		{
+			name:  "check-8",
+			cmd:   causalctl(append([]string{"check", "-f", env.generated, "--scopes", env.scopes, "-o", "json"}, upstreamNames()...)...),
+			check: func(out []byte) error { return wantAudit(out, env.records, 8) },
 		},
 	}
 	var out []scenario
@@ -200,6 +224,25 @@ func wantSummary(out []byte, n int64) error {
 	}
 	if s.Received != n || s.Delivered != n || s.Held != 0 || s.Failed != nil {
 		return fmt.Errorf("replay received %d, delivered %d, held %d (failed: %v); want all %d delivered", s.Received, s.Delivered, s.Held, s.Failed, n)
+	}
+	return nil
+}
+
+// wantAudit checks check's JSON report: every record audited in every
+// scope, no finding (the generated stamps have none).
+func wantAudit(out []byte, n int64, scopes int) error {
+	var r struct {
+		Records   int64
+		Scopes    []json.RawMessage
+		Counts    map[string]int
+		Unaudited int64
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		return fmt.Errorf("check report: %w", err)
+	}
+	if r.Records != n || len(r.Scopes) != scopes || len(r.Counts) != 0 || r.Unaudited != 0 {
+		return fmt.Errorf("check audited %d records in %d scopes, found %v, left %d unaudited; want %d in %d, nothing found",
+			r.Records, len(r.Scopes), r.Counts, r.Unaudited, n, scopes)
 	}
 	return nil
 }

@@ -141,10 +141,20 @@ func MaxLineSize(n int) ReaderOption {
 //   - Other fields are ignored, whatever their value. A field name given
 //     twice in the line object or in a header object is an error.
 type Reader struct {
+	src     io.Reader // what br reads, for Parallel
+	cfg     readerConfig
 	br      *bufio.Reader
 	maxLine int
 	line    int64 // number of the last line read
 	err     error // sticky: returned by every Next after the first error
+
+	// A part of a file read by a ParallelReader's worker: pos counts the
+	// bytes consumed, and lines starting at or past limit (when > 0) are
+	// the next part's. Only the part at the file's start may begin with a
+	// byte order mark (bom).
+	pos   int64
+	limit int64
+	bom   bool
 
 	long []byte // a line that did not fit the read buffer
 	item Item   // returned by Next, overwritten by the next call
@@ -175,8 +185,11 @@ func NewReader(r io.Reader, opts ...ReaderOption) *Reader {
 		o(&cfg)
 	}
 	return &Reader{
+		src:      r,
+		cfg:      cfg,
 		br:       bufio.NewReaderSize(r, readBufferSize),
 		maxLine:  cfg.maxLine,
+		bom:      true,
 		skip:     cfg.skip,
 		topics:   make(map[string]string),
 		hkeys:    make(map[string]string),
@@ -197,6 +210,10 @@ func (r *Reader) Next() (*Item, error) {
 		return nil, r.err
 	}
 	for {
+		if r.limit > 0 && r.pos >= r.limit {
+			r.err = io.EOF
+			return nil, io.EOF
+		}
 		line, eof, err := r.readLine()
 		if err != nil {
 			if err != io.EOF {
@@ -205,7 +222,7 @@ func (r *Reader) Next() (*Item, error) {
 			r.err = err
 			return nil, err
 		}
-		if r.line == 1 {
+		if r.line == 1 && r.bom {
 			// A byte order mark, which editors on Windows write before
 			// UTF-8 text, is not part of the first line.
 			line = bytes.TrimPrefix(line, utf8BOM)
@@ -228,6 +245,7 @@ var utf8BOM = []byte("\ufeff")
 // when no bytes are left.
 func (r *Reader) readLine() (line []byte, eof bool, err error) {
 	chunk, err := r.br.ReadSlice('\n')
+	r.pos += int64(len(chunk))
 	if err == nil {
 		r.line++
 		line = chunk[:len(chunk)-1]
@@ -279,6 +297,7 @@ func (r *Reader) readLine() (line []byte, eof bool, err error) {
 			return nil, false, fmt.Errorf("read: %w", err)
 		}
 		chunk, err = r.br.ReadSlice('\n')
+		r.pos += int64(len(chunk))
 	}
 }
 

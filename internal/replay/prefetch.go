@@ -1,18 +1,22 @@
 package replay
 
 import (
+	"context"
 	"io"
 	"sync"
 
 	"github.com/causalctl/causalctl/internal/capture"
-	"github.com/causalctl/causalctl/internal/clock"
 )
 
 // Prefetcher reads a Source on its own goroutine, a batch of items ahead of
 // its consumer, so that parsing a capture and running the gate use two
 // cores. Items are copied out of the source's buffers into batches that are
-// recycled, so a steady stream allocates nothing.
+// recycled, so a steady stream allocates nothing. A capture.Reader of a
+// regular file (under WithContext or not) is read in parts on every core
+// instead (capture.ParallelReader), as parsing costs more than the gate.
 type Prefetcher struct {
+	par  *capture.ParallelReader
+	src  Source // par, under the source's context
 	full chan *batch
 	free chan *batch
 	stop chan struct{}
@@ -24,10 +28,8 @@ type Prefetcher struct {
 }
 
 type batch struct {
-	items   []capture.Item
-	headers []clock.Header
-	arena   []byte
-	err     error // after the items: the source's error, io.EOF at the end
+	capture.Batch
+	err error // after the items: the source's error, io.EOF at the end
 }
 
 // prefetchBatch is the number of items handed over at once: large enough
@@ -37,17 +39,39 @@ const prefetchBatch = 256
 // Prefetch starts reading src ahead. The consumer must call Close when done
 // with it, whether or not it read to the end.
 func Prefetch(src Source) *Prefetcher {
+	if par, ctx := parallel(src); par != nil {
+		p := &Prefetcher{par: par, src: par}
+		if ctx != nil {
+			p.src = WithContext(ctx, par)
+		}
+		return p
+	}
 	p := &Prefetcher{
 		full: make(chan *batch, 2),
 		free: make(chan *batch, 3),
 		stop: make(chan struct{}),
 	}
 	for range 3 {
-		p.free <- &batch{items: make([]capture.Item, 0, prefetchBatch)}
+		p.free <- &batch{Batch: capture.Batch{Items: make([]capture.Item, 0, prefetchBatch)}}
 	}
 	p.done.Add(1)
 	go p.run(src)
 	return p
+}
+
+// parallel returns a ParallelReader of src when src is a capture.Reader
+// that can have one, with the context src reads under (nil for none).
+func parallel(src Source) (*capture.ParallelReader, context.Context) {
+	var ctx context.Context
+	if c, ok := src.(*ctxSource); ok {
+		ctx, src = c.ctx, c.src
+	}
+	if r, ok := src.(*capture.Reader); ok {
+		if par := r.Parallel(); par != nil {
+			return par, ctx
+		}
+	}
+	return nil, nil
 }
 
 func (p *Prefetcher) run(src Source) {
@@ -59,14 +83,15 @@ func (p *Prefetcher) run(src Source) {
 		case <-p.stop:
 			return
 		}
-		b.items, b.headers, b.arena, b.err = b.items[:0], b.headers[:0], b.arena[:0], nil
-		for len(b.items) < prefetchBatch {
+		b.Reset()
+		b.err = nil
+		for len(b.Items) < prefetchBatch {
 			it, err := src.Next()
 			if err != nil {
 				b.err = err
 				break
 			}
-			b.add(it)
+			b.Add(it)
 		}
 		select {
 		case p.full <- b:
@@ -79,49 +104,15 @@ func (p *Prefetcher) run(src Source) {
 	}
 }
 
-// add copies it into the batch. Header lists and byte slices point into the
-// batch's own storage, fixed up as they grow.
-func (b *batch) add(it *capture.Item) {
-	c := *it
-	c.Headers = nil
-	c.Key = b.keep(it.Key)
-	c.Value = b.keep(it.Value)
-	if len(it.Headers) > 0 {
-		start := len(b.headers)
-		for _, h := range it.Headers {
-			b.headers = append(b.headers, clock.Header{Key: h.Key, Value: b.keep(h.Value)})
-		}
-		c.Headers = b.headers[start:len(b.headers):len(b.headers)]
-	}
-	b.items = append(b.items, c)
-}
-
-// keep copies v into the arena, keeping nil (null) distinct from empty.
-// When the arena must grow, earlier slices keep pointing into the old
-// array, which stays valid: nothing is written there again.
-func (b *batch) keep(v []byte) []byte {
-	switch {
-	case v == nil:
-		return nil
-	case len(v) == 0:
-		return emptyValue // not nil: an empty header value is not a null one
-	}
-	if cap(b.arena)-len(b.arena) < len(v) {
-		b.arena = make([]byte, 0, max(2*cap(b.arena), len(v), 4096))
-	}
-	start := len(b.arena)
-	b.arena = append(b.arena, v...)
-	return b.arena[start:len(b.arena):len(b.arena)]
-}
-
-var emptyValue = []byte{}
-
 // Next returns the next item. It stays valid until the next call.
 func (p *Prefetcher) Next() (*capture.Item, error) {
+	if p.par != nil {
+		return p.src.Next()
+	}
 	for {
-		if p.cur != nil && p.next < len(p.cur.items) {
+		if p.cur != nil && p.next < len(p.cur.Items) {
 			p.next++
-			return &p.cur.items[p.next-1], nil
+			return &p.cur.Items[p.next-1], nil
 		}
 		if p.err != nil {
 			return nil, p.err
@@ -140,6 +131,10 @@ func (p *Prefetcher) Next() (*capture.Item, error) {
 
 // Close stops the reading goroutine and waits for it to end.
 func (p *Prefetcher) Close() {
+	if p.par != nil {
+		p.par.Close()
+		return
+	}
 	select {
 	case <-p.stop:
 	default:

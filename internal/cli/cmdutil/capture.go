@@ -61,11 +61,15 @@ func OpenCapture(ctx context.Context, ios *iostreams.IOStreams, path string, max
 	}
 	first, err := c.Open(capture.ChannelsOnly())
 	if err == nil {
-		var src replay.Source = replay.WithContext(ctx, first)
+		// A regular file is read on every core (in parts, merged in
+		// line order); anything else on a goroutine of its own.
+		pf := replay.Prefetch(replay.WithContext(ctx, first))
+		var src replay.Source = pf
 		if c.observe != nil {
 			src = &observed{src, c.observe}
 		}
 		c.Channels, err = replay.Discover(src, names)
+		pf.Close()
 	}
 	if err != nil {
 		c.Close()
