@@ -31,14 +31,15 @@ type Capture struct {
 	// range (a warning has said so on stderr); nil for a whole capture.
 	Stopped *capture.Stopped
 
-	path    string
-	first   *os.File  // a regular file, opened by OpenCapture for the first reading
-	once    io.Reader // stdin or a file readable once, read through ctx
-	spool   *os.File  // once's copy, removed by Close
-	opened  []io.Closer
-	maxLine int
-	read    bool
-	observe func(*capture.Item) error
+	path     string
+	first    *os.File  // a regular file, opened by OpenCapture for the first reading
+	once     io.Reader // stdin or a file readable once, read through ctx
+	spool    *os.File  // once's copy, unlinked when created (else removed by Close)
+	unlinked bool      // the spool's name is gone already
+	opened   []io.Closer
+	maxLine  int
+	read     bool
+	observe  func(*capture.Item) error
 }
 
 // OpenCapture opens the capture at path ("-" for stdin) and reads it once,
@@ -229,6 +230,10 @@ func (c *Capture) Open(opts ...capture.ReaderOption) (*capture.Reader, error) {
 			if err != nil {
 				return nil, fmt.Errorf("spooling %s: %w", c.Name, err)
 			}
+			// Unlinked at once where the system allows it (not Windows):
+			// the open file stays readable, and no spool outlives the
+			// process, however it ends.
+			c.unlinked = os.Remove(f.Name()) == nil
 			c.spool = f
 			return capture.NewReader(io.TeeReader(c.once, &spoolWriter{f: f}), opt...), nil
 		}
@@ -276,7 +281,9 @@ func (c *Capture) Close() error {
 	c.closeOpened()
 	if c.spool != nil {
 		c.spool.Close()
-		os.Remove(c.spool.Name())
+		if !c.unlinked {
+			os.Remove(c.spool.Name())
+		}
 	}
 	return nil
 }
