@@ -223,7 +223,12 @@ func reportText(rep *inspect.Report, opts *Options) string {
 // headLine is one head: where, how long, its retention and its blockers.
 func headLine(h *inspect.Head) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s@%d  held %s", h.Channel, h.Offset, h.Age)
+	if h.Age.Known {
+		fmt.Fprintf(&b, "%s@%d  held %s", h.Channel, h.Offset, h.Age)
+	} else {
+		// Kept under --older-than, which cannot show it younger.
+		fmt.Fprintf(&b, "%s@%d  held (undated: the record has no timestamp)", h.Channel, h.Offset)
+	}
 	if h.Queued > 1 {
 		fmt.Fprintf(&b, " (+%d behind)", h.Queued-1)
 	}
