@@ -8,6 +8,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
 )
 
@@ -257,7 +258,7 @@ func headLine(h *inspect.Head) string {
 		if t := bl.Producer; t != nil {
 			fmt.Fprintf(&b, " by producer %d", t.ProducerID)
 			if t.TransactionalID != "" {
-				fmt.Fprintf(&b, " (%s)", t.TransactionalID)
+				fmt.Fprintf(&b, " (%s)", escape.Text(t.TransactionalID))
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/olekukonko/tablewriter"
@@ -151,7 +152,7 @@ func (r *row) cells() []string {
 	}
 	group, members := "-", "-"
 	if r.Group != nil {
-		group, members = r.Group.State, strconv.Itoa(len(r.Group.Members))
+		group, members = escape.Text(r.Group.State), strconv.Itoa(len(r.Group.Members))
 	}
 	receives := strings.Join(r.Receives, ",")
 	if receives == "" {
