@@ -176,7 +176,19 @@ type Reader struct {
 	topicIDs map[string]clock.TopicID
 
 	skip skipMode
+
+	pending *Stopped // the stopped line being parsed
+	stopped *Stopped // the stopped line read, which ends the items
 }
+
+// kindStopped marks the stopped line while it is parsed; it is never
+// returned.
+const kindStopped Kind = 255
+
+// Stopped returns the stopped line of the file (capture-format §4b) once
+// Next has reached it — a capture that did not finish its range — or nil.
+// Next returns io.EOF at the stopped line, and refuses any line after it.
+func (r *Reader) Stopped() *Stopped { return r.stopped }
 
 // NewReader returns a Reader reading the capture file r.
 func NewReader(r io.Reader, opts ...ReaderOption) *Reader {
@@ -232,9 +244,18 @@ func (r *Reader) Next() (*Item, error) {
 			r.err = &LineError{Line: r.line, Err: err}
 			return nil, r.err
 		}
-		if !blank {
-			return &r.item, nil
+		if blank {
+			continue
 		}
+		if r.stopped != nil {
+			r.err = &LineError{Line: r.line, Err: fieldError(fmt.Sprintf("a line after the stopped line (line %d), which ends the capture", r.stopped.Line))}
+			return nil, r.err
+		}
+		if r.item.Kind == kindStopped {
+			r.stopped, r.pending = r.pending, nil
+			continue
+		}
+		return &r.item, nil
 	}
 }
 

@@ -40,6 +40,7 @@ const (
 	fValue
 	fLogFacts
 	fGap
+	fStopped
 )
 
 // field is one field of the capture schema (SPEC §4).
@@ -64,6 +65,7 @@ var fields = [...]field{
 	{bit: fValue, name: "value", recordOnly: true},
 	{bit: fLogFacts, name: "log_facts"},
 	{bit: fGap, name: "gap"},
+	{bit: fStopped, name: "stopped"},
 }
 
 // nameOf names a field bit.
@@ -89,7 +91,7 @@ func newSchema(mask uint16) *schema {
 
 // The schemas of the line object and of a header object.
 var (
-	lineSchema   = newSchema(fTopic | fTopicID | fPartition | fOffset | fPosition | fTimestamp | fHeaders | fKey | fValue | fLogFacts | fGap)
+	lineSchema   = newSchema(fTopic | fTopicID | fPartition | fOffset | fPosition | fTimestamp | fHeaders | fKey | fValue | fLogFacts | fGap | fStopped)
 	headerSchema = newSchema(fKey | fValue)
 )
 
@@ -168,6 +170,13 @@ func (r *Reader) parse(line []byte, eof bool) (blank bool, err error) {
 // finish checks the fields of a complete line.
 func (r *Reader) finish(present uint16) error {
 	it := &r.item
+	if present&fStopped != 0 {
+		if present != fStopped {
+			return fieldError(`"stopped" beside other fields: the stopped line names no channel and holds nothing else`)
+		}
+		it.Kind = kindStopped
+		return nil
+	}
 	switch {
 	case present&fOffset != 0 && present&fPosition != 0:
 		return fieldError(`both "offset" and "position": a line is a record or a position, not both`)
@@ -260,14 +269,28 @@ func (r *Reader) field(bit uint16) (bool, error) {
 		if err := r.skipValue(1); err != nil {
 			return false, err
 		}
-		if r.skip == skipAllButChannel {
-			return true, nil
-		}
+		// Decoded even by a first pass (ChannelsOnly): a reader checks the
+		// facts against the records as it goes.
 		f, err := decodeFacts(r.b[start:r.i])
 		if err != nil {
 			return false, fieldError(fmt.Sprintf("field %q: %v", "log_facts", err))
 		}
 		it.Facts = f
+		return true, nil
+	case fStopped:
+		if null, err := r.null(); null || err != nil {
+			return false, err
+		}
+		start := r.i
+		if err := r.skipValue(1); err != nil {
+			return false, err
+		}
+		s, err := decodeStopped(r.b[start:r.i])
+		if err != nil {
+			return false, fieldError(fmt.Sprintf("field %q: %v", "stopped", err))
+		}
+		s.Line = r.line
+		r.pending = s
 		return true, nil
 	case fGap:
 		if null, err := r.null(); null || err != nil {

@@ -11,8 +11,11 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -208,5 +211,35 @@ func TestCompletionOfFixedValues(t *testing.T) {
 		if !slices.Equal(got, []string{"causes", "clock"}) {
 			t.Errorf("%s --header-format: %q", cmd, got)
 		}
+	}
+}
+
+// TestCompletionEscapesHostileGroups: a group name with control bytes, a
+// newline or a bidi override completes escaped, one candidate a line: it
+// neither reaches the terminal raw nor forges a candidate.
+func TestCompletionEscapesHostileGroups(t *testing.T) {
+	c := kafkatest.Cluster(t, kfake.SeedTopics(1, "orders"))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()[0]), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var off kadm.Offsets
+	off.AddOffset("orders", 0, 0, -1)
+	for _, g := range testutil.Hostile {
+		if err := kadm.NewClient(cl).CommitAllOffsets(t.Context(), g, off); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, _ := runEnv(t, nil, "__complete", "--brokers", c.ListenAddrs()[0], "watch", "--from-group", "")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	testutil.NoRawHostile(t, "--from-group completion", out)
+	if n := strings.Count(out, "\n"); n != len(testutil.Hostile)+1 {
+		t.Errorf("%d lines, want one a group and the directive:\n%q", n, out)
+	}
+	if !strings.Contains(out, `EVIL\x1b[2J\x1b]0;pwned\a`) || !strings.Contains(out, `EVIL\u202egnp.exe`) {
+		t.Errorf("the groups are not there, escaped:\n%q", out)
 	}
 }

@@ -10,15 +10,13 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/root"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/spf13/cobra"
 )
@@ -164,24 +162,9 @@ func isCobraUsage(err error) bool {
 
 // sanitize makes text safe for a terminal: control bytes (an escape
 // sequence in a flag value, a topic name read from a file) and invalid
-// UTF-8 are shown as Go escapes instead of being sent to the terminal.
-func sanitize(s string) string {
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, "\\x%02x", s[i])
-		case r == '\n':
-			b.WriteByte(' ')
-		case unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r):
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// UTF-8 are shown as Go escapes (escape.Text, the rule of every text
+// output) instead of being sent to the terminal; a newline is a space.
+func sanitize(s string) string { return escape.Text(strings.ReplaceAll(s, "\n", " ")) }
 
 // oneLine keeps an error on one line so that logs stay greppable.
 func oneLine(s string) string {

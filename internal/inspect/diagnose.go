@@ -274,7 +274,9 @@ func (r *Report) OlderThan(d time.Duration) *Report {
 	out := &Report{Now: r.Now, RecordsHeld: r.RecordsHeld, Cycles: r.Cycles}
 	keep := map[string]bool{}
 	for _, h := range r.Heads {
-		if h.Age.Known && h.Age.D >= d {
+		// A head that cannot be dated (its record has no timestamp) is
+		// kept: it cannot be shown younger than d. Output marks it undated.
+		if !h.Age.Known || h.Age.D >= d {
 			out.Heads = append(out.Heads, h)
 			keep[h.Channel+"@"+strconv.FormatInt(h.Offset, 10)] = true
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/parsley"
 )
 
@@ -152,7 +153,7 @@ func (r *ProcessSummary) Cells() []string {
 	}
 	group, members := "-", "-"
 	if r.Group != nil {
-		group, members = r.Group.State, strconv.Itoa(len(r.Group.Members))
+		group, members = escape.Text(r.Group.State), strconv.Itoa(len(r.Group.Members))
 	}
 	receives := strings.Join(r.Receives, ",")
 	if receives == "" {

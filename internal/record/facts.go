@@ -67,6 +67,17 @@ func (r Retention) Deletes() bool {
 	return false
 }
 
+// PolicyKnown reports whether every element of the cleanup policy is one
+// Kafka knows: delete or compact.
+func (r Retention) PolicyKnown() bool {
+	for _, p := range bytes.Split([]byte(r.CleanupPolicy), []byte(",")) {
+		if p := string(bytes.TrimSpace(p)); p != "delete" && p != "compact" {
+			return false
+		}
+	}
+	return true
+}
+
 // OpenTransaction is a producer's transaction open on a channel.
 type OpenTransaction struct {
 	ProducerID    int64 `json:"producer_id"`

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
 )
 
@@ -112,7 +113,7 @@ func (d *detail) head(h *inspect.HeadDetail, label func(string) string, field fu
 			if t := b.Producer; t != nil {
 				text += " producer " + strconv.FormatInt(t.ProducerID, 10)
 				if t.TransactionalID != "" {
-					text += " (" + t.TransactionalID + ")"
+					text += " (" + escape.Text(t.TransactionalID) + ")"
 				}
 			}
 		}

@@ -4,9 +4,14 @@ package capture
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/capture"
@@ -42,8 +47,11 @@ position line wherever the position moved past offsets that carried no record
 (transaction markers, aborted records), and one at each range's end. The end
 is fixed when the range opens, so capture always finishes.
 
-The capture goes to stdout, or to -f FILE. On a terminal, progress is shown
-on stderr.`,
+The capture goes to stdout, or to -f FILE: written beside FILE and renamed to
+it at the end, so that FILE is never half-written. A capture interrupted or
+failing keeps what it read and ends it with a stopped line saying where each
+unfinished channel stopped and why; commands reading the file warn that its
+range is partial. On a terminal, progress is shown on stderr.`,
 		Example: `  causalctl capture --brokers localhost:9092 -t orders -t payments/1 --offsets -500 -f stuck.ndjson
   causalctl capture -t orders --offsets @2026-11-29T10:00:00Z:+10m > window.ndjson`,
 		Args: cobra.NoArgs,
@@ -77,41 +85,143 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		return err
 	}
 	defer br.Close()
-	var out io.Writer = opts.IO.Out
-	if opts.File != "" {
-		f, cerr := os.Create(opts.File)
-		if cerr != nil {
-			return cerr
-		}
-		defer func() {
-			// A file's last bytes may fail only when it is closed (NFS,
-			// a full disk): the capture is not written until then.
-			if cerr := f.Close(); cerr != nil && err == nil {
-				err = fmt.Errorf("writing %s: %w", opts.File, cerr)
-			}
-		}()
-		out = f
+	if opts.File == "" {
+		return write(ctx, opts, opts.IO.Out, br, br.Channels, br.Ends)
 	}
+	return toFile(opts.File, func(w io.Writer) error { return write(ctx, opts, w, br, br.Channels, br.Ends) })
+}
+
+// toFile runs write on a temporary file beside path and renames it to path
+// when the capture is whole, or when it says where it stopped (write
+// returned a *stoppedError): a path that a crash or a failed write leaves
+// half-written never exists; the temporary file is removed instead.
+func toFile(path string, write func(io.Writer) error) error {
+	tmp, err := createBeside(path)
+	if err != nil {
+		return err
+	}
+	err = write(tmp)
+	var stopped *stoppedError
+	if err != nil && !errors.As(err, &stopped) {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	// A file's last bytes may fail only when it is closed (NFS, a full
+	// disk): the capture is not written until then.
+	if cerr := tmp.Close(); cerr != nil {
+		os.Remove(tmp.Name())
+		return lost(err, path, cerr)
+	}
+	if rerr := os.Rename(tmp.Name(), path); rerr != nil {
+		os.Remove(tmp.Name())
+		return lost(err, path, rerr)
+	}
+	return err
+}
+
+// lost is the error of a capture to path that could not be kept: the
+// capture's own error, if any, then why (one line).
+func lost(err error, path string, why error) error {
+	if err == nil {
+		return fmt.Errorf("writing %s: %w (nothing kept)", path, why)
+	}
+	return fmt.Errorf("%w; writing %s then failed: %v (nothing kept)", err, path, why)
+}
+
+// createBeside creates the temporary file a capture to path is written to:
+// in path's directory (a rename within one file system is atomic), named
+// so that it looks like no capture (".NAME.causalctl-RANDOM.tmp"), with the
+// mode os.Create would give path.
+func createBeside(path string) (*os.File, error) {
+	dir, base := filepath.Split(path)
+	for range 100 {
+		name := filepath.Join(dir, "."+base+".causalctl-"+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			if err != nil {
+				return nil, fmt.Errorf("writing %s: %w", path, err)
+			}
+			return f, nil
+		}
+	}
+	return nil, fmt.Errorf("writing %s: no free temporary name beside it", path)
+}
+
+// itemSource is what write reads: a broker range.
+type itemSource interface {
+	Next() (*capture.Item, error)
+}
+
+// stoppedError is a capture that stopped before its range's end and says
+// so in its last line (capture.Stopped): what it holds is kept.
+type stoppedError struct{ err error }
+
+func (e *stoppedError) Error() string { return e.err.Error() }
+func (e *stoppedError) Unwrap() error { return e.err }
+
+// write writes the items of src to out as a capture. When src fails or ctx
+// ends before the range's end, what was read is written and then a stopped
+// line naming each channel left unfinished, how far it got and why, and
+// the error is a *stoppedError; when even that cannot be written, it is
+// the write error.
+func write(ctx context.Context, opts *Options, out io.Writer, src itemSource, channels []clock.Channel, ends map[clock.Channel]int64) error {
 	w := capture.NewWriter(out)
 	start := opts.Now()
 	last := start
 	var records int64
+	reached := make(map[clock.Channel]int64, len(channels))
+	names := map[clock.Channel]string{}
 	for n := 0; ; n++ {
-		it, err := br.Next()
+		it, err := src.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			if ferr := w.Flush(); ferr != nil {
-				return fmt.Errorf("capture stopped after %d records (%v), and writing them failed: %w", records, err, ferr)
+			stop := &capture.Stopped{Reason: err.Error(), Records: records}
+			if ctx.Err() != nil {
+				stop.Reason = "interrupted"
+			}
+			for _, ch := range channels {
+				at, ok := reached[ch]
+				end, known := ends[ch]
+				if !known {
+					end = -1
+				}
+				if !ok {
+					at = -1
+				}
+				if ok && at >= end && end >= 0 {
+					continue
+				}
+				name, _ := opts.Names.Name(ch.Topic)
+				if n, ok := names[ch]; ok {
+					name = n
+				}
+				stop.Channels = append(stop.Channels, capture.StoppedChannel{Topic: name, TopicID: ch.Topic, Partition: ch.Partition, Reached: at, End: end})
+			}
+			werr := w.WriteStopped(stop)
+			if werr == nil {
+				werr = w.Flush()
+			}
+			if werr != nil {
+				return fmt.Errorf("capture stopped after %d records (%v), and writing them failed: %w", records, err, werr)
 			}
 			if ctx.Err() != nil {
-				return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("interrupted: capture stopped after %d records (they are written)", records)}
+				return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: &stoppedError{fmt.Errorf("interrupted: capture stopped after %d records (they are written, and a last line says where it stopped)", records)}}
 			}
-			return fmt.Errorf("capture stopped after %d records (they are written): %w", records, err)
+			return &stoppedError{fmt.Errorf("capture stopped after %d records (they are written, and a last line says where it stopped): %w", records, err)}
 		}
-		if it.Kind == capture.KindRecord {
+		ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
+		if _, ok := names[ch]; !ok && it.Topic != "" {
+			names[ch] = it.Topic
+		}
+		switch it.Kind {
+		case capture.KindRecord:
 			records++
+			reached[ch] = it.Offset + 1
+		case capture.KindPosition:
+			reached[ch] = it.Offset
 		}
 		if err := w.Write(it); err != nil {
 			return err
@@ -127,7 +237,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		return err
 	}
 	if opts.IO.ErrTTY {
-		fmt.Fprintf(opts.IO.ErrOut, "\r\x1b[Kcaptured %s from %s\n", render.Count(records, "record", "records"), render.Count(len(br.Channels), "partition", "partitions"))
+		fmt.Fprintf(opts.IO.ErrOut, "\r\x1b[Kcaptured %s from %s\n", render.Count(records, "record", "records"), render.Count(len(channels), "partition", "partitions"))
 	}
 	return nil
 }

@@ -114,6 +114,10 @@ func TestRun(t *testing.T) {
 	if !strings.Contains(errOut.String(), "captured 3 records from 1 partition") {
 		t.Errorf("no progress on the terminal: %q", errOut)
 	}
+	if _, stop := readStopped(t, path); stop != nil {
+		t.Errorf("a whole capture says it stopped: %+v", stop)
+	}
+	onlyFile(t, filepath.Dir(path), "c.ndjson")
 
 	// A topic the cluster lacks fails before anything is written.
 	ios, _, out, _ = iostreams.Test()

@@ -131,7 +131,7 @@ func TestFlagsAndErrors(t *testing.T) {
 		{[]string{"-f", "testdata/fixture.ndjson", "--scope", "nosuch"}, cmdutil.ExitUsage, "--scope"},
 		{[]string{"--offsets", "start", "-f", "testdata/fixture.ndjson"}, cmdutil.ExitUsage, "--offsets"},
 		{[]string{"-f", "testdata/missing.ndjson"}, cmdutil.ExitFailure, "missing.ndjson"},
-		{[]string{"-f", bad}, cmdutil.ExitFailure, "line 2: a/0 offset 2: offsets of a channel must increase"},
+		{[]string{"-f", bad}, cmdutil.ExitFailure, "line 2: a/0 offset 2: offset 2 after offset 3 (line 1): a channel's offsets must not decrease"},
 	} {
 		code, _, errOut := exec(t, false, "", tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) {

@@ -2,12 +2,17 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/replay"
 )
@@ -22,15 +27,19 @@ type Capture struct {
 	Name string
 	// Channels are the channels the capture's lines name, sorted.
 	Channels []clock.Channel
+	// Stopped is the capture's stopped line when it did not finish its
+	// range (a warning has said so on stderr); nil for a whole capture.
+	Stopped *capture.Stopped
 
-	path    string
-	first   *os.File  // a regular file, opened by OpenCapture for the first reading
-	once    io.Reader // stdin or a file readable once, read through ctx
-	spool   *os.File  // once's copy, removed by Close
-	opened  []io.Closer
-	maxLine int
-	read    bool
-	observe func(*capture.Item) error
+	path     string
+	first    *os.File  // a regular file, opened by OpenCapture for the first reading
+	once     io.Reader // stdin or a file readable once, read through ctx
+	spool    *os.File  // once's copy, unlinked when created (else removed by Close)
+	unlinked bool      // the spool's name is gone already
+	opened   []io.Closer
+	maxLine  int
+	read     bool
+	observe  func(*capture.Item) error
 }
 
 // OpenCapture opens the capture at path ("-" for stdin) and reads it once,
@@ -60,22 +69,132 @@ func OpenCapture(ctx context.Context, ios *iostreams.IOStreams, path string, max
 		}
 	}
 	first, err := c.Open(capture.ChannelsOnly())
+	chk := &checked{names: names, channels: map[string]*channelState{}}
 	if err == nil {
 		// A regular file is read on every core (in parts, merged in
 		// line order); anything else on a goroutine of its own.
 		pf := replay.Prefetch(replay.WithContext(ctx, first))
-		var src replay.Source = pf
+		chk.src = pf
+		var src replay.Source = chk
 		if c.observe != nil {
 			src = &observed{src, c.observe}
 		}
 		c.Channels, err = replay.Discover(src, names)
 		pf.Close()
 	}
+	if err == nil && len(c.Channels) == 0 {
+		// Whatever the command: an empty capture was almost certainly
+		// captured or named wrongly (docs/exit-codes.md).
+		err = ErrEmptyCapture
+	}
 	if err != nil {
 		c.Close()
 		return nil, fmt.Errorf("%s: %w", c.Name, err)
 	}
+	for _, w := range chk.warnings {
+		fmt.Fprintf(ios.ErrOut, "warning: %s: %s\n", escape.Text(c.Name), w)
+	}
+	if c.Stopped = first.Stopped(); c.Stopped != nil {
+		fmt.Fprintf(ios.ErrOut, "warning: %s: %s\n", escape.Text(c.Name), StoppedWarning(c.Stopped))
+	}
 	return c, nil
+}
+
+// ErrEmptyCapture is the error of a capture without a single record,
+// position or log-facts line: every command that reads captures refuses
+// one (exit 1).
+var ErrEmptyCapture = errors.New("holds no records or positions: an empty capture is an error")
+
+// StoppedWarning says that a capture is partial (it ends in a stopped
+// line): where it stopped and why.
+func StoppedWarning(s *capture.Stopped) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "the range is partial: the capture stopped (%s) at line %d after %s", escape.Text(s.Reason), s.Line, render.Count(s.Records, "record", "records"))
+	for i, ch := range s.Channels {
+		if i == 0 {
+			b.WriteString("; unfinished: ")
+		} else {
+			b.WriteString(", ")
+		}
+		b.WriteString(ch.String())
+	}
+	return b.String()
+}
+
+// checked is the first reading of a capture, checked as a whole as it
+// passes: what one line cannot show wrong. Refused (an *replay.InputError
+// naming the line): a channel's offsets going backwards (SPEC §4), a second
+// log-facts line for a channel. Warned about, since a broker can really
+// report it (docs/capture-format.md §5): a record or position past the
+// high watermark of the channel's log facts, a cleanup policy no Kafka
+// knows, a negative retention.bytes other than −1.
+type checked struct {
+	src      replay.Source
+	names    *clock.Names
+	channels map[string]*channelState
+	warnings []string
+}
+
+// channelState is what checked keeps of a channel.
+type channelState struct {
+	last, lastLine int64 // the highest offset so far and its line; lastLine 0 before any
+	facts          *capture.LogFacts
+	factsLine      int64
+	pastEnd        bool // warned of an offset past the high watermark
+}
+
+func (c *checked) Next() (*capture.Item, error) {
+	it, err := c.src.Next()
+	if err != nil {
+		return it, err
+	}
+	// A channel by UUID where the line or the names bind one, else by
+	// name: lines spelling one channel two ways are still one channel once
+	// a line binds the name.
+	key := it.Topic
+	if !it.TopicID.IsZero() {
+		key = it.TopicID.String()
+	} else if id, ok := c.names.ID(it.Topic); ok {
+		key = id.String()
+	}
+	key += "/" + strconv.Itoa(int(it.Partition))
+	st := c.channels[key]
+	if st == nil {
+		st = &channelState{}
+		c.channels[key] = st
+	}
+	name := func() string {
+		if it.Topic != "" {
+			return fmt.Sprintf("%s/%d", it.Topic, it.Partition)
+		}
+		return fmt.Sprintf("%s/%d", it.TopicID, it.Partition)
+	}
+	if it.Kind == capture.KindLogFacts {
+		if st.facts != nil {
+			return nil, replay.NewInputError(it, fmt.Errorf("a second log-facts line for the channel (the first is line %d)", st.factsLine))
+		}
+		st.facts, st.factsLine = it.Facts, it.Line
+		if r := it.Facts.Retention; r != nil {
+			if !r.PolicyKnown() {
+				c.warnings = append(c.warnings, fmt.Sprintf("line %d: %s: cleanup policy \"%s\" is none Kafka knows (delete, compact): retention is not classified", it.Line, name(), escape.Text(r.CleanupPolicy)))
+			}
+			if r.Bytes < -1 {
+				c.warnings = append(c.warnings, fmt.Sprintf("line %d: %s: retention.bytes %d, read as no limit (-1), as Kafka does", it.Line, name(), r.Bytes))
+			}
+		}
+		return it, nil
+	}
+	if st.lastLine > 0 && it.Offset < st.last {
+		ie := replay.NewInputError(it, fmt.Errorf("offset %d after offset %d (line %d): a channel's offsets must not decrease (SPEC §4)", it.Offset, st.last, st.lastLine))
+		ie.Channel, ie.Offset = name(), it.Offset
+		return nil, ie
+	}
+	st.last, st.lastLine = it.Offset, it.Line
+	if f := st.facts; f != nil && !st.pastEnd && (it.Offset > f.HighWatermark || it.Kind == capture.KindRecord && it.Offset == f.HighWatermark) {
+		st.pastEnd = true
+		c.warnings = append(c.warnings, fmt.Sprintf("line %d: %s: offset %d is past the high watermark %d of the log facts at line %d (written after the facts were read?)", it.Line, name(), it.Offset, f.HighWatermark, st.factsLine))
+	}
+	return it, nil
 }
 
 // CaptureOption changes how OpenCapture reads a capture the first time.
@@ -115,6 +234,10 @@ func (c *Capture) Open(opts ...capture.ReaderOption) (*capture.Reader, error) {
 			if err != nil {
 				return nil, fmt.Errorf("spooling %s: %w", c.Name, err)
 			}
+			// Unlinked at once where the system allows it (not Windows):
+			// the open file stays readable, and no spool outlives the
+			// process, however it ends.
+			c.unlinked = os.Remove(f.Name()) == nil
 			c.spool = f
 			return capture.NewReader(io.TeeReader(c.once, &spoolWriter{f: f}), opt...), nil
 		}
@@ -162,7 +285,9 @@ func (c *Capture) Close() error {
 	c.closeOpened()
 	if c.spool != nil {
 		c.spool.Close()
-		os.Remove(c.spool.Name())
+		if !c.unlinked {
+			os.Remove(c.spool.Name())
+		}
 	}
 	return nil
 }

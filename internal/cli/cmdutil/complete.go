@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/escape"
 	"slices"
 	"strings"
 	"time"
@@ -57,6 +58,9 @@ func AddConnFlags(cmd *cobra.Command, f *Factory) {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
+		for i, n := range names {
+			names[i] = escape.Text(n)
+		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	})
 	CompleteFlagValues(cmd, "sasl-mechanism", kafka.MechanismPlain, kafka.MechanismScramSHA256, kafka.MechanismScramSHA512)
@@ -93,7 +97,7 @@ func DeclareTopicArgs(cmd *cobra.Command, f *Factory) {
 		var out []cobra.Completion
 		for name := range topics {
 			if !slices.Contains(args, name) {
-				out = append(out, name)
+				out = append(out, escape.Text(name))
 			}
 		}
 		slices.Sort(out)
@@ -141,10 +145,12 @@ func clusterChannels(f *Factory, suffix string) func(*cobra.Command) ([]cobra.Co
 		slices.SortFunc(names, cmp.Compare)
 		var out []cobra.Completion
 		for _, name := range names {
+			topic := name
+			name := escape.Text(name) // a completion is a line: nothing may break it
 			if suffix == "" {
-				out = append(out, fmt.Sprintf("%s\ttopic, %s", name, render.Count(len(topics[name]), "partition", "partitions")))
+				out = append(out, fmt.Sprintf("%s\ttopic, %s", name, render.Count(len(topics[topic]), "partition", "partitions")))
 			}
-			for _, p := range topics[name] {
+			for _, p := range topics[topic] {
 				out = append(out, fmt.Sprintf("%s/%d%s", name, p, suffix))
 			}
 		}
@@ -161,6 +167,9 @@ func clusterGroups(f *Factory) cobra.CompletionFunc {
 		groups, _ := askCluster(c, f, func(ctx context.Context, cl *kafka.Client) ([]string, error) {
 			return cl.Groups(ctx)
 		})
+		for i, g := range groups {
+			groups[i] = escape.Text(g)
+		}
 		return groups, cobra.ShellCompDirectiveNoFileComp
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
 )
 
@@ -223,7 +224,12 @@ func reportText(rep *inspect.Report, opts *Options) string {
 // headLine is one head: where, how long, its retention and its blockers.
 func headLine(h *inspect.Head) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s@%d  held %s", h.Channel, h.Offset, h.Age)
+	if h.Age.Known {
+		fmt.Fprintf(&b, "%s@%d  held %s", h.Channel, h.Offset, h.Age)
+	} else {
+		// Kept under --older-than, which cannot show it younger.
+		fmt.Fprintf(&b, "%s@%d  held (undated: the record has no timestamp)", h.Channel, h.Offset)
+	}
 	if h.Queued > 1 {
 		fmt.Fprintf(&b, " (+%d behind)", h.Queued-1)
 	}
@@ -252,7 +258,7 @@ func headLine(h *inspect.Head) string {
 		if t := bl.Producer; t != nil {
 			fmt.Fprintf(&b, " by producer %d", t.ProducerID)
 			if t.TransactionalID != "" {
-				fmt.Fprintf(&b, " (%s)", t.TransactionalID)
+				fmt.Fprintf(&b, " (%s)", escape.Text(t.TransactionalID))
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/parsley"
 )
@@ -269,7 +270,7 @@ func text(rep jsonReport) string {
 	fmt.Fprintf(&b, "Ordering state of %s (changelog %s) at %s: %d held %s, %d records held.\n",
 		app, rep.Changelog, rep.Now, rep.HeldHeads, render.Noun(rep.HeldHeads, "head", "heads"), rep.HeldRecords)
 	if g := rep.Group; g != nil {
-		fmt.Fprintf(&b, "Group %s: %s, %d %s.\n", g.Group, g.State, len(g.Members), render.Noun(len(g.Members), "member", "members"))
+		fmt.Fprintf(&b, "Group %s: %s, %d %s.\n", escape.Text(g.Group), escape.Text(g.State), len(g.Members), render.Noun(len(g.Members), "member", "members"))
 		for _, m := range g.Members {
 			var as []string
 			for _, topic := range slices.Sorted(maps.Keys(m.Assignment)) {
@@ -277,7 +278,7 @@ func text(rep jsonReport) string {
 					as = append(as, topic+"/"+strconv.Itoa(int(p)))
 				}
 			}
-			fmt.Fprintf(&b, "  %s (%s on %s): subscribes %s; assigned %s\n", m.MemberID, m.ClientID, m.Host,
+			fmt.Fprintf(&b, "  %s (%s on %s): subscribes %s; assigned %s\n", escape.Text(m.MemberID), escape.Text(m.ClientID), escape.Text(m.Host),
 				listText(m.Subscription), listText(as))
 		}
 	} else {
@@ -286,7 +287,7 @@ func text(rep jsonReport) string {
 	for _, t := range rep.Tasks {
 		assigned := "unassigned"
 		if t.AssignedTo != nil {
-			assigned = "assigned to " + *t.AssignedTo
+			assigned = "assigned to " + escape.Text(*t.AssignedTo)
 		}
 		fmt.Fprintf(&b, "\nTask %d: scope from %s, %s; changelog read to %s of %s", t.Task, t.ScopeSource, assigned, orNull(t.ReadTo), orNull(t.HighWatermark))
 		if t.BehindTransactionFrom != nil {
