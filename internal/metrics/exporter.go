@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/tracker"
 )
 
@@ -34,6 +35,7 @@ type ProcessCollector struct {
 
 	held, heldAge, heads, assigned, corrupt, behind *prometheus.Desc
 	fedLag, committedLag, members, entries          *prometheus.Desc
+	refusals, gap                                   *prometheus.Desc
 	lastSuccess, errors, followed, refreshDuration  *prometheus.Desc
 	diagnosed                                       *prometheus.Desc
 }
@@ -63,6 +65,8 @@ func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector 
 		committedLag: desc("parsley_channel_committed_lag_records", "The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.", with("topic", "partition")...),
 		members:      desc("parsley_group_members", "Members of the process's consumer group.", "app"),
 		entries:      desc("parsley_changelog_entries_read_total", "Entries of the process's ordering changelog the exporter read, tombstones included.", "app"),
+		refusals:     desc("parsley_start_refusals", "Refusals Parsley's next start of the process would make, by reason (docs/refusals.md; 0 for each reason it would not): TASK_WIDTH_CHANGED once a received topic gained partitions.", "app", "reason"),
+		gap:          desc("parsley_changelog_gap", "1 when entries of the process's ordering changelog were deleted before the exporter read them (retention or DeleteRecords): its store cannot be rebuilt from the changelog and its task series are not exported; else 0.", "app"),
 
 		lastSuccess:     desc("causalctl_exporter_last_refresh_success_timestamp_seconds", "When the exporter last read every process without error (Unix time)."),
 		errors:          desc("causalctl_exporter_refresh_errors_total", "Failed reads of the cluster (discoveries and process refreshes)."),
@@ -76,6 +80,7 @@ func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector 
 func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.held, c.heldAge, c.heads, c.assigned, c.corrupt, c.behind, c.fedLag, c.committedLag, c.members, c.entries,
+		c.refusals, c.gap,
 		c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed,
 	} {
 		ch <- d
@@ -94,8 +99,15 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	for _, p := range s.Processes {
+		gauge(c.gap, flag(p.Gap != ""), p.App)
+		if p.Gap != "" {
+			continue // a store missing entries: nothing of it is exported
+		}
 		gauge(c.members, float64(p.Members), p.App)
 		ch <- prometheus.MustNewConstMetric(c.entries, prometheus.CounterValue, float64(p.EntriesRead), p.App)
+		for _, r := range parsley.Reasons() {
+			gauge(c.refusals, float64(p.StartRefusals[r]), p.App, string(r))
+		}
 		for i := range p.Tasks {
 			t := &p.Tasks[i]
 			task := strconv.Itoa(int(t.Task))

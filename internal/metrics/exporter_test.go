@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/tracker"
 )
 
@@ -49,6 +50,7 @@ func notifierSnapshot() *tracker.Snapshot {
 		Diagnosed:       7,
 		Processes: []tracker.Process{{
 			App: "notifier", Changelog: "notifier-__parsley.ordering-changelog", GroupState: "Stable", Members: 1, EntriesRead: 42,
+			StartRefusals: map[parsley.Reason]int{parsley.ReasonTaskWidthChanged: 1},
 			Tasks: []tracker.Task{
 				{Task: 0, Assigned: true, Topics: []tracker.TopicHolds{{Topic: "payments"}}, Heads: map[inspect.Cause]int{},
 					Channels: []tracker.Channel{{Topic: "payments", Partition: 0, FedLag: 0, CommittedLag: 0}}},
@@ -70,9 +72,15 @@ func notifierSnapshot() *tracker.Snapshot {
 // series — per task and topic the held records and the oldest's age to
 // the scrape's clock, heads only for the causes they have, lags only
 // where known, the exporter's health.
+//
+// A process whose changelog has a gap exports that, and nothing of the
+// tasks it had.
 func TestProcessCollector(t *testing.T) {
 	src := &fixedProcesses{}
-	src.set(notifierSnapshot())
+	s := notifierSnapshot()
+	s.Processes = append([]tracker.Process{{App: "gapped", Changelog: "gapped-__parsley.ordering-changelog", Members: 1, EntriesRead: 9,
+		Gap: "offsets 0 to 99 … were deleted", Tasks: []tracker.Task{{Task: 0, Topics: []tracker.TopicHolds{{Topic: "orders", Held: 3}}}}}}, s.Processes...)
+	src.set(s)
 	c := NewProcessCollector(src, func() time.Time { return scrapeTime })
 	want := `
 # HELP causalctl_exporter_changelogs_followed Ordering changelogs the exporter follows.
@@ -101,6 +109,10 @@ parsley_channel_committed_lag_records{app="notifier",partition="1",task="1",topi
 # TYPE parsley_channel_fed_lag_records gauge
 parsley_channel_fed_lag_records{app="notifier",partition="0",task="0",topic="payments"} 0
 parsley_channel_fed_lag_records{app="notifier",partition="1",task="1",topic="payments"} 4
+# HELP parsley_changelog_gap 1 when entries of the process's ordering changelog were deleted before the exporter read them (retention or DeleteRecords): its store cannot be rebuilt from the changelog and its task series are not exported; else 0.
+# TYPE parsley_changelog_gap gauge
+parsley_changelog_gap{app="gapped"} 1
+parsley_changelog_gap{app="notifier"} 0
 # HELP parsley_group_members Members of the process's consumer group.
 # TYPE parsley_group_members gauge
 parsley_group_members{app="notifier"} 1
@@ -118,6 +130,15 @@ parsley_records_held{app="notifier",task="1",topic="shipments"} 5
 parsley_records_held_age_max_seconds{app="notifier",task="0",topic="payments"} 0
 parsley_records_held_age_max_seconds{app="notifier",task="1",topic="payments"} 600
 parsley_records_held_age_max_seconds{app="notifier",task="1",topic="shipments"} 0
+# HELP parsley_start_refusals Refusals Parsley's next start of the process would make, by reason (docs/refusals.md; 0 for each reason it would not): TASK_WIDTH_CHANGED once a received topic gained partitions.
+# TYPE parsley_start_refusals gauge
+parsley_start_refusals{app="notifier",reason="CHANNEL_DELETED_WITH_UNDELIVERED_MESSAGES"} 0
+parsley_start_refusals{app="notifier",reason="CHANNEL_IDENTITY_CHANGED"} 0
+parsley_start_refusals{app="notifier",reason="CHANNEL_REMOVED_WITH_HELD_MESSAGES"} 0
+parsley_start_refusals{app="notifier",reason="ORDERING_STATE_LOST"} 0
+parsley_start_refusals{app="notifier",reason="POSITIONS_DISCARDED_UNREAD"} 0
+parsley_start_refusals{app="notifier",reason="TASK_WIDTH_CHANGED"} 1
+parsley_start_refusals{app="notifier",reason="UNKNOWN_ORDERING_STATE_FORMAT"} 0
 # HELP parsley_task_assigned 1 when a member of the process's group is assigned the task, else 0.
 # TYPE parsley_task_assigned gauge
 parsley_task_assigned{app="notifier",task="0"} 1

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/parsley"
 )
 
 // Snapshot is what the tracker knows after its latest refresh: every
@@ -46,6 +47,13 @@ type Process struct {
 	// since the changelog was first followed.
 	EntriesRead int64
 	Tasks       []Task
+	// StartRefusals counts the refusals Parsley's next start would make
+	// (parsley.CheckStart), by reason; none when it would start.
+	StartRefusals map[parsley.Reason]int
+	// Gap, when set, says the changelog lost entries before they were
+	// read (retention or DeleteRecords): the store cannot be rebuilt from
+	// it, and Tasks is empty rather than a store missing entries.
+	Gap string
 }
 
 // Task is one task (a changelog partition) of a process.
@@ -65,9 +73,6 @@ type Task struct {
 	// BehindTransaction says the changelog partition was not read to the
 	// end listed at the refresh: an open transaction holds it below.
 	BehindTransaction bool
-	// Start refusals (issue 24: parsley.CheckStart) go here once the
-	// refusals work lands, one count per reason; the collector exports
-	// them as parsley_task_start_refusals{app,task,reason}.
 }
 
 // TopicHolds is what a task holds of one topic.

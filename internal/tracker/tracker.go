@@ -131,13 +131,20 @@ func (t *Tracker) Close() {
 // following those deleted. A failed listing is recorded as a refresh
 // error would be, and changes nothing.
 func (t *Tracker) Discover(ctx context.Context) error {
-	topics, err := t.cfg.Client.TopicPartitions(ctx)
-	if err != nil {
+	topics, changed := t.topics(ctx)
+	err := errors.Join(changed...)
+	if topics == nil {
 		t.fail(fmt.Errorf("discovering ordering changelogs: %w", err))
 		return err
 	}
+	if err != nil {
+		t.fail(err)
+	}
 	for topic, p := range t.procs {
-		if _, ok := topics[topic]; !ok || p.ended() {
+		// A follower that ended over a gap is kept: following the
+		// changelog again from its new log start would read a store
+		// missing the deleted entries as if it were whole.
+		if _, ok := topics[topic]; !ok || p.ended() && !errors.Is(p.failure(), kafka.ErrGap) {
 			p.stop()
 			delete(t.procs, topic)
 		}
@@ -150,6 +157,43 @@ func (t *Tracker) Discover(ctx context.Context) error {
 		t.procs[topic] = t.follow(ctx, app, topic)
 	}
 	return nil
+}
+
+// topics lists the cluster's topics. A topic deleted and recreated since
+// the client learned it (a new topic ID) fails the listing with an
+// identity change: it is reported (in changed), forgotten, its changelog
+// followed anew from the new topic's start when it is one, and the
+// listing retried. nil when the listing failed (the error last in
+// changed).
+func (t *Tracker) topics(ctx context.Context) (map[string][]int32, []error) {
+	var changed []error
+	for range 16 {
+		topics, err := t.cfg.Client.TopicPartitions(ctx)
+		var ice *kafka.IdentityChangedError
+		if !errors.As(err, &ice) {
+			if err != nil {
+				return nil, append(changed, fmt.Errorf("listing topics: %w", err))
+			}
+			return topics, changed
+		}
+		changed = append(changed, t.identityChanged(ctx, ice))
+	}
+	return nil, append(changed, errors.New("listing topics: too many identity changes at once"))
+}
+
+// identityChanged reports that a topic was deleted and recreated: the
+// client forgets its old ID, and a changelog followed under its name is
+// followed anew — a new store from the new topic's log start, never merged
+// with the old one's; the old store is no longer published.
+func (t *Tracker) identityChanged(ctx context.Context, ice *kafka.IdentityChangedError) error {
+	t.cfg.Client.Forget(ice.Topic)
+	p, ok := t.procs[ice.Topic]
+	if !ok {
+		return ice
+	}
+	p.stop()
+	t.procs[ice.Topic] = t.follow(ctx, p.app, p.topic)
+	return fmt.Errorf("%s: %w: its ordering state is read anew from the new topic, never merged with the old one's", p.app, ice)
 }
 
 // fail records a failed read.
@@ -173,19 +217,37 @@ func (t *Tracker) fail(err error) {
 // others.
 func (t *Tracker) Refresh(ctx context.Context) error {
 	start := t.cfg.Now()
-	var errs []error
-	exist, err := t.cfg.Client.TopicPartitions(ctx)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("listing topics: %w", err))
-	}
+	exist, errs := t.topics(ctx)
 	for _, topic := range slices.Sorted(maps.Keys(t.procs)) {
-		if err != nil {
+		if exist == nil {
 			break
 		}
 		p := t.procs[topic]
+		var ice *kafka.IdentityChangedError
+		var gap *kafka.GapError
+		switch ferr := p.failure(); {
+		case errors.As(ferr, &gap):
+			if p.gap == nil {
+				p.gap = gap
+				errs = append(errs, fmt.Errorf("%s: %s", p.app, gapText(gap)))
+			}
+			p.state = &Process{App: p.app, Changelog: p.topic, Gap: gapText(gap)}
+			continue
+		case errors.As(ferr, &ice) && ice.Topic == p.topic:
+			errs = append(errs, t.identityChanged(ctx, ice))
+			continue
+		}
 		if rerr := t.refresh(ctx, p, exist); rerr != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			var ice *kafka.IdentityChangedError
+			if errors.As(rerr, &ice) {
+				// Forgotten, so that the next refresh reads the new topic.
+				if cerr := t.identityChanged(ctx, ice); ice.Topic == p.topic {
+					errs = append(errs, cerr)
+					continue
+				}
 			}
 			errs = append(errs, fmt.Errorf("%s: %w", p.app, rerr))
 		}
@@ -221,16 +283,18 @@ type process struct {
 	cancel     context.CancelFunc
 	done       chan struct{}
 
-	mu      sync.Mutex
-	cl      *parsley.Changelog
-	dirty   map[int32]bool // partitions whose store changed since diagnosed
-	moved   chan struct{}  // closed (and replaced) when a read position moves
-	err     error          // why the follower ended
-	started bool           // the follower is open
+	mu    sync.Mutex
+	cl    *parsley.Changelog
+	dirty map[int32]bool  // partitions whose store changed since diagnosed
+	moved chan struct{}   // closed (and replaced) when a read position moves
+	err   error           // why the follower ended
+	fol   *kafka.Follower // once open
 
 	committed map[clock.Channel]int64
 	tasks     map[int32]*cachedTask
 	state     *Process
+	refusals  map[parsley.Reason]int // the next start's, as of the last diagnosis
+	gap       *kafka.GapError        // the follower ended over it (reported once)
 }
 
 // cachedTask is a task's last diagnosis and the digest of its inputs.
@@ -261,7 +325,7 @@ func (p *process) run(ctx context.Context, c *kafka.Client, opts []kafka.ReadOpt
 		return
 	}
 	p.mu.Lock()
-	p.started = true
+	p.fol = fol
 	p.mu.Unlock()
 	for {
 		it, err := fol.Next(ctx)
@@ -284,6 +348,22 @@ func (p *process) run(ctx context.Context, c *kafka.Client, opts []kafka.ReadOpt
 		}
 		p.mu.Unlock()
 	}
+}
+
+// gapText says what a gap in a followed changelog means for its store.
+func gapText(gap *kafka.GapError) string {
+	return fmt.Sprintf("offsets %d to %d of %s were deleted before the exporter read them (retention or DeleteRecords): "+
+		"the store can no longer be trusted from the changelog, and the process's holds are no longer exported", gap.From, gap.To-1, gap.Channel)
+}
+
+// failure is why the follower ended; nil while it runs.
+func (p *process) failure() error {
+	if !p.ended() {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
 }
 
 func (p *process) end(err error) {
@@ -311,7 +391,11 @@ func (p *process) stop() {
 }
 
 // waitRead waits until every partition's read reached ends, or until
-// deadline, and returns the partitions that did not.
+// deadline, and returns the partitions that did not: those an open
+// transaction holds back. A read short of its end because the follower
+// cannot read (not open yet, or retrying a failing broker) is an error
+// naming where it is stuck, never "behind a transaction": the store it
+// has is not the one the changelog holds.
 func (p *process) waitRead(ctx context.Context, ends map[int32]int64, deadline time.Time) (map[int32]bool, error) {
 	for {
 		p.mu.Lock()
@@ -321,7 +405,7 @@ func (p *process) waitRead(ctx context.Context, ends map[int32]int64, deadline t
 				behind[part] = true
 			}
 		}
-		moved, ferr := p.moved, p.err
+		moved, ferr, fol := p.moved, p.err, p.fol
 		p.mu.Unlock()
 		if len(behind) == 0 {
 			return nil, nil
@@ -331,6 +415,12 @@ func (p *process) waitRead(ctx context.Context, ends map[int32]int64, deadline t
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
+			switch {
+			case fol == nil:
+				return nil, fmt.Errorf("following %s: not open yet (its partitions' offsets not listed)", p.topic)
+			case fol.Failing() != nil:
+				return nil, fmt.Errorf("following %s: %w", p.topic, fol.Failing())
+			}
 			return behind, nil
 		}
 		timer := time.NewTimer(wait)
@@ -433,11 +523,13 @@ func (t *Tracker) refresh(ctx context.Context, p *process, exist map[string][]in
 	now := t.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	changed := p.refusals == nil
 	for _, part := range parts {
 		st.EntriesRead += p.cl.Partition(part).Entries
 		d := taskDigest(part, gd, proc, behind[part])
 		ct, ok := p.tasks[part]
 		if !ok || p.dirty[part] || ct.digest != d {
+			changed = true
 			dt, err := inspect.DiagnoseTask(proc, part, now)
 			if err != nil {
 				return err
@@ -449,6 +541,17 @@ func (t *Tracker) refresh(ctx context.Context, p *process, exist map[string][]in
 		}
 		st.Tasks = append(st.Tasks, ct.task)
 	}
+	// The next start's refusals read every store, the group and the
+	// topics' partition counts: checked again when a task's inputs moved
+	// (a digest holds the counts), so that partitions added to a received
+	// topic are seen as TASK_WIDTH_CHANGED at once.
+	if changed {
+		p.refusals = map[parsley.Reason]int{}
+		for _, r := range proc.NextStart(nil) {
+			p.refusals[r.Reason]++
+		}
+	}
+	st.StartRefusals = p.refusals
 	p.state = st
 	return nil
 }

@@ -2,12 +2,15 @@ package tracker
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
@@ -275,5 +278,48 @@ func TestTrackerRediscovers(t *testing.T) {
 	}
 	if s := refresh(t, tr); s.Followed != 1 || len(s.Processes) != 1 || s.Processes[0].App != "other" {
 		t.Errorf("after deleting shop's changelog: %+v", s)
+	}
+}
+
+// TestTrackerFollowerFailing: a changelog partition the follower cannot
+// read (its leader refuses every fetch) fails the refresh with an error
+// naming the partition, its position and the cause — never a task "behind
+// a transaction" with the part of the store read so far — and nothing of
+// the process is published; healed, the next refresh reads it.
+func TestTrackerFollowerFailing(t *testing.T) {
+	k := newCluster(t)
+	k.begin("shop", 0)
+	k.begin("shop", 1)
+	k.hold("shop", k.ch("payments", 1), 2, clock.Entry{Channel: k.ch("orders", 1), Position: 9})
+	fault := k.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: parsley.ChangelogTopic("shop"), Partitions: []int32{1},
+		Err: kerr.NotLeaderForPartition, Count: -1})
+	tr := newTracker(t, k, "")
+	tr.cfg.TxnWait = 300 * time.Millisecond
+	ctx := context.Background()
+	if err := tr.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := tr.Refresh(ctx)
+	if err == nil || !strings.Contains(err.Error(), "shop: following shop-__parsley.ordering-changelog: reading shop-__parsley.ordering-changelog/1 failed at position 0") ||
+		!strings.Contains(err.Error(), "NOT_LEADER_FOR_PARTITION") {
+		t.Fatalf("refresh: %v, want the failing partition, its position and the cause", err)
+	}
+	if s, _ := tr.Latest(); len(s.Processes) != 0 || s.Errors != 1 {
+		t.Errorf("snapshot %+v: want no process and one error", s)
+	}
+	fault.Remove()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := tr.Refresh(ctx)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("healed, the refresh still fails: %v", err)
+		}
+	}
+	s, _ := tr.Latest()
+	if got := held(task(t, s, "shop", 1), "payments"); got.Held != 1 || task(t, s, "shop", 1).BehindTransaction {
+		t.Errorf("healed: task 1 %+v", task(t, s, "shop", 1))
 	}
 }
