@@ -112,6 +112,12 @@ func metricValue(body, series string) (float64, bool) {
 	return 0, false
 }
 
+// refreshedAt says the last successful refresh is stamped with clk's now.
+func refreshedAt(body string, clk *testClock) bool {
+	v, ok := metricValue(body, "causalctl_exporter_last_refresh_success_timestamp_seconds")
+	return ok && v == float64(clk.now().Unix())
+}
+
 const refreshErrors = "causalctl_exporter_refresh_errors_total"
 
 func failedRefreshes(body string) float64 {
@@ -232,10 +238,7 @@ func rideBlackhole(t *testing.T, fc *faultCluster, f fault, clk *testClock, same
 		t.Errorf("/healthz past --unhealthy-after: %d %q, want 503 refreshes failing for 2m0s", code, why)
 	}
 	remove()
-	body := e.await(t, "the fault-free metrics once healed", func(b string) bool {
-		v, _ := metricValue(b, "causalctl_exporter_last_refresh_success_timestamp_seconds")
-		return same(b) && v == float64(clk.now().Unix())
-	})
+	body := e.await(t, "the fault-free metrics once healed", func(b string) bool { return same(b) && refreshedAt(b, clk) })
 	if code, why := e.health(t); code != 200 || why != "ok\n" {
 		t.Errorf("/healthz healed: %d %q, want 200 ok", code, why)
 	}

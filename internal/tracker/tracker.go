@@ -55,6 +55,10 @@ type Config struct {
 	Now func() time.Time
 	// ReadOptions are added to every changelog follower's (tests).
 	ReadOptions []kafka.ReadOption
+	// OnError, when set, is called with each failed discovery's or
+	// refresh's error as it fails, on the tracker's goroutine: a snapshot
+	// keeps only the latest refresh's, which a quick success clears.
+	OnError func(error)
 }
 
 // Tracker follows the processes of one cluster. Discover, Refresh and Run
@@ -198,6 +202,9 @@ func (t *Tracker) identityChanged(ctx context.Context, ice *kafka.IdentityChange
 
 // fail records a failed read.
 func (t *Tracker) fail(err error) {
+	if t.cfg.OnError != nil {
+		t.cfg.OnError(err)
+	}
 	t.errors++
 	if t.failingSince.IsZero() {
 		t.failingSince = t.cfg.Now()
@@ -227,11 +234,7 @@ func (t *Tracker) Refresh(ctx context.Context) error {
 		var gap *kafka.GapError
 		switch ferr := p.failure(); {
 		case errors.As(ferr, &gap):
-			if p.gap == nil {
-				p.gap = gap
-				errs = append(errs, fmt.Errorf("%s: %s", p.app, gapText(gap)))
-			}
-			p.state = &Process{App: p.app, Changelog: p.topic, Gap: gapText(gap)}
+			errs = append(errs, p.gapped(gap)...)
 			continue
 		case errors.As(ferr, &ice) && ice.Topic == p.topic:
 			errs = append(errs, t.identityChanged(ctx, ice))
@@ -241,7 +244,10 @@ func (t *Tracker) Refresh(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			var ice *kafka.IdentityChangedError
+			if errors.As(rerr, &gap) { // the follower ended over it meanwhile
+				errs = append(errs, p.gapped(gap)...)
+				continue
+			}
 			if errors.As(rerr, &ice) {
 				// Forgotten, so that the next refresh reads the new topic.
 				if cerr := t.identityChanged(ctx, ice); ice.Topic == p.topic {
@@ -269,6 +275,11 @@ func (t *Tracker) Refresh(ctx context.Context) error {
 			t.failingSince = start
 		}
 		s.LastError = errors.Join(errs...).Error()
+		if t.cfg.OnError != nil {
+			for _, err := range errs {
+				t.cfg.OnError(err)
+			}
+		}
 	}
 	s.LastSuccess, s.FailingSince, s.Errors, s.Diagnosed = t.lastSuccess, t.failingSince, t.errors, t.diagnosed
 	t.latest.Store(s)
@@ -350,17 +361,23 @@ func (p *process) run(ctx context.Context, c *kafka.Client, opts []kafka.ReadOpt
 	}
 }
 
-// gapText says what a gap in a followed changelog means for its store.
-func gapText(gap *kafka.GapError) string {
-	return fmt.Sprintf("offsets %d to %d of %s were deleted before the exporter read them (retention or DeleteRecords): "+
+// gapped publishes the process as one whose changelog lost entries before
+// they were read: its store cannot be rebuilt from the changelog, so none
+// of it is published, only the gap. The first time it returns the error
+// that says so; the process stays so until its topic is recreated.
+func (p *process) gapped(gap *kafka.GapError) []error {
+	text := fmt.Sprintf("offsets %d to %d of %s were deleted before the exporter read them (retention or DeleteRecords): "+
 		"the store can no longer be trusted from the changelog, and the process's holds are no longer exported", gap.From, gap.To-1, gap.Channel)
-}
-
-// failure is why the follower ended; nil while it runs.
-func (p *process) failure() error {
-	if !p.ended() {
+	p.state = &Process{App: p.app, Changelog: p.topic, Gap: text}
+	if p.gap != nil {
 		return nil
 	}
+	p.gap = gap
+	return []error{fmt.Errorf("%s: %s", p.app, text)}
+}
+
+// failure is why the follower ended (or is ending); nil while it runs.
+func (p *process) failure() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.err
