@@ -32,13 +32,7 @@ func recreateChangelog(t *testing.T, adm *kadm.Client) {
 }
 
 // deleteChangelogHead deletes the entries of faultApp's task 0 below 100.
-func deleteChangelogHead(t *testing.T, adm *kadm.Client) {
-	var del kadm.Offsets
-	del.Add(kadm.Offset{Topic: faultChangelog, Partition: 0, At: 100})
-	if _, err := adm.DeleteRecords(context.Background(), del); err != nil {
-		t.Error(err)
-	}
-}
+func deleteChangelogHead(t *testing.T, adm *kadm.Client) { deleteBelow(t, adm, faultChangelog, 0, 100) }
 
 // TestChangelogChangesMidRead: state and processes read a changelog from
 // its start to the end listed when the read began; its topic deleted and

@@ -87,6 +87,11 @@ type Config struct {
 	// Caps of the snapshots (see inspect.SnapshotOptions); zero means the
 	// default.
 	MaxRows, MaxHeads, MaxClockEntries, MaxStampEntries int
+	// OnGap, when set, is called on the driver's goroutine with each gap
+	// item (a read with kafka.AllowGaps passing offsets deleted before
+	// they were read), once per gap, as it is fed. The snapshots' recent
+	// events list each gap whether or not it is set.
+	OnGap func(*capture.Item)
 }
 
 // Driver feeds a gate from a Source on its own goroutine and publishes
@@ -232,6 +237,12 @@ func (d *Driver) Run(ctx context.Context) error {
 		case b := <-feed:
 			d.at = d.cfg.Now()
 			for _, it := range b.items {
+				if it.Gap != nil {
+					d.tr.ObserveGap(clock.Channel{Topic: it.TopicID, Partition: it.Partition}, it.Gap.From, it.Gap.To, d.at)
+					if d.cfg.OnGap != nil {
+						d.cfg.OnGap(it)
+					}
+				}
 				if err := d.r.Feed(it, d.emit); err != nil {
 					b.err = err
 					break
