@@ -41,6 +41,16 @@ func duringFirstFetch(c *kfake.Cluster, change func()) {
 	})
 }
 
+// deleteBelow deletes the records of topic/p below offset at, as
+// retention or DeleteRecords does.
+func deleteBelow(t *testing.T, adm *kadm.Client, topic string, p int32, at int64) {
+	var del kadm.Offsets
+	del.Add(kadm.Offset{Topic: topic, Partition: p, At: at})
+	if _, err := adm.DeleteRecords(context.Background(), del); err != nil {
+		t.Error(err)
+	}
+}
+
 // awaitOutput waits until buf matches re, failing the test at the deadline.
 func awaitOutput(t *testing.T, buf *testutil.SyncBuffer, re *regexp.Regexp, what string) {
 	t.Helper()
@@ -104,13 +114,7 @@ func TestRangeGapCommands(t *testing.T) {
 		t.Run(fmt.Sprintf("allow-gaps=%v", allow), func(t *testing.T) {
 			fc := newFaultCluster(t)
 			adm := kadm.NewClient(fc.writer(t))
-			duringFirstFetch(fc.Cluster, func() {
-				var del kadm.Offsets
-				del.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 100})
-				if _, err := adm.DeleteRecords(context.Background(), del); err != nil {
-					t.Error(err)
-				}
-			})
+			duringFirstFetch(fc.Cluster, func() { deleteBelow(t, adm, "orders", 0, 100) })
 			file := filepath.Join(t.TempDir(), "c.ndjson")
 			args := []string{"capture", "-t", "orders", "-t", "payments", "-f", file}
 			if allow {
@@ -283,5 +287,25 @@ func TestWatchPicksUpNewPartitions(t *testing.T) {
 	}
 	if got := stderr.String(); !strings.Contains(got, "watch: new partition orders/2: following it from offset 0\n") || strings.Count(got, "new partition") != 1 {
 		t.Errorf("stderr %q: want the new partition said once", got)
+	}
+}
+
+// TestWatchGapWarns: watch --allow-gaps reads past offsets deleted before
+// it read them as the range commands do — and, in a pipe, says so once per
+// gap on stderr with the range commands' warning.
+func TestWatchGapWarns(t *testing.T) {
+	fc := newFaultCluster(t)
+	adm := kadm.NewClient(fc.writer(t))
+	duringFirstFetch(fc.Cluster, func() { deleteBelow(t, adm, "orders", 0, 100) })
+	stdout, stderr, stop := startAsync(t, false, "watch", "--brokers", fc.brokers, "-t", "orders,payments", "--offsets", "start", "--allow-gaps",
+		"--interval", "50ms", "--request-timeout", "5s", "--dial-timeout", "1s")
+	// 450 records less the 100 deleted, each once.
+	awaitOutput(t, stdout, regexp.MustCompile(`(?m)^state=running .*received=350 `), "the 350 records left")
+	if code := stop(); code != cmdutil.ExitInterrupted {
+		t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+	}
+	const warning = "warning: orders/0: offsets 0 to 99 were deleted before they were read (retention or DeleteRecords); read on at 100 (--allow-gaps)\n"
+	if got := stderr.String(); got != warning {
+		t.Errorf("stderr %q, want the warning once: %q", got, warning)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
+	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
@@ -40,16 +41,19 @@ var faultNow = time.UnixMilli(1_800_000_000_000)
 // faultCluster is a pipeline big enough for a fetch to span many TCP
 // reads (about 300 KB): orders (2 partitions) and payments (1), each
 // payment claiming the order before it, the last one an order never
-// written (a hold).
+// written (a hold); and the Parsley process faultApp that ordered them,
+// its changelog as big (faults_process_test.go).
 type faultCluster struct {
 	*kafkatest.ProxiedCluster
-	brokers string
-	orders  clock.TopicID
+	brokers  string
+	orders   clock.TopicID
+	payments clock.TopicID
 }
 
 func newFaultCluster(t *testing.T, opts ...kfake.Opt) *faultCluster {
 	t.Helper()
-	pc := kafkatest.Proxied(t, append([]kfake.Opt{kfake.SeedTopics(2, "orders"), kfake.SeedTopics(1, "payments")}, opts...)...)
+	pc := kafkatest.Proxied(t, append([]kfake.Opt{kfake.SeedTopics(2, "orders"), kfake.SeedTopics(1, "payments"),
+		kfake.SeedTopics(2, parsley.ChangelogTopic(faultApp))}, opts...)...)
 	fc := &faultCluster{ProxiedCluster: pc, brokers: strings.Join(pc.Addrs(), ",")}
 	w := fc.writer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -59,11 +63,15 @@ func newFaultCluster(t *testing.T, opts ...kfake.Opt) *faultCluster {
 		t.Fatal(err)
 	}
 	for _, tm := range md.Topics {
-		if *tm.Topic == "orders" {
+		switch *tm.Topic {
+		case "orders":
 			fc.orders = clock.TopicID(tm.TopicID)
+		case "payments":
+			fc.payments = clock.TopicID(tm.TopicID)
 		}
 	}
 	fc.produce(t, w, 0, 150)
+	fc.writeProcess(t)
 	return fc
 }
 
@@ -138,7 +146,10 @@ func faultRunEnv(t *testing.T, brokers string, env map[string]string, args ...st
 type faultCommand struct {
 	name string
 	code int // its exit code without faults (holds and check find a hold)
-	args func(dir string) []string
+	// fetches are the topics the broker-side fetch faults hit: those the
+	// command fetches (the table's "orders" and "payments").
+	fetches [2]string
+	args    func(dir string) []string
 	// result returns what must not change under a transparent fault.
 	result func(t *testing.T, dir, stdout string) string
 }
@@ -150,20 +161,29 @@ var (
 
 func faultCommands() []faultCommand {
 	stdout := func(_ *testing.T, _ string, out string) string { return out }
+	business := [2]string{"orders", "payments"}
 	return []faultCommand{
-		{"capture", 0, func(dir string) []string {
+		{"capture", 0, business, func(dir string) []string {
 			return []string{"capture", "-t", "orders", "-t", "payments", "-f", filepath.Join(dir, "c.ndjson")}
 		}, func(t *testing.T, dir, _ string) string {
 			return byChannel(logFactsAt.ReplaceAllString(readFile(t, filepath.Join(dir, "c.ndjson")), ""))
 		}},
-		{"replay", 0, func(string) []string { return []string{"replay", "-t", "orders,payments", "-o", "json"} }, stdout},
-		{"holds", cmdutil.ExitFound, func(string) []string { return []string{"holds", "-t", "orders,payments", "-o", "json"} }, stdout},
+		{"replay", 0, business, func(string) []string { return []string{"replay", "-t", "orders,payments", "-o", "json"} }, stdout},
+		{"holds", cmdutil.ExitFound, business, func(string) []string { return []string{"holds", "-t", "orders,payments", "-o", "json"} }, stdout},
 		// check names each finding's line in the range's spool, which is in
 		// fetch order: the same range may give other line numbers.
-		{"check", cmdutil.ExitFound, func(string) []string { return []string{"check", "-t", "orders,payments"} },
+		{"check", cmdutil.ExitFound, business, func(string) []string { return []string{"check", "-t", "orders,payments"} },
 			func(_ *testing.T, _ string, out string) string { return spoolLine.ReplaceAllString(out, "(line N)") }},
-		{"topics", 0, func(string) []string { return []string{"topics", "-o", "json"} }, stdout},
-		// state: add its row here once internal/cli/state is on this branch.
+		{"topics", 0, business, func(string) []string { return []string{"topics", "-o", "json"} }, stdout},
+		// state and processes fetch only the changelog (the business
+		// topics' log facts are listed, not fetched): the fetch faults hit
+		// it.
+		{name: "state", code: cmdutil.ExitFound, fetches: [2]string{faultChangelog, faultChangelog},
+			args:   func(string) []string { return []string{"state", "--app", faultApp, "-o", "json"} },
+			result: stdout},
+		{name: "processes", code: 0, fetches: [2]string{faultChangelog, faultChangelog},
+			args:   func(string) []string { return []string{"processes", "-o", "json"} },
+			result: stdout},
 	}
 }
 
@@ -204,7 +224,9 @@ func brokerFault(f kfake.Fault) func(fc *faultCluster) func() {
 	return func(fc *faultCluster) func() { return fc.Fault(f).Remove }
 }
 
-func faultTable() []fault {
+// faultTable is every fault; the broker-side fetch faults hit the topics
+// a and b (partition 1 of a for the fault that does not end).
+func faultTable(a, b string) []fault {
 	fetch := []kmsg.Key{kmsg.Fetch}
 	return []fault{
 		{name: "latency 5ms", install: proxyFault(kafkatest.Faults{Latency: 5 * time.Millisecond})},
@@ -215,12 +237,12 @@ func faultTable() []fault {
 			fails: true, wantErr: []string{"reading ", " failed at position ", "no progress for"}},
 		{name: "blackhole", install: proxyFault(kafkatest.Faults{Blackhole: true}),
 			fails: true, wantErr: []string{"no Kafka response from 127.0.0.1:", "within 1s"}},
-		{name: "NOT_LEADER_FOR_PARTITION twice", install: brokerFault(kfake.Fault{Keys: fetch, Topic: "orders", Err: kerr.NotLeaderForPartition, Count: 2})},
-		{name: "OFFSET_OUT_OF_RANGE once", install: brokerFault(kfake.Fault{Keys: fetch, Topic: "payments", Err: kerr.OffsetOutOfRange, Count: 1})},
-		{name: "UNKNOWN_TOPIC_ID twice", install: brokerFault(kfake.Fault{Keys: fetch, Topic: "orders", Err: kerr.UnknownTopicID, Count: 2})},
+		{name: "NOT_LEADER_FOR_PARTITION twice", install: brokerFault(kfake.Fault{Keys: fetch, Topic: a, Err: kerr.NotLeaderForPartition, Count: 2})},
+		{name: "OFFSET_OUT_OF_RANGE once", install: brokerFault(kfake.Fault{Keys: fetch, Topic: b, Err: kerr.OffsetOutOfRange, Count: 1})},
+		{name: "UNKNOWN_TOPIC_ID twice", install: brokerFault(kfake.Fault{Keys: fetch, Topic: a, Err: kerr.UnknownTopicID, Count: 2})},
 		{name: "throttled fetches", install: throttle},
-		{name: "NOT_LEADER_FOR_PARTITION for good", install: brokerFault(kfake.Fault{Keys: fetch, Topic: "orders", Partitions: []int32{1}, Err: kerr.NotLeaderForPartition, Count: -1}),
-			fails: true, wantErr: []string{"reading orders/1 failed at position 0 (no record read yet): no progress for", "NOT_LEADER_FOR_PARTITION"}},
+		{name: "NOT_LEADER_FOR_PARTITION for good", install: brokerFault(kfake.Fault{Keys: fetch, Topic: a, Partitions: []int32{1}, Err: kerr.NotLeaderForPartition, Count: -1}),
+			fails: true, wantErr: []string{"reading " + a + "/1 failed at position 0 (no record read yet): no progress for", "NOT_LEADER_FOR_PARTITION"}},
 	}
 }
 
@@ -271,7 +293,7 @@ func TestFaultTable(t *testing.T) {
 			if len(want) < 200 {
 				t.Fatalf("the fault-free result is too small to tell anything: %q", want)
 			}
-			for _, f := range faultTable() {
+			for _, f := range faultTable(cmd.fetches[0], cmd.fetches[1]) {
 				if f.fails && cmd.name == "topics" && !strings.HasPrefix(f.wantErr[0], "no Kafka") {
 					continue // topics fetches nothing: a fetch fault does not reach it
 				}
@@ -339,7 +361,7 @@ func TestFaultTableWatch(t *testing.T) {
 	watch := []string{"watch", "-t", "orders,payments", "--offsets", "start", "--interval", "50ms"}
 	settled := regexp.MustCompile(`(?m)^state=running scope=3 received=450 delivered=449 dropped=0 held=1 `)
 	received := regexp.MustCompile(`received=(\d+) `)
-	for _, f := range faultTable() {
+	for _, f := range faultTable("orders", "payments") {
 		remove := f.install(fc)
 		if f.fails {
 			code, _, stderr := faultRun(t, fc, watch...)

@@ -132,11 +132,20 @@ func lastLine(out string) string {
 // returns the exit code.
 func startAsync(t *testing.T, tty bool, args ...string) (stdout, stderr *testutil.SyncBuffer, stop func() int) {
 	t.Helper()
+	return startAsyncAt(t, tty, nil, args...)
+}
+
+// startAsyncAt is startAsync with the clock now (nil: the wall clock).
+func startAsyncAt(t *testing.T, tty bool, now func() time.Time, args ...string) (stdout, stderr *testutil.SyncBuffer, stop func() int) {
+	t.Helper()
 	ios, _, _, _ := iostreams.Test()
 	ios.SetTTY(tty)
 	stdout, stderr = &testutil.SyncBuffer{}, &testutil.SyncBuffer{}
 	ios.Out, ios.ErrOut = stdout, stderr
 	f := cmdutiltest.Factory(ios, "")
+	if now != nil {
+		f.Now = now
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() { done <- Run(ctx, f, args) }()

@@ -218,7 +218,7 @@ type BlockerDetail struct {
 
 // RecentEvent is one line of the recent-events strip.
 type RecentEvent struct {
-	Kind string // deliver, drop, hold, fail-closed or error
+	Kind string // deliver, drop, hold, gap, fail-closed or error
 	Text string // one line, channels named
 	At   time.Time
 }
@@ -708,8 +708,12 @@ type Tracker struct {
 	stampValid   bool
 }
 
+// eventGap marks a recent entry that is a gap (ObserveGap), not an event
+// of the replay.
+const eventGap = ^replay.EventType(0)
+
 type recentEntry struct {
-	typ      replay.EventType // 0 for the stop error
+	typ      replay.EventType // 0 for the stop error, eventGap for a gap
 	seq      int64
 	ch       clock.Channel
 	off      int64
@@ -803,6 +807,17 @@ func (t *Tracker) Observe(ev *replay.Event, at time.Time) {
 	if len(ev.Blockers) > 0 {
 		e.blocker = ev.Blockers[0]
 	}
+	t.push()
+}
+
+// ObserveGap records that a read with --allow-gaps went past the offsets
+// from ≤ o < to of ch, deleted before they were read: a recent event of
+// kind "gap", so that the view says what the status line cannot.
+func (t *Tracker) ObserveGap(ch clock.Channel, from, to int64, at time.Time) {
+	if len(t.ring) == 0 {
+		return
+	}
+	t.ring[t.next] = recentEntry{typ: eventGap, ch: ch, off: to, behind: from, at: unixNano(at)}
 	t.push()
 }
 
@@ -950,6 +965,10 @@ func (t *Tracker) recentEvents() []RecentEvent {
 		}
 		at := t.name(e.ch) + "@" + strconv.FormatInt(e.off, 10)
 		switch e.typ {
+		case eventGap:
+			re.Kind = "gap"
+			re.Text = "gap " + t.name(e.ch) + ": offsets " + strconv.FormatInt(e.behind, 10) + " to " + strconv.FormatInt(e.off-1, 10) +
+				" deleted before they were read; read on at " + strconv.FormatInt(e.off, 10)
 		case replay.EventDeliver:
 			re.Kind = "deliver"
 			re.Text = "deliver #" + strconv.FormatInt(e.seq, 10) + " " + at

@@ -555,3 +555,24 @@ func TestMostTelling(t *testing.T) {
 		}
 	}
 }
+
+// TestTrackerGapEvent: a gap read past (--allow-gaps) is a recent event of
+// its own kind, naming the channel, the deleted offsets and where the read
+// went on, in order among the replay's events.
+func TestTrackerGapEvent(t *testing.T) {
+	names := &clock.Names{}
+	id := clock.TopicID{1}
+	if err := names.Add("orders", id); err != nil {
+		t.Fatal(err)
+	}
+	tr := NewTracker(3)
+	tr.names = names
+	ch := clock.Channel{Topic: id, Partition: 0}
+	tr.Observe(&replay.Event{Type: replay.EventDeliver, Seq: 1, Channel: ch, Offset: 4}, time.Time{})
+	tr.ObserveGap(ch, 5, 100, time.Unix(7, 0))
+	got := tr.recentEvents()
+	want := RecentEvent{Kind: "gap", Text: "gap orders/0: offsets 5 to 99 deleted before they were read; read on at 100", At: time.Unix(7, 0)}
+	if len(got) != 2 || got[0].Kind != "deliver" || got[1] != want {
+		t.Errorf("recent %+v, want a delivery then %+v", got, want)
+	}
+}

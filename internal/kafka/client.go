@@ -380,6 +380,20 @@ func (c *Client) learn(name string, id clock.TopicID) error {
 	return nil
 }
 
+// Forget drops the identity learned for name, so that a later lookup
+// binds name to whatever topic it names then instead of failing with an
+// *IdentityChangedError. A one-shot read never calls it (an identity
+// change mid-run is its error); a long-running reader (the exporter) does,
+// once it has reported the change and starts over on the new topic.
+func (c *Client) Forget(name string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if id, ok := c.ids[name]; ok {
+		delete(c.names, id)
+		delete(c.ids, name)
+	}
+}
+
 // known returns the UUID seen for name earlier in the run.
 func (c *Client) known(name string) (clock.TopicID, bool) {
 	c.mu.Lock()

@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"sync"
 	"time"
@@ -27,6 +28,7 @@ type Follower struct {
 	ends     map[clock.Channel]int64
 	hws      map[clock.Channel]int64
 	retrying time.Time // see Retrying
+	failing  error     // see Failing
 
 	grower *grower // with OnNewChannel
 }
@@ -64,13 +66,22 @@ func (c *Client) Follow(ctx context.Context, sels []TopicSel, spec OffsetSpec, o
 // has been failing; zero when none is.
 func (f *Follower) noteFailing(active []*rchan) {
 	var since time.Time
+	var failing *rchan
 	for _, ch := range active {
 		if !ch.failingSince.IsZero() && (since.IsZero() || ch.failingSince.Before(since)) {
-			since = ch.failingSince
+			since, failing = ch.failingSince, ch
 		}
 	}
+	var err error
+	if failing != nil {
+		cause := failing.lastErr
+		if cause == nil {
+			cause = errors.New("the fetch made no progress")
+		}
+		err = f.rd.rangeError(failing, fmt.Errorf("retrying since %s: %w", since.UTC().Format(time.RFC3339), cause))
+	}
 	f.mu.Lock()
-	f.retrying = since
+	f.retrying, f.failing = since, err
 	f.mu.Unlock()
 }
 
@@ -83,6 +94,17 @@ func (f *Follower) Retrying() time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.retrying
+}
+
+// Failing returns, while the follower is Retrying, a *RangeError naming
+// its longest-failing channel, the position it is stuck at, since when
+// and the last cause; nil while every channel reads. Unlike the error
+// that ends a read, it is a report: the follower goes on retrying. It may
+// be called from any goroutine.
+func (f *Follower) Failing() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.failing
 }
 
 // setEnd notes ch's stable end and high watermark; a negative one is

@@ -101,6 +101,12 @@ type Config struct {
 	// SeedWritten gives a seeded held record's timestamp (from the
 	// store), for its age since written; nil leaves it unknown.
 	SeedWritten func(ch clock.Channel, offset int64) (time.Time, bool)
+
+	// OnGap, when set, is called on the driver's goroutine with each gap
+	// item (a read with kafka.AllowGaps passing offsets deleted before
+	// they were read), once per gap, as it is fed. The snapshots' recent
+	// events list each gap whether or not it is set.
+	OnGap func(*capture.Item)
 }
 
 // Driver feeds a gate from a Source on its own goroutine and publishes
@@ -216,6 +222,27 @@ func (d *Driver) feed(it *capture.Item) error {
 	return d.r.Feed(it, d.emit)
 }
 
+// observeGap tells the tracker of the gap's channel (its task's, with
+// tasks) and Config.OnGap of a gap item.
+func (d *Driver) observeGap(it *capture.Item) {
+	ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
+	tr := d.tr
+	if d.ts != nil {
+		tr = nil
+		for i, task := range d.ts.Tasks {
+			if task.Task == it.Partition {
+				tr = d.trs[i]
+			}
+		}
+	}
+	if tr != nil {
+		tr.ObserveGap(ch, it.Gap.From, it.Gap.To, d.at)
+	}
+	if d.cfg.OnGap != nil {
+		d.cfg.OnGap(it)
+	}
+}
+
 // Snapshots returns the channel snapshots are published on, at most one
 // per Interval. It holds one snapshot: an unread one is replaced by the
 // next. After the last snapshot, taken when Run stops, it is closed.
@@ -309,6 +336,9 @@ func (d *Driver) Run(ctx context.Context) error {
 		case b := <-feed:
 			d.at = d.cfg.Now()
 			for _, it := range b.items {
+				if it.Gap != nil {
+					d.observeGap(it)
+				}
 				if err := d.feed(it); err != nil {
 					b.err = err
 					break

@@ -3,6 +3,7 @@ package live
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -442,4 +443,32 @@ func TestStatusString(t *testing.T) {
 	if got := StatusOf(&snap).String(); !strings.HasPrefix(got, want) {
 		t.Errorf("tasks:\n got %s\nwant %s…", got, want)
 	}
+}
+
+// TestGap: a gap item (a read with --allow-gaps past deleted offsets) is
+// told to OnGap once, as it is fed, and is a recent event of the
+// snapshots; the read goes on past it.
+func TestGap(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newFake()
+		var gaps []string
+		d, stop := start(t, src, Config{Interval: 20 * time.Millisecond, OnGap: func(it *capture.Item) {
+			gaps = append(gaps, fmt.Sprintf("%s/%d %d-%d", it.Topic, it.Partition, it.Gap.From, it.Gap.To))
+		}})
+		defer stop()
+		src.push(t, &capture.Item{Kind: capture.KindPosition, Topic: "a", TopicID: idA, Offset: 0})
+		src.push(t, &capture.Item{Kind: capture.KindPosition, Topic: "a", TopicID: idA, Offset: 10, Gap: &capture.Gap{From: 0, To: 10}})
+		src.push(t, record(a0, 10))
+		s := waitSnapshot(t, d, "the record after the gap", func(s *inspect.Snapshot) bool { return s.Delivered == 1 })
+		var kinds []string
+		for _, e := range s.Recent {
+			kinds = append(kinds, e.Kind+": "+e.Text)
+		}
+		if len(kinds) != 2 || kinds[0] != "gap: gap a/0: offsets 0 to 9 deleted before they were read; read on at 10" || !strings.HasPrefix(kinds[1], "deliver: ") {
+			t.Errorf("recent %q: want the gap, then the delivery", kinds)
+		}
+		if stop(); len(gaps) != 1 || gaps[0] != "a/0 0-10" {
+			t.Errorf("OnGap told %q, want a/0 0-10 once", gaps)
+		}
+	})
 }

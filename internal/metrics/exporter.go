@@ -33,10 +33,10 @@ type ProcessCollector struct {
 	src Processes
 	now func() time.Time
 
-	held, heldAge, heads, assigned, corrupt, behind *prometheus.Desc
-	fedLag, committedLag, members, entries, refused *prometheus.Desc
-	lastSuccess, errors, followed, refreshDuration  *prometheus.Desc
-	diagnosed                                       *prometheus.Desc
+	held, heldAge, heads, assigned, corrupt, behind      *prometheus.Desc
+	fedLag, committedLag, members, entries, refused, gap *prometheus.Desc
+	lastSuccess, errors, followed, refreshDuration       *prometheus.Desc
+	diagnosed                                            *prometheus.Desc
 }
 
 // NewProcessCollector returns a ProcessCollector over src; ages are
@@ -65,6 +65,7 @@ func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector 
 		members:      desc("parsley_group_members", "Members of the process's consumer group.", "app"),
 		entries:      desc("parsley_changelog_entries_read_total", "Entries of the process's ordering changelog the exporter read, tombstones included.", "app"),
 		refused:      desc("parsley_process_start_refusals", "Refusals of this reason the process's next start would meet (parsley.CheckStart, docs/refusals.md); every reason has a series, 0 when none.", "app", "reason"),
+		gap:          desc("parsley_changelog_gap", "1 when entries of the process's ordering changelog were deleted before the exporter read them (retention or DeleteRecords): its store cannot be rebuilt from the changelog and its task series are not exported; else 0.", "app"),
 
 		lastSuccess:     desc("causalctl_exporter_last_refresh_success_timestamp_seconds", "When the exporter last read every process without error (Unix time)."),
 		errors:          desc("causalctl_exporter_refresh_errors_total", "Failed reads of the cluster (discoveries and process refreshes)."),
@@ -77,7 +78,7 @@ func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector 
 // Describe sends the descriptions of every metric the collector exports.
 func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.held, c.heldAge, c.heads, c.assigned, c.corrupt, c.behind, c.fedLag, c.committedLag, c.members, c.entries, c.refused,
+		c.held, c.heldAge, c.heads, c.assigned, c.corrupt, c.behind, c.fedLag, c.committedLag, c.members, c.entries, c.refused, c.gap,
 		c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed,
 	} {
 		ch <- d
@@ -96,6 +97,10 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
 	for _, p := range s.Processes {
+		gauge(c.gap, flag(p.Gap != ""), p.App)
+		if p.Gap != "" {
+			continue // a store missing entries: nothing of it is exported
+		}
 		gauge(c.members, float64(p.Members), p.App)
 		ch <- prometheus.MustNewConstMetric(c.entries, prometheus.CounterValue, float64(p.EntriesRead), p.App)
 		// Every reason, 0 included: an absent series must not read as ok.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/causalctl/causalctl/internal/inspect"
@@ -97,6 +98,9 @@ causalctl_exporter_tasks_diagnosed_total 7
 # HELP parsley_changelog_entries_read_total Entries of the process's ordering changelog the exporter read, tombstones included.
 # TYPE parsley_changelog_entries_read_total counter
 parsley_changelog_entries_read_total{app="notifier"} 42
+# HELP parsley_changelog_gap 1 when entries of the process's ordering changelog were deleted before the exporter read them (retention or DeleteRecords): its store cannot be rebuilt from the changelog and its task series are not exported; else 0.
+# TYPE parsley_changelog_gap gauge
+parsley_changelog_gap{app="notifier"} 0
 # HELP parsley_channel_committed_lag_records The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.
 # TYPE parsley_channel_committed_lag_records gauge
 parsley_channel_committed_lag_records{app="notifier",partition="0",task="0",topic="payments"} 0
@@ -201,4 +205,50 @@ func TestProcessHealth(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), `parsley_records_held{app="notifier",task="1",topic="shipments"} 5`) {
 		t.Errorf("/metrics lacks the held shipments:\n%s", rec.Body.String())
 	}
+}
+
+// TestProcessCollectorGap: a process whose changelog lost entries before
+// they were read exports that, and nothing of the tasks it had; the
+// others are exported as usual.
+func TestProcessCollectorGap(t *testing.T) {
+	src := &fixedProcesses{}
+	s := notifierSnapshot()
+	s.Processes = append([]tracker.Process{{App: "gapped", Changelog: "gapped-__parsley.ordering-changelog", Members: 1, EntriesRead: 9,
+		Gap: "offsets 0 to 99 … were deleted", Tasks: []tracker.Task{{Task: 0, Topics: []tracker.TopicHolds{{Topic: "orders", Held: 3}}}}}}, s.Processes...)
+	src.set(s)
+	c := NewProcessCollector(src, func() time.Time { return scrapeTime })
+	want := `
+# HELP parsley_changelog_gap 1 when entries of the process's ordering changelog were deleted before the exporter read them (retention or DeleteRecords): its store cannot be rebuilt from the changelog and its task series are not exported; else 0.
+# TYPE parsley_changelog_gap gauge
+parsley_changelog_gap{app="gapped"} 1
+parsley_changelog_gap{app="notifier"} 0
+# HELP parsley_group_members Members of the process's consumer group.
+# TYPE parsley_group_members gauge
+parsley_group_members{app="notifier"} 1
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "parsley_changelog_gap", "parsley_group_members"); err != nil {
+		t.Error(err)
+	}
+	alone := &fixedProcesses{}
+	alone.set(notifierSnapshot())
+	count := func(src Processes) int {
+		n, err := testutil.GatherAndCount(registryOf(t, NewProcessCollector(src, func() time.Time { return scrapeTime })),
+			"parsley_records_held", "parsley_process_start_refusals", "parsley_group_members")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if with, without := count(src), count(alone); with != without {
+		t.Errorf("%d held, refusal and member series with the gapped process, %d without: its series are exported", with, without)
+	}
+}
+
+func registryOf(t *testing.T, c prometheus.Collector) *prometheus.Registry {
+	t.Helper()
+	r := prometheus.NewPedanticRegistry()
+	if err := r.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

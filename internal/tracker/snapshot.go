@@ -46,11 +46,14 @@ type Process struct {
 	// EntriesRead counts the changelog entries read (tombstones included)
 	// since the changelog was first followed.
 	EntriesRead int64
-	// StartRefusals counts, by reason, the refusals the process's next
-	// start would meet (inspect.Process.NextStart over today's
-	// declaration, docs/refusals.md); a reason without one is absent.
+	Tasks       []Task
+	// StartRefusals counts the refusals Parsley's next start would make
+	// (parsley.CheckStart), by reason; none when it would start.
 	StartRefusals map[parsley.Reason]int
-	Tasks         []Task
+	// Gap, when set, says the changelog lost entries before they were
+	// read (retention or DeleteRecords): the store cannot be rebuilt from
+	// it, and Tasks is empty rather than a store missing entries.
+	Gap string
 }
 
 // Task is one task (a changelog partition) of a process.

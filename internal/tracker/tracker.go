@@ -55,6 +55,10 @@ type Config struct {
 	Now func() time.Time
 	// ReadOptions are added to every changelog follower's (tests).
 	ReadOptions []kafka.ReadOption
+	// OnError, when set, is called with each failed discovery's or
+	// refresh's error as it fails, on the tracker's goroutine: a snapshot
+	// keeps only the latest refresh's, which a quick success clears.
+	OnError func(error)
 }
 
 // Tracker follows the processes of one cluster. Discover, Refresh and Run
@@ -131,13 +135,20 @@ func (t *Tracker) Close() {
 // following those deleted. A failed listing is recorded as a refresh
 // error would be, and changes nothing.
 func (t *Tracker) Discover(ctx context.Context) error {
-	topics, err := t.cfg.Client.TopicPartitions(ctx)
-	if err != nil {
+	topics, changed := t.topics(ctx)
+	err := errors.Join(changed...)
+	if topics == nil {
 		t.fail(fmt.Errorf("discovering ordering changelogs: %w", err))
 		return err
 	}
+	if err != nil {
+		t.fail(err)
+	}
 	for topic, p := range t.procs {
-		if _, ok := topics[topic]; !ok || p.ended() {
+		// A follower that ended over a gap is kept: following the
+		// changelog again from its new log start would read a store
+		// missing the deleted entries as if it were whole.
+		if _, ok := topics[topic]; !ok || p.ended() && !errors.Is(p.failure(), kafka.ErrGap) {
 			p.stop()
 			delete(t.procs, topic)
 		}
@@ -152,8 +163,48 @@ func (t *Tracker) Discover(ctx context.Context) error {
 	return nil
 }
 
+// topics lists the cluster's topics. A topic deleted and recreated since
+// the client learned it (a new topic ID) fails the listing with an
+// identity change: it is reported (in changed), forgotten, its changelog
+// followed anew from the new topic's start when it is one, and the
+// listing retried. nil when the listing failed (the error last in
+// changed).
+func (t *Tracker) topics(ctx context.Context) (map[string][]int32, []error) {
+	var changed []error
+	for range 16 {
+		topics, err := t.cfg.Client.TopicPartitions(ctx)
+		var ice *kafka.IdentityChangedError
+		if !errors.As(err, &ice) {
+			if err != nil {
+				return nil, append(changed, fmt.Errorf("listing topics: %w", err))
+			}
+			return topics, changed
+		}
+		changed = append(changed, t.identityChanged(ctx, ice))
+	}
+	return nil, append(changed, errors.New("listing topics: too many identity changes at once"))
+}
+
+// identityChanged reports that a topic was deleted and recreated: the
+// client forgets its old ID, and a changelog followed under its name is
+// followed anew — a new store from the new topic's log start, never merged
+// with the old one's; the old store is no longer published.
+func (t *Tracker) identityChanged(ctx context.Context, ice *kafka.IdentityChangedError) error {
+	t.cfg.Client.Forget(ice.Topic)
+	p, ok := t.procs[ice.Topic]
+	if !ok {
+		return ice
+	}
+	p.stop()
+	t.procs[ice.Topic] = t.follow(ctx, p.app, p.topic)
+	return fmt.Errorf("%s: %w: its ordering state is read anew from the new topic, never merged with the old one's", p.app, ice)
+}
+
 // fail records a failed read.
 func (t *Tracker) fail(err error) {
+	if t.cfg.OnError != nil {
+		t.cfg.OnError(err)
+	}
 	t.errors++
 	if t.failingSince.IsZero() {
 		t.failingSince = t.cfg.Now()
@@ -173,19 +224,36 @@ func (t *Tracker) fail(err error) {
 // others.
 func (t *Tracker) Refresh(ctx context.Context) error {
 	start := t.cfg.Now()
-	var errs []error
-	exist, err := t.cfg.Client.TopicPartitions(ctx)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("listing topics: %w", err))
-	}
+	exist, errs := t.topics(ctx)
 	for _, topic := range slices.Sorted(maps.Keys(t.procs)) {
-		if err != nil {
+		if exist == nil {
 			break
 		}
 		p := t.procs[topic]
+		var ice *kafka.IdentityChangedError
+		var gap *kafka.GapError
+		switch ferr := p.failure(); {
+		case errors.As(ferr, &gap):
+			errs = append(errs, p.gapped(gap)...)
+			continue
+		case errors.As(ferr, &ice) && ice.Topic == p.topic:
+			errs = append(errs, t.identityChanged(ctx, ice))
+			continue
+		}
 		if rerr := t.refresh(ctx, p, exist); rerr != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
+			}
+			if errors.As(rerr, &gap) { // the follower ended over it meanwhile
+				errs = append(errs, p.gapped(gap)...)
+				continue
+			}
+			if errors.As(rerr, &ice) {
+				// Forgotten, so that the next refresh reads the new topic.
+				if cerr := t.identityChanged(ctx, ice); ice.Topic == p.topic {
+					errs = append(errs, cerr)
+					continue
+				}
 			}
 			errs = append(errs, fmt.Errorf("%s: %w", p.app, rerr))
 		}
@@ -207,6 +275,11 @@ func (t *Tracker) Refresh(ctx context.Context) error {
 			t.failingSince = start
 		}
 		s.LastError = errors.Join(errs...).Error()
+		if t.cfg.OnError != nil {
+			for _, err := range errs {
+				t.cfg.OnError(err)
+			}
+		}
 	}
 	s.LastSuccess, s.FailingSince, s.Errors, s.Diagnosed = t.lastSuccess, t.failingSince, t.errors, t.diagnosed
 	t.latest.Store(s)
@@ -221,17 +294,18 @@ type process struct {
 	cancel     context.CancelFunc
 	done       chan struct{}
 
-	mu      sync.Mutex
-	cl      *parsley.Changelog
-	dirty   map[int32]bool // partitions whose store changed since diagnosed
-	moved   chan struct{}  // closed (and replaced) when a read position moves
-	err     error          // why the follower ended
-	started bool           // the follower is open
+	mu    sync.Mutex
+	cl    *parsley.Changelog
+	dirty map[int32]bool  // partitions whose store changed since diagnosed
+	moved chan struct{}   // closed (and replaced) when a read position moves
+	err   error           // why the follower ended
+	fol   *kafka.Follower // once open
 
 	committed map[clock.Channel]int64
 	tasks     map[int32]*cachedTask
-	refusals  map[parsley.Reason]int // nil until first checked
 	state     *Process
+	refusals  map[parsley.Reason]int // the next start's, as of the last diagnosis; nil until first checked
+	gap       *kafka.GapError        // the follower ended over it (reported once)
 }
 
 // cachedTask is a task's last diagnosis and the digest of its inputs.
@@ -262,7 +336,7 @@ func (p *process) run(ctx context.Context, c *kafka.Client, opts []kafka.ReadOpt
 		return
 	}
 	p.mu.Lock()
-	p.started = true
+	p.fol = fol
 	p.mu.Unlock()
 	for {
 		it, err := fol.Next(ctx)
@@ -285,6 +359,28 @@ func (p *process) run(ctx context.Context, c *kafka.Client, opts []kafka.ReadOpt
 		}
 		p.mu.Unlock()
 	}
+}
+
+// gapped publishes the process as one whose changelog lost entries before
+// they were read: its store cannot be rebuilt from the changelog, so none
+// of it is published, only the gap. The first time it returns the error
+// that says so; the process stays so until its topic is recreated.
+func (p *process) gapped(gap *kafka.GapError) []error {
+	text := fmt.Sprintf("offsets %d to %d of %s were deleted before the exporter read them (retention or DeleteRecords): "+
+		"the store can no longer be trusted from the changelog, and the process's holds are no longer exported", gap.From, gap.To-1, gap.Channel)
+	p.state = &Process{App: p.app, Changelog: p.topic, Gap: text}
+	if p.gap != nil {
+		return nil
+	}
+	p.gap = gap
+	return []error{fmt.Errorf("%s: %s", p.app, text)}
+}
+
+// failure is why the follower ended (or is ending); nil while it runs.
+func (p *process) failure() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
 }
 
 func (p *process) end(err error) {
@@ -312,7 +408,11 @@ func (p *process) stop() {
 }
 
 // waitRead waits until every partition's read reached ends, or until
-// deadline, and returns the partitions that did not.
+// deadline, and returns the partitions that did not: those an open
+// transaction holds back. A read short of its end because the follower
+// cannot read (not open yet, or retrying a failing broker) is an error
+// naming where it is stuck, never "behind a transaction": the store it
+// has is not the one the changelog holds.
 func (p *process) waitRead(ctx context.Context, ends map[int32]int64, deadline time.Time) (map[int32]bool, error) {
 	for {
 		p.mu.Lock()
@@ -322,7 +422,7 @@ func (p *process) waitRead(ctx context.Context, ends map[int32]int64, deadline t
 				behind[part] = true
 			}
 		}
-		moved, ferr := p.moved, p.err
+		moved, ferr, fol := p.moved, p.err, p.fol
 		p.mu.Unlock()
 		if len(behind) == 0 {
 			return nil, nil
@@ -332,6 +432,12 @@ func (p *process) waitRead(ctx context.Context, ends map[int32]int64, deadline t
 		}
 		wait := time.Until(deadline)
 		if wait <= 0 {
+			switch {
+			case fol == nil:
+				return nil, fmt.Errorf("following %s: not open yet (its partitions' offsets not listed)", p.topic)
+			case fol.Failing() != nil:
+				return nil, fmt.Errorf("following %s: %w", p.topic, fol.Failing())
+			}
 			return behind, nil
 		}
 		timer := time.NewTimer(wait)
@@ -434,12 +540,13 @@ func (t *Tracker) refresh(ctx context.Context, p *process, exist map[string][]in
 	now := t.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	changed := len(p.tasks) != len(parts)
+	changed := len(p.tasks) != len(parts) || p.refusals == nil
 	for _, part := range parts {
 		st.EntriesRead += p.cl.Partition(part).Entries
 		d := taskDigest(part, gd, proc, behind[part])
 		ct, ok := p.tasks[part]
 		if !ok || p.dirty[part] || ct.digest != d {
+			changed = true
 			dt, err := inspect.DiagnoseTask(proc, part, now)
 			if err != nil {
 				return err
@@ -452,10 +559,11 @@ func (t *Tracker) refresh(ctx context.Context, p *process, exist map[string][]in
 		}
 		st.Tasks = append(st.Tasks, ct.task)
 	}
-	// The start check reads what the digests cover (every store, the
-	// group, the offsets and the facts of the received topics): check
-	// again only when a task's inputs changed.
-	if changed || p.refusals == nil {
+	// The next start's refusals read every store, the group and the
+	// topics' partition counts: checked again when a task's inputs moved
+	// (a digest holds the counts), so that partitions added to a received
+	// topic are seen as TASK_WIDTH_CHANGED at once.
+	if changed {
 		p.refusals = map[parsley.Reason]int{}
 		for _, r := range proc.NextStart(nil) {
 			p.refusals[r.Reason]++

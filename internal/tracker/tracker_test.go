@@ -3,12 +3,15 @@ package tracker
 import (
 	"context"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
@@ -309,5 +312,43 @@ func TestTrackerStartRefusals(t *testing.T) {
 	want := map[parsley.Reason]int{parsley.ReasonDeletedWithUndelivered: 1}
 	if got := s.Processes[0].StartRefusals; !maps.Equal(got, want) {
 		t.Errorf("refusals %v after payments was deleted, want %v", got, want)
+	}
+}
+
+func TestTrackerFollowerFailing(t *testing.T) {
+	k := newCluster(t)
+	k.begin("shop", 0)
+	k.begin("shop", 1)
+	k.hold("shop", k.ch("payments", 1), 2, clock.Entry{Channel: k.ch("orders", 1), Position: 9})
+	fault := k.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: parsley.ChangelogTopic("shop"), Partitions: []int32{1},
+		Err: kerr.NotLeaderForPartition, Count: -1})
+	tr := newTracker(t, k, "")
+	tr.cfg.TxnWait = 300 * time.Millisecond
+	ctx := context.Background()
+	if err := tr.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err := tr.Refresh(ctx)
+	if err == nil || !strings.Contains(err.Error(), "shop: following shop-__parsley.ordering-changelog: reading shop-__parsley.ordering-changelog/1 failed at position 0") ||
+		!strings.Contains(err.Error(), "NOT_LEADER_FOR_PARTITION") {
+		t.Fatalf("refresh: %v, want the failing partition, its position and the cause", err)
+	}
+	if s, _ := tr.Latest(); len(s.Processes) != 0 || s.Errors != 1 {
+		t.Errorf("snapshot %+v: want no process and one error", s)
+	}
+	fault.Remove()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		err := tr.Refresh(ctx)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("healed, the refresh still fails: %v", err)
+		}
+	}
+	s, _ := tr.Latest()
+	if got := held(task(t, s, "shop", 1), "payments"); got.Held != 1 || task(t, s, "shop", 1).BehindTransaction {
+		t.Errorf("healed: task 1 %+v", task(t, s, "shop", 1))
 	}
 }

@@ -34,7 +34,7 @@ func (e *events) View() string {
 			style = st.EventDeliver
 		case "hold":
 			style = st.EventHold
-		case "fail-closed", "error":
+		case "fail-closed", "error", "gap":
 			style = st.EventFail
 		}
 		lines = append(lines, style.Render(fit(r.Text, e.width)))

@@ -7,6 +7,7 @@ package exporter
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -113,8 +114,13 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer cl.Close()
+	// Each failed read is said once, on stderr, as it fails (OnError
+	// runs on the tracker's one goroutine).
+	say := func(err error) {
+		fmt.Fprintf(opts.IO.ErrOut, "causalctl: exporter: %s\n", oneLine(err.Error()))
+	}
 	tr := tracker.New(tracker.Config{Client: cl, AppPrefix: opts.AppPrefix, Refresh: opts.Refresh,
-		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now})
+		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, OnError: say})
 	srv, err := metrics.Serve(opts.MetricsAddr, metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now), tr, opts.UnhealthyAfter, opts.Now))
 	if err != nil {
 		return err
@@ -129,19 +135,10 @@ func Run(ctx context.Context, opts *Options) error {
 		tr.Run(tctx)
 	}()
 	defer func() { stop(); <-done }()
-	// Say each failed refresh once, on stderr.
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	var said uint64
-	for {
-		select {
-		case <-ctx.Done():
-			return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted}
-		case <-tick.C:
-			if s, ok := tr.Latest(); ok && s.Errors > said {
-				said = s.Errors
-				fmt.Fprintf(opts.IO.ErrOut, "causalctl: exporter: %s\n", s.LastError)
-			}
-		}
-	}
+	<-ctx.Done()
+	return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted}
 }
+
+// oneLine keeps an error on one line of stderr: a joined error's lines
+// are separated by "; ".
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }

@@ -116,17 +116,7 @@ func (w *world) store(t testing.TB, app string, topics []string, tasks []task) {
 			entry(p, parsley.Key{Tag: parsley.TagHeld, Channel: w.ch(h.topic, p), Position: h.off}, v)
 		}
 	}
-	tx := w.client(t, kgo.TransactionalID(app+"-tx"))
-	ctx := context.Background()
-	if err := tx.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	if err := tx.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		t.Fatal(err)
-	}
+	kafkatest.Transact(t, w.client(t, kgo.TransactionalID(app+"-tx")), recs...)
 }
 
 // commit commits offsets ("topic/p" → offset) for group, as an admin does.

@@ -267,8 +267,8 @@ func text(rep jsonReport) string {
 	if rep.App != nil {
 		app = *rep.App
 	}
-	fmt.Fprintf(&b, "Ordering state of %s (changelog %s) at %s: %d held %s, %d records held.\n",
-		app, rep.Changelog, rep.Now, rep.HeldHeads, render.Noun(rep.HeldHeads, "head", "heads"), rep.HeldRecords)
+	fmt.Fprintf(&b, "Ordering state of %s (changelog %s) at %s: %d held %s, %d %s held.\n",
+		app, rep.Changelog, rep.Now, rep.HeldHeads, render.Noun(rep.HeldHeads, "head", "heads"), rep.HeldRecords, render.Noun(rep.HeldRecords, "record", "records"))
 	if g := rep.Group; g != nil {
 		fmt.Fprintf(&b, "Group %s: %s, %d %s.\n", escape.Text(g.Group), escape.Text(g.State), len(g.Members), render.Noun(len(g.Members), "member", "members"))
 		for _, m := range g.Members {

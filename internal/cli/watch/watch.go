@@ -18,6 +18,7 @@ import (
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
 	"github.com/causalctl/causalctl/internal/metrics"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
 	"github.com/spf13/cobra"
@@ -176,6 +177,13 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer fol.Close()
+	// --allow-gaps: each gap said once, as the range commands say it (in
+	// the view, its events list it instead).
+	cfg.OnGap = func(it *record.Item) {
+		if !inView {
+			fmt.Fprintln(opts.IO.ErrOut, cmdutil.GapWarning(it))
+		}
+	}
 	drv, err := live.New(fol.Follower, cfg)
 	if err != nil {
 		return err
