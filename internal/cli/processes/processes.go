@@ -7,7 +7,6 @@ package processes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -124,7 +123,7 @@ func Run(ctx context.Context, opts *Options) error {
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("interrupted before every process was read: no report")}
+			return cmdutil.Interrupted("interrupted before every process was read: no report")
 		}
 		return err
 	}
