@@ -258,8 +258,9 @@ func TestBadInput(t *testing.T) {
 
 // TestFailClosedKeepsEvents: events before the failure stay on stdout, the
 // summary says where the gate failed, and so does the error — whose text,
-// the one line a person reads, is checked here once; elsewhere tests
-// assert a failure from the typed error (replaytest).
+// the one line the CLI prints after "causalctl: ", is checked here and
+// nowhere else; every other test asserts a failure from the typed error
+// or summary (replaytest).
 func TestFailClosedKeepsEvents(t *testing.T) {
 	good, _ := os.ReadFile("testdata/basic.ndjson")
 	lines := strings.Split(string(good), "\n")
