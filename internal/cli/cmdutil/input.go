@@ -169,6 +169,9 @@ type Source struct {
 	// Channels are the input's channels: a capture's, sorted; a broker
 	// range's or a process's, in selection order.
 	Channels []clock.Channel
+	// Names are InputFlags.Names with every topic name the input told
+	// (a capture's lines, the cluster's topics) added.
+	Names *clock.Names
 	// Interleaved reports that the items already come in the order
 	// InputFlags.Interleave asks (a broker range merged by timestamp as it
 	// streams, or a process read in its range's order): the command does
@@ -214,13 +217,24 @@ func (s *Source) Close() {
 // usage errors for bad flag values, an interruption (IsInterruption) when
 // ctx ends while the input is still being opened.
 func (f *Factory) OpenInput(ctx context.Context, in *InputFlags, read InputRead) (*Source, error) {
+	if in.Names == nil {
+		in.Names = &clock.Names{}
+	}
+	var src *Source
+	var err error
 	switch {
 	case in.Tasks.App != "":
-		return f.openProcess(ctx, in, read)
+		src, err = f.openProcess(ctx, in, read)
 	case in.Range.Given():
-		return f.openRange(ctx, in, read)
+		src, err = f.openRange(ctx, in, read)
+	default:
+		src, err = f.openCapture(ctx, in, in.Input, read)
 	}
-	return f.openCapture(ctx, in, in.Input, read)
+	if err != nil {
+		return nil, err
+	}
+	src.Names = in.Names
+	return src, nil
 }
 
 // openCapture opens the capture at path: its first reading now, its

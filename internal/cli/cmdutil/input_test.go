@@ -127,6 +127,9 @@ func TestOpenInputCapture(t *testing.T) {
 	if src.Name != path || !slices.Equal(src.Channels, want) || src.Interleaved || src.Range != nil || src.Capture == nil {
 		t.Errorf("source %q %v interleaved %v range %v capture %v", src.Name, src.Channels, src.Interleaved, src.Range, src.Capture)
 	}
+	if id, ok := src.Names.ID("b"); !ok || id != idB {
+		t.Errorf("the source's names lack the capture's b: %v %v", id, ok)
+	}
 	if observed != 3 {
 		t.Errorf("the first reading showed %d items to Observe, want 3", observed)
 	}
@@ -169,6 +172,9 @@ func TestOpenInputRange(t *testing.T) {
 	}
 	if src.Name != "broker range" || len(src.Channels) != 2 || !src.Interleaved || src.Range == nil || src.Capture != nil {
 		t.Errorf("source %q %v interleaved %v range %v capture %v", src.Name, src.Channels, src.Interleaved, src.Range, src.Capture)
+	}
+	if _, ok := src.Names.ID("a"); !ok {
+		t.Error("the source's names lack the cluster's a")
 	}
 	got := drain(t, src, in.Names)
 	src.Close()
