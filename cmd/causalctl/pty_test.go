@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
 // The pseudo-terminal tests run the binary on a terminal of their own that
@@ -49,36 +48,7 @@ type ptySession struct {
 // 100×30 pseudo-terminal, with env as its whole environment.
 func startPTY(t *testing.T, env []string, name string, args ...string) *ptySession {
 	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals: %v", err)
-	}
-	t.Cleanup(func() { master.Close() })
-	var slaveName string
-	var ctlErr error
-	rc, err := master.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = rc.Control(func(fd uintptr) {
-		if ctlErr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ctlErr != nil {
-			return
-		}
-		var n uint32
-		if n, ctlErr = unix.IoctlGetUint32(int(fd), unix.TIOCGPTN); ctlErr == nil {
-			slaveName = fmt.Sprintf("/dev/pts/%d", n)
-		}
-	})
-	if err != nil || ctlErr != nil {
-		t.Fatalf("unlocking the pseudo-terminal: %v %v", err, ctlErr)
-	}
-	slave, err := os.OpenFile(slaveName, os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 30, Col: 100}); err != nil {
-		t.Fatal(err)
-	}
+	master, slave := testutil.PTY(t, 100, 30)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	cmd := exec.CommandContext(ctx, name, args...)

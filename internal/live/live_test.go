@@ -158,6 +158,13 @@ func waitSnapshot(t *testing.T, d *Driver, what string, ok func(*inspect.Snapsho
 	}
 }
 
+// advance moves the fake clock of the calling goroutine's synctest bubble
+// on by d: it waits on a timer, which fires once every goroutine of the
+// bubble is blocked and the bubble's clock has reached it. No wall time
+// passes and nothing waits on the machine's load; only call it inside
+// synctest.Test.
+func advance(d time.Duration) { <-time.After(d) }
+
 // TestSnapshotRate feeds records all through one second of the bubble's
 // clock and checks that snapshots come ten times a second (one as Run
 // starts, then one per interval), never one per record; that a slow reader
@@ -172,7 +179,7 @@ func TestSnapshotRate(t *testing.T) {
 			for i := range int64(n) {
 				src.items <- record(a0, i)
 				if i%20 == 19 {
-					time.Sleep(time.Millisecond) // the bubble's clock: 1000 pauses, one second
+					advance(time.Millisecond) // 1000 pauses, one second of the bubble's clock
 				}
 			}
 		}()
@@ -195,7 +202,7 @@ func TestSnapshotRate(t *testing.T) {
 		// A reader that comes back late gets the state of now, not a
 		// backlog: the snapshots of two more intervals replaced each
 		// other unread.
-		time.Sleep(250 * time.Millisecond) // the bubble's clock
+		advance(250 * time.Millisecond)
 		if s := <-d.Snapshots(); s.Delivered != n || s.Received != n || s.State != replay.StateRunning {
 			t.Errorf("late snapshot: %d received, %d delivered, %v", s.Received, s.Delivered, s.State)
 		}

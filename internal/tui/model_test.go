@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -516,16 +515,9 @@ func TestColor(t *testing.T) {
 	}
 }
 
+// TestRun: cancelling the context ends the view with the context's
+// error. What it draws and how a key ends it: TestRunOnTerminal.
 func TestRun(t *testing.T) {
-	var out bytes.Buffer
-	err := Run(context.Background(), strings.NewReader("q"), &out, Options{Controller: StepperController(newStepper(t, "basic.ndjson"))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "\x1b[?1049h") {
-		t.Fatalf("no alternate screen: %q", out.String())
-	}
-	// Cancelling the context ends it with the context's error.
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := make(chan inspect.Snapshot)
 	pr, pw := io.Pipe()

@@ -6,7 +6,6 @@ package check
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -21,7 +20,6 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect/audit"
 	"github.com/causalctl/causalctl/internal/iostreams"
-	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/spf13/cobra"
 )
@@ -31,28 +29,21 @@ type Options struct {
 	IO     *iostreams.IOStreams
 	Output string // text, json or ndjson
 
-	Input      string
-	Range      cmdutil.RangeFlags
-	Scope      []string
-	ScopesFile string
-	// Tasks is --tasks: one scope per Parsley task, partition p of every
-	// channel in scope.
-	Tasks         cmdutil.TaskFlags
-	MaxFindings   int
-	MaxHeaderSize int
-	MaxLineSize   int
-	Names         *clock.Names
+	// InputFlags name the input: --input, the broker range, --scope, the
+	// sizes, --topic-id.
+	cmdutil.InputFlags
+	ScopesFile  string
+	MaxFindings int
 
-	// OpenRange opens a broker range (Factory.OpenRange).
-	OpenRange func(context.Context, cmdutil.BrokerRead) (*cmdutil.Range, error)
+	// OpenInput opens the input (Factory.OpenInput).
+	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
 }
 
 // NewCmdCheck returns the check command. runF replaces the work in tests of
 // flag parsing; nil runs Run.
 func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, OpenRange: f.OpenRange}
-	names := &cmdutil.NamesFlag{}
+	opts := &Options{IO: f.IOStreams, OpenInput: f.OpenInput}
 	cmd := &cobra.Command{
 		Use:   "check (--input FILE | --topic NAME[/P]…) [--scope CH,… | --scopes FILE] [flags]",
 		Short: "Audit a topic's stamps: is it safe to ignore what a node does not consume?",
@@ -95,7 +86,7 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
-			if err := opts.Range.CheckSource(c.Flags(), opts.Input); err != nil {
+			if err := opts.InputFlags.Check(c.Flags()); err != nil {
 				return err
 			}
 			if len(opts.Scope) > 0 && opts.ScopesFile != "" {
@@ -107,7 +98,6 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 			if opts.MaxFindings < 0 {
 				return cmdutil.Usagef("--max-findings %d: want 0 (no limit) or more", opts.MaxFindings)
 			}
-			opts.Names = names.Names
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -115,14 +105,13 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&opts.Input, "input", "f", "", "capture file to audit (- for stdin)")
-	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
-	cmdutil.AddScopeFlag(cmd, f, &opts.Scope, "channels the node consumes, `CH[,CH...]` (default: every channel in the input)")
+	cmdutil.AddInputFlags(cmd, f, &opts.InputFlags, cmdutil.InputSpec{
+		InputUsage: "capture file to audit (- for stdin)",
+		ScopeUsage: "channels the node consumes, `CH[,CH...]` (default: every channel in the input)",
+		Tasks:      true,
+	})
 	fs.StringVar(&opts.ScopesFile, "scopes", "", "audit several nodes: `FILE` of lines NAME: CH,CH,…")
 	fs.IntVar(&opts.MaxFindings, "max-findings", 0, "stop after `N` findings (0: no limit)")
-	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
-	cmdutil.AddTopicIDFlag(fs, names)
-	cmdutil.AddTaskFlags(fs, &opts.Tasks, false)
 	cmdutil.AddOutputFlag(cmd, out, "text", "json", "ndjson")
 	return cmd
 }
@@ -135,43 +124,38 @@ func Run(ctx context.Context, opts *Options) error {
 	// instead of twice it.
 	defer debug.SetGCPercent(debug.SetGCPercent(20))
 	a := audit.New(audit.Config{Names: opts.Names, MaxHeaderSize: opts.MaxHeaderSize, MaxFindings: opts.MaxFindings})
-	input, source := opts.Input, opts.Input
 	// index and feed take every item of the two readings to the auditor.
 	index, feed := a.Index, a.Load
 	if opts.Range.Given() {
-		spool, err := spoolRange(ctx, opts, a)
-		if err != nil {
-			return interrupted(err)
-		}
-		defer os.Remove(spool)
-		input, source = spool, "broker range"
 		// The spool's lines are no one's to look up: records of a broker
 		// range are named by channel and offset alone, in findings and
 		// errors alike.
 		index, feed = withoutLines(index), withoutLines(feed)
 	}
-	// The first reading, for channels and names, indexes the records too.
-	in, err := cmdutil.OpenCapture(ctx, opts.IO, input, opts.MaxLineSize, opts.Names, cmdutil.Observe(index))
+	// The input is read twice (a broker range spooled first); the first
+	// reading, for channels and names, indexes the records too.
+	in, err := opts.OpenInput(ctx, &opts.InputFlags, cmdutil.InputRead{
+		LogFacts: true, Reread: true, Observe: index,
+		OnRange: func(ctx context.Context, br *cmdutil.Range) error { return highWatermarks(ctx, br, a) },
+	})
 	if err != nil {
-		return interrupted(err)
+		return cmdutil.WhenInterrupted(err, notAudited)
 	}
 	defer in.Close()
-	if source == "-" {
-		source = in.Name
-	}
+	source := in.Name
 	scopes, err := resolveScopes(opts, in.Channels)
 	if err != nil {
 		return err
 	}
-	if err := load(ctx, in, feed); err != nil {
-		return interrupted(fmt.Errorf("%s: %w", source, err))
+	if err := load(ctx, in.Capture, feed); err != nil {
+		return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", source, err), notAudited)
 	}
 	rep, err := a.Run(scopes)
 	if err != nil {
 		return fmt.Errorf("%s: %w", source, err)
 	}
 	if ctx.Err() != nil { // Ctrl-C while the audit ran: it is not reported
-		return interrupted(ctx.Err())
+		return cmdutil.WhenInterrupted(ctx.Err(), notAudited)
 	}
 	if err := write(opts.IO.Out, opts.Output, source, opts.Names, rep); err != nil {
 		return fmt.Errorf("writing output: %w", err)
@@ -213,35 +197,23 @@ func load(ctx context.Context, in *cmdutil.Capture, feed func(*capture.Item) err
 	}
 }
 
-// interrupted turns an interruption into exit 130: nothing was audited.
-func interrupted(err error) error {
-	if errors.Is(err, replay.ErrInterrupted) || errors.Is(err, context.Canceled) {
-		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("interrupted before the audit ended")}
-	}
-	return err
-}
+// notAudited is the account of an interruption: nothing was audited.
+const notAudited = "interrupted before the audit ended"
 
-// spoolRange writes the broker range to a temporary capture, with each
-// channel's log facts, and tells the auditor every partition's high
-// watermark — topics outside the range included, since clocks claim them
-// too.
-func spoolRange(ctx context.Context, opts *Options, a *audit.Auditor) (string, error) {
-	br, err := opts.OpenRange(ctx, cmdutil.BrokerRead{Flags: opts.Range, Names: opts.Names,
-		Options: []kafka.ReadOption{kafka.WithLogFacts()}})
-	if err != nil {
-		return "", err
-	}
-	defer br.Close()
+// highWatermarks tells the auditor every partition's high watermark, as
+// the cluster has it once the range is open — topics outside the range
+// included, since clocks claim them too.
+func highWatermarks(ctx context.Context, br *cmdutil.Range, a *audit.Auditor) error {
 	infos, err := br.Client.Topics(ctx)
 	if err != nil {
-		return "", err
+		return err
 	}
 	for _, t := range infos {
 		for _, p := range t.Partitions {
 			a.SetHighWatermark(clock.Channel{Topic: t.ID, Partition: p.Partition}, p.HighWatermark)
 		}
 	}
-	return br.Spool()
+	return nil
 }
 
 // resolveScopes turns --scope or --scopes into the audited scopes; none

@@ -21,9 +21,10 @@ import (
 // learn every topic's name (clocks name topics by UUID, topics outside the
 // read included) and add them to the command's names, take start positions
 // from --from-group and then --start, and open a kafka.Range (OpenRange)
-// or a kafka.Follower (OpenFollow). A new command that reads a broker range
-// registers RangeFlags, fills a BrokerRead from them and calls
-// Factory.OpenRange; it never dials or resolves names itself.
+// or a kafka.Follower (OpenFollow). A command that reads records opens
+// them through Factory.OpenInput (input.go), which opens a range here; a
+// live one follows with OpenFollow. Neither dials or resolves names
+// itself.
 
 // Dial resolves the connection settings (flags > environment > profile)
 // and connects, read-only. A file of secrets that others may read is

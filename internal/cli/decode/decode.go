@@ -26,27 +26,24 @@ type Options struct {
 
 	Hex, Base64  string
 	HeaderFormat string // "causes" or "clock"
-	MaxSize      int
-	Names        *clock.Names
 
 	// StateKey and StateValue are one ordering-state entry (SPEC §6), in
 	// hex; without StateValue the value is raw bytes on stdin.
 	StateKey, StateValue string
 
-	// Input is a capture file to decode record by record ("-" is stdin).
-	Input       string
-	MaxLineSize int
-	// Range is a broker range to decode record by record.
-	Range     cmdutil.RangeFlags
-	OpenRange func(context.Context, cmdutil.BrokerRead) (*cmdutil.Range, error)
+	// InputFlags are a capture (--input, "-" for stdin) or a broker range
+	// to decode record by record, the sizes (--max-header-size bounds the
+	// single value too) and --topic-id.
+	cmdutil.InputFlags
+	// OpenInput opens the input (Factory.OpenInput).
+	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
 }
 
 // NewCmdDecode returns the decode command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdDecode(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, OpenRange: f.OpenRange}
-	names := &cmdutil.NamesFlag{}
+	opts := &Options{IO: f.IOStreams, OpenInput: f.OpenInput}
 	cmd := &cobra.Command{
 		Use:   "decode [--hex HEX | --base64 B64 | --input FILE | --topic NAME[/P]… | --state-key HEX [--state-value HEX] | < VALUE]",
 		Short: "Decode a parsley.causes (or legacy parsley-clock) header value, or the clocks of records",
@@ -92,7 +89,7 @@ Output (--output):
 			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
-			if err := opts.Range.Check(c.Flags()); err != nil {
+			if err := opts.InputFlags.Check(c.Flags()); err != nil {
 				return err
 			}
 			given := 0
@@ -120,7 +117,6 @@ Output (--output):
 			if opts.HeaderFormat != "causes" && opts.HeaderFormat != "clock" {
 				return cmdutil.Usagef("--header-format %s: want causes or clock", opts.HeaderFormat)
 			}
-			opts.Names = names.Names
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -133,10 +129,10 @@ Output (--output):
 	cmdutil.AddHeaderFormatFlag(cmd, &opts.HeaderFormat)
 	fs.StringVar(&opts.StateKey, "state-key", "", "decode one ordering-state entry (a Parsley changelog record): its key as `HEX`")
 	fs.StringVar(&opts.StateValue, "state-value", "", "the entry's value as `HEX` (with --state-key; without it the value is raw bytes on stdin)")
-	fs.StringVarP(&opts.Input, "input", "f", "", "decode the records of a capture `FILE` (- for stdin)")
-	cmdutil.AddSizeFlags(fs, &opts.MaxSize, &opts.MaxLineSize)
-	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
-	cmdutil.AddTopicIDFlag(fs, names)
+	cmdutil.AddInputFlags(cmd, f, &opts.InputFlags, cmdutil.InputSpec{
+		InputUsage: "decode the records of a capture `FILE` (- for stdin)",
+		Optional:   true,
+	})
 	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
@@ -146,10 +142,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.StateKey != "" {
 		return runStateEntry(opts)
 	}
-	if opts.Range.Given() {
-		return runRange(ctx, opts)
-	}
-	if opts.Input != "" {
+	if opts.Input != "" || opts.Range.Given() {
 		return runRecords(ctx, opts)
 	}
 	value, err := readValue(opts)
@@ -160,10 +153,10 @@ func Run(ctx context.Context, opts *Options) error {
 	var entries []clock.Entry // wire order
 	if opts.HeaderFormat == "clock" {
 		format = clock.HeaderLegacy
-		entries, err = clock.DecodeLegacy(value, clock.MaxSize(opts.MaxSize))
+		entries, err = clock.DecodeLegacy(value, clock.MaxSize(opts.MaxHeaderSize))
 	} else {
 		var c clock.Clock
-		c, err = clock.Decode(value, clock.MaxSize(opts.MaxSize))
+		c, err = clock.Decode(value, clock.MaxSize(opts.MaxHeaderSize))
 		entries = c.Entries()
 	}
 	if err != nil {
@@ -199,7 +192,7 @@ func readValue(opts *Options) ([]byte, error) {
 		return nil, cmdutil.Usagef("no value: give --hex or --base64, or pipe the raw bytes to stdin")
 	}
 	// Read one byte past the budget so too-large is reported, not buffered.
-	limit := int64(opts.MaxSize)
+	limit := int64(opts.MaxHeaderSize)
 	if limit <= 0 {
 		limit = 1 << 30
 	}

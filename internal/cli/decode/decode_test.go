@@ -21,7 +21,7 @@ func TestFlags(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got.Base64 != "AQA=" || got.HeaderFormat != "clock" || got.MaxSize != 99 || got.Output != "json" || got.Names.Len() != 1 {
+	if got.Base64 != "AQA=" || got.HeaderFormat != "clock" || got.MaxHeaderSize != 99 || got.Output != "json" || got.Names.Len() != 1 {
 		t.Errorf("options %+v", got)
 	}
 	cmd = NewCmdDecode(f, func(_ context.Context, o *Options) error { got = o; return nil })
@@ -29,7 +29,7 @@ func TestFlags(t *testing.T) {
 	if err := cmd.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if got.Output != "text" || got.HeaderFormat != "causes" || got.MaxSize != 256<<10 {
+	if got.Output != "text" || got.HeaderFormat != "causes" || got.MaxHeaderSize != 256<<10 {
 		t.Errorf("defaults %+v", got)
 	}
 }

@@ -18,38 +18,28 @@ import (
 // plugs in as well as a capture file.
 type Source = replay.Source
 
-// runRecords decodes every record of the capture named by opts.Input.
-// A first reading learns the topic names of every line, so that a clock
-// naming a topic by UUID shows its name even before that topic's lines.
+// runRecords decodes every record of the capture or broker range opts
+// name. A capture's first reading learns the topic names of every line, so
+// that a clock naming a topic by UUID shows its name even before that
+// topic's lines.
 func runRecords(ctx context.Context, opts *Options) error {
-	in, err := cmdutil.OpenCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize, opts.Names)
+	in, err := opts.OpenInput(ctx, &opts.InputFlags, cmdutil.InputRead{})
 	if err != nil {
 		return err
 	}
 	defer in.Close()
+	if in.Range != nil {
+		return DecodeRecords(in, opts) // a broker range: its errors name the channel
+	}
 	if len(in.Channels) == 0 {
 		// As replay says: an empty capture was almost certainly captured
 		// or named wrongly.
 		return fmt.Errorf("%s holds no records or positions: nothing to decode", in.Name)
 	}
-	src, err := in.Open(capture.SkipPayloads())
-	if err == nil {
-		err = DecodeRecords(src, opts)
-	}
-	if err != nil {
+	if err := DecodeRecords(in, opts); err != nil {
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	return nil
-}
-
-// runRange decodes every record of a broker range.
-func runRange(ctx context.Context, opts *Options) error {
-	br, err := opts.OpenRange(ctx, cmdutil.BrokerRead{Flags: opts.Range, Names: opts.Names})
-	if err != nil {
-		return err
-	}
-	defer br.Close()
-	return DecodeRecords(br, opts)
 }
 
 // ErrUndecodable is returned, after every record has been shown, when some
@@ -87,7 +77,7 @@ func decodeRecords(src Source, opts *Options, w *bufio.Writer) error {
 		if err != nil {
 			return fmt.Errorf("line %d: %w", it.Line, err)
 		}
-		c, key, derr := clock.FromHeaders(it.Headers, clock.MaxSize(opts.MaxSize))
+		c, key, derr := clock.FromHeaders(it.Headers, clock.MaxSize(opts.MaxHeaderSize))
 		channel := opts.Names.Channel(ch)
 		if derr != nil {
 			bad++

@@ -85,11 +85,11 @@ func runStateEntry(opts *Options) error {
 			return cmdutil.Usagef("--state-value: %v", err)
 		}
 	case !opts.IO.InTTY:
-		if value, err = io.ReadAll(io.LimitReader(opts.IO.In, int64(opts.MaxSize)+1)); err != nil {
+		if value, err = io.ReadAll(io.LimitReader(opts.IO.In, int64(opts.MaxHeaderSize)+1)); err != nil {
 			return fmt.Errorf("reading stdin: %w", err)
 		}
-		if len(value) > opts.MaxSize {
-			return fmt.Errorf("store value on stdin: more than --max-header-size %d bytes", opts.MaxSize)
+		if len(value) > opts.MaxHeaderSize {
+			return fmt.Errorf("store value on stdin: more than --max-header-size %d bytes", opts.MaxHeaderSize)
 		}
 		if len(value) == 0 {
 			value = nil

@@ -6,17 +6,13 @@ package holds
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
-	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
-	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/spf13/cobra"
 )
@@ -26,39 +22,30 @@ type Options struct {
 	IO     *iostreams.IOStreams
 	Output string // text or json
 
-	Input       string
-	Range       cmdutil.RangeFlags
-	Scope       []string
-	Start       []string
+	// InputFlags name the input: --input, the broker range, --app,
+	// --scope, --start, the sizes, --topic-id, --tasks.
+	cmdutil.InputFlags
 	Undecodable gate.UndecodableMode
 	// ReceiptOnly settles channels only on receipt
 	// (--position-advance=false).
 	ReceiptOnly   bool
 	OlderThan     time.Duration
 	RetentionWarn time.Duration
-	MaxHeaderSize int
-	MaxLineSize   int
-	Names         *clock.Names
-	// Tasks are --tasks and --app: one gate per Parsley task.
-	Tasks cmdutil.TaskFlags
 
 	// Now reads the clock hold ages and headroom are measured to.
 	Now func() time.Time
-	// OpenRange opens a broker range (Factory.OpenRange).
-	OpenRange func(context.Context, cmdutil.BrokerRead) (*cmdutil.Range, error)
-	// Dial connects to the cluster (Factory.Dial), for --app.
-	Dial func(context.Context) (*kafka.Client, error)
+	// OpenInput opens the input (Factory.OpenInput).
+	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
 }
 
 // NewCmdHolds returns the holds command. runF replaces the work in tests of
 // flag parsing; nil runs Run.
 func NewCmdHolds(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange, Dial: f.Dial}
+	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenInput: f.OpenInput}
 	if f.Now != nil {
 		opts.Now = f.Now
 	}
-	names := &cmdutil.NamesFlag{}
 	var undecodable cmdutil.UndecodableFlag
 	var positionAdvance bool
 	cmd := &cobra.Command{
@@ -106,20 +93,14 @@ Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
-			if err := opts.Tasks.Check(c.Flags()); err != nil {
+			if err := opts.InputFlags.Check(c.Flags()); err != nil {
 				return err
-			}
-			if opts.Tasks.App == "" {
-				if err := opts.Range.CheckSource(c.Flags(), opts.Input); err != nil {
-					return err
-				}
 			}
 			if opts.OlderThan < 0 || opts.RetentionWarn < 0 {
 				return cmdutil.Usagef("--older-than and --retention-warn must not be negative")
 			}
 			opts.Undecodable = undecodable.Mode
 			opts.ReceiptOnly = !positionAdvance
-			opts.Names = names.Names
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -127,17 +108,16 @@ Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&opts.Input, "input", "f", "", "capture file to diagnose (- for stdin)")
-	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
-	cmdutil.AddScopeFlag(cmd, f, &opts.Scope, "channels the node consumes, `CH[,CH...]` (default: every channel read)")
-	cmdutil.AddStartFlag(cmd, f, &opts.Start, "start positions, `CH=OFFSET[,...]`")
+	cmdutil.AddInputFlags(cmd, f, &opts.InputFlags, cmdutil.InputSpec{
+		InputUsage: "capture file to diagnose (- for stdin)",
+		ScopeUsage: "channels the node consumes, `CH[,CH...]` (default: every channel read)",
+		StartUsage: "start positions, `CH=OFFSET[,...]`",
+		Tasks:      true, App: true,
+	})
 	cmdutil.AddUndecodableFlag(cmd, &undecodable)
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.DurationVar(&opts.OlderThan, "older-than", 0, "report only holds at least `D` old (for cron and alerting)")
 	fs.DurationVar(&opts.RetentionWarn, "retention-warn", inspect.DefaultRetentionWarn, "flag a held record that retention deletes within `D` (0: flag none)")
-	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
-	cmdutil.AddTopicIDFlag(fs, names)
-	cmdutil.AddTaskFlags(fs, &opts.Tasks, true)
 	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
@@ -147,11 +127,11 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Tasks.On() {
 		return runTasks(ctx, opts)
 	}
-	src, name, channels, scope, closeSrc, err := openScoped(ctx, opts)
+	src, scope, err := openScoped(ctx, opts, cmdutil.InputRead{LogFacts: true})
 	if err != nil {
 		return err
 	}
-	defer closeSrc()
+	defer src.Close()
 	r, err := replay.New(replay.Config{
 		Scope:         scope.Channels,
 		Starts:        scope.Starts,
@@ -175,12 +155,12 @@ func Run(ctx context.Context, opts *Options) error {
 		return nil
 	}
 	if err := replay.Run(ctx, src, r, observe, nil, opts.Now); err != nil {
-		return interrupted(fmt.Errorf("%s: %w", name, err))
+		return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", src.Name, err), noReport)
 	}
 	rep := inspect.Diagnose(inspect.Input{
 		Gate:          r.Gate(),
 		Names:         opts.Names,
-		Facts:         inspect.InputFacts(r, channels, true),
+		Facts:         inspect.InputFacts(r, src.Channels, true),
 		Timestamp:     tr.Timestamp,
 		Now:           opts.Now(),
 		RetentionWarn: opts.RetentionWarn,
@@ -194,50 +174,24 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// openScoped opens the source and resolves the scope over it.
-func openScoped(ctx context.Context, opts *Options) (replay.Source, string, []clock.Channel, cmdutil.Scope, func(), error) {
-	src, name, channels, closeSrc, err := openSource(ctx, opts)
+// openScoped opens the input (with each broker channel's log facts, as
+// read asks) and resolves the scope over it; a process (--app) takes its
+// scope from its tasks.
+func openScoped(ctx context.Context, opts *Options, read cmdutil.InputRead) (*cmdutil.Source, cmdutil.Scope, error) {
+	src, err := opts.OpenInput(ctx, &opts.InputFlags, read)
 	if err != nil {
-		return nil, "", nil, cmdutil.Scope{}, nil, interrupted(err)
+		return nil, cmdutil.Scope{}, cmdutil.WhenInterrupted(err, noReport)
 	}
-	scope, err := cmdutil.ResolveScope(opts.Scope, opts.Start, channels, opts.Names)
-	if err == nil && len(scope.Channels) == 0 {
-		err = fmt.Errorf("%s holds no records or positions: nothing to replay", name)
+	if src.Attached != nil {
+		return src, cmdutil.Scope{}, nil
 	}
+	scope, err := opts.InputFlags.ResolveScope(src)
 	if err != nil {
-		closeSrc()
-		return nil, "", nil, cmdutil.Scope{}, nil, err
+		src.Close()
+		return nil, cmdutil.Scope{}, err
 	}
-	return src, name, channels, scope, closeSrc, nil
+	return src, scope, nil
 }
 
-// openSource opens the capture or the broker range (with each channel's
-// log facts) and returns it with its name and the channels it reads.
-func openSource(ctx context.Context, opts *Options) (replay.Source, string, []clock.Channel, func(), error) {
-	if opts.Range.Given() {
-		br, err := opts.OpenRange(ctx, cmdutil.BrokerRead{Flags: opts.Range, Start: opts.Start, Names: opts.Names,
-			Options: []kafka.ReadOption{kafka.WithLogFacts()}})
-		if err != nil {
-			return nil, "", nil, nil, err
-		}
-		return replay.WithContext(ctx, br), "broker range", br.Channels, br.Close, nil
-	}
-	in, err := cmdutil.OpenCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize, opts.Names)
-	if err != nil {
-		return nil, "", nil, nil, err
-	}
-	rd, err := in.Open(capture.SkipPayloads())
-	if err != nil {
-		in.Close()
-		return nil, "", nil, nil, fmt.Errorf("%s: %w", in.Name, err)
-	}
-	return replay.WithContext(ctx, rd), in.Name, in.Channels, func() { in.Close() }, nil
-}
-
-// interrupted turns an interruption into exit 130: no report is written.
-func interrupted(err error) error {
-	if errors.Is(err, replay.ErrInterrupted) || errors.Is(err, context.Canceled) {
-		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("interrupted before the replay ended: no report")}
-	}
-	return err
-}
+// noReport is the account of an interruption: no report is written.
+const noReport = "interrupted before the replay ended: no report"

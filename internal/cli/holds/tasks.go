@@ -25,28 +25,16 @@ type taskReport struct {
 // Parsley process's ordering state with --app.
 func runTasks(ctx context.Context, opts *Options) error {
 	cfg := replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}
-	var (
-		src      replay.Source
-		name     string
-		channels []clock.Channel
-		ts       *replay.Tasks
-		att      *cmdutil.Attached
-	)
-	if opts.Tasks.App != "" {
-		var err error
-		if att, err = cmdutil.OpenAttach(ctx, opts.Dial, opts.Tasks, cfg, opts.IO.ErrOut); err != nil {
-			return interrupted(err)
-		}
-		defer att.Close()
-		ts, src, name, channels = att.Tasks, replay.WithContext(ctx, att.Range), opts.Tasks.App, att.Range.Channels
+	src, scope, err := openScoped(ctx, opts, cmdutil.InputRead{LogFacts: true, Gate: cfg})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	name, channels, att := src.Name, src.Channels, src.Attached
+	var ts *replay.Tasks
+	if att != nil {
+		ts = att.Tasks
 	} else {
-		var closeSrc func()
-		var scope cmdutil.Scope
-		var err error
-		if src, name, channels, scope, closeSrc, err = openScoped(ctx, opts); err != nil {
-			return err
-		}
-		defer closeSrc()
 		cfg.Scope, cfg.Starts = scope.Channels, scope.Starts
 		if ts, err = replay.NewTasks(cfg, nil); err != nil {
 			return err
@@ -62,7 +50,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 		return nil
 	}
 	if err := replay.RunTasks(ctx, src, ts, observe); err != nil {
-		return interrupted(fmt.Errorf("%s: %w", name, err))
+		return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", name, err), noReport)
 	}
 	if att != nil {
 		att.Warn(opts.IO.ErrOut)

@@ -7,7 +7,6 @@ package processes
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -132,7 +131,7 @@ func Run(ctx context.Context, opts *Options) error {
 	rows, err := cmdutil.SummarizeProcesses(ctx, cl, cmdutil.ProcessSelection{Prefix: opts.AppPrefix, App: opts.App}, opts.TxnWait, opts.Concurrency, now)
 	if err != nil {
 		if ctx.Err() != nil {
-			return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("interrupted before every process was read: no report")}
+			return cmdutil.Interrupted("interrupted before every process was read: no report")
 		}
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/replay"
@@ -92,9 +94,10 @@ func benchReplay(b *testing.B, path string, n int) {
 			for b.Loop() {
 				ios, _, _, _ := iostreams.Test()
 				ios.Out = io.Discard
-				opts := &Options{IO: ios, Output: format, Input: path, Names: &clock.Names{},
-					MaxHeaderSize: clock.DefaultMaxSize, MaxLineSize: capture.DefaultMaxLineSize, Now: time.Now,
-					Interleave: replay.Interleave{Mode: replay.File}}
+				opts := &Options{IO: ios, Output: format, Now: time.Now, OpenInput: cmdutiltest.Factory(ios, "").OpenInput,
+					InputFlags: cmdutil.InputFlags{Input: path, Names: &clock.Names{},
+						MaxHeaderSize: clock.DefaultMaxSize, MaxLineSize: capture.DefaultMaxLineSize,
+						Interleave: replay.Interleave{Mode: replay.File}}}
 				if err := Run(context.Background(), opts); err != nil {
 					b.Fatal(err)
 				}

@@ -10,14 +10,11 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
-	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
-	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/spf13/cobra"
 )
@@ -27,21 +24,16 @@ type Options struct {
 	IO     *iostreams.IOStreams
 	Output string // text, json or ndjson
 
-	Input       string
-	Range       cmdutil.RangeFlags
-	Scope       []string
-	Start       []string
-	Interleave  replay.Interleave
+	// InputFlags name the input: --input, the broker range, --app,
+	// --scope, --start, --interleave, the sizes, --topic-id, --tasks.
+	cmdutil.InputFlags
 	Undecodable gate.UndecodableMode
 	// ReceiptOnly settles channels only on receipt
 	// (--position-advance=false).
-	ReceiptOnly   bool
-	FailOnHeld    bool
-	MaxHeaderSize int
-	MaxLineSize   int
+	ReceiptOnly bool
+	FailOnHeld  bool
 	// MaxMemory bounds what a reordering interleaving holds (--max-memory).
 	MaxMemory cmdutil.ByteSize
-	Names     *clock.Names
 
 	// Now reads the clock for progress lines (time.Now).
 	Now func() time.Time
@@ -49,21 +41,15 @@ type Options struct {
 	TUI bool
 	// OpenTTY opens the terminal for keys when stdin carries the capture.
 	OpenTTY func() (io.ReadCloser, error)
-	// OpenRange opens a broker range (Factory.OpenRange).
-	OpenRange func(context.Context, cmdutil.BrokerRead) (*cmdutil.Range, error)
-	// Tasks are --tasks and --app: one gate per Parsley task.
-	Tasks cmdutil.TaskFlags
-	// Dial connects to the cluster (Factory.Dial), for --app.
-	Dial func(context.Context) (*kafka.Client, error)
+	// OpenInput opens the input (Factory.OpenInput).
+	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
 }
 
 // NewCmdReplay returns the replay command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange, OpenTTY: OpenTTY, Dial: f.Dial}
-	names := &cmdutil.NamesFlag{}
-	var interleave string
+	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenTTY: OpenTTY, OpenInput: f.OpenInput}
 	var undecodable cmdutil.UndecodableFlag
 	var positionAdvance bool
 	cmd := &cobra.Command{
@@ -128,22 +114,11 @@ after the summary of what was replayed.`,
 			if opts.Output, err = out.Resolve(def); err != nil {
 				return err
 			}
-			if err := opts.Tasks.Check(c.Flags()); err != nil {
+			if err := opts.InputFlags.Check(c.Flags()); err != nil {
 				return err
-			}
-			if opts.Tasks.App == "" {
-				if err := opts.Range.CheckSource(c.Flags(), opts.Input); err != nil {
-					return err
-				}
 			}
 			if opts.Tasks.On() && opts.TUI {
 				return cmdutil.Usagef("--tui steps one gate: drop --tasks and --app")
-			}
-			if !c.Flags().Changed("interleave") && opts.Range.Given() {
-				interleave = "timestamp"
-			}
-			if opts.Interleave, err = replay.ParseInterleave(interleave); err != nil {
-				return cmdutil.Usagef("--interleave: %v", err)
 			}
 			opts.Undecodable = undecodable.Mode
 			opts.ReceiptOnly = !positionAdvance
@@ -153,7 +128,6 @@ after the summary of what was replayed.`,
 			if opts.TUI && !cmdutil.TakeScreen(opts.IO, "the replay's text output") {
 				opts.TUI = false
 			}
-			opts.Names = names.Names
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -164,22 +138,19 @@ after the summary of what was replayed.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVarP(&opts.Input, "input", "f", "", "capture file to replay (- for stdin)")
-	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
-	cmdutil.AddScopeFlag(cmd, f, &opts.Scope, "channels the simulated node consumes, `CH[,CH...]` (default: every channel in the input)")
-	cmdutil.AddStartFlag(cmd, f, &opts.Start, "start positions, `CH=OFFSET[,...]`")
-	fs.StringVar(&interleave, "interleave", "file", "receive order across channels: file, timestamp, channel, round-robin or random[:SEED] (default: file for a capture, timestamp for a broker range)")
-	fs.Lookup("interleave").DefValue = "" // the usage says both defaults
-	cmdutil.CompleteFlagValues(cmd, "interleave", interleaves()...)
+	cmdutil.AddInputFlags(cmd, f, &opts.InputFlags, cmdutil.InputSpec{
+		InputUsage: "capture file to replay (- for stdin)",
+		ScopeUsage: "channels the simulated node consumes, `CH[,CH...]` (default: every channel in the input)",
+		StartUsage: "start positions, `CH=OFFSET[,...]`",
+		Interleave: true,
+		Tasks:      true, App: true,
+	})
 	cmdutil.AddUndecodableFlag(cmd, &undecodable)
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.BoolVar(&opts.FailOnHeld, "fail-on-held", false, "exit 3 when records are still held at the end")
 	fs.BoolVar(&opts.TUI, "tui", false, "step through the replay in the terminal: one receive, to the next delivery or hold, run and pause, jump (? lists the keys)")
-	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	opts.MaxMemory = DefaultMaxMemory
 	fs.Var(&opts.MaxMemory, "max-memory", "most memory the interleavings other than file may hold, which keep every record's clock (≈"+strconv.FormatInt(replay.ItemBaseCost, 10)+" bytes a record plus its headers), e.g. 512MiB or 4GiB")
-	cmdutil.AddTopicIDFlag(fs, names)
-	cmdutil.AddTaskFlags(fs, &opts.Tasks, true)
 	cmdutil.AddOutputFlag(cmd, out, "text", "json", "ndjson")
 	return cmd
 }
@@ -189,12 +160,13 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Tasks.On() {
 		return runTasks(ctx, opts)
 	}
-	src, name, channels, closeSrc, err := openSource(ctx, opts)
+	in, err := opts.OpenInput(ctx, &opts.InputFlags, cmdutil.InputRead{LogFacts: true}) // the summary classifies holds with the facts
 	if err != nil {
-		return interruptedBefore(err)
+		return cmdutil.WhenInterrupted(err, interruptedBefore)
 	}
-	defer closeSrc()
-	cfg, err := gateConfig(opts, name, channels)
+	defer in.Close()
+	name, channels := in.Name, in.Channels
+	cfg, err := gateConfig(opts, in)
 	if err != nil {
 		return err
 	}
@@ -202,10 +174,10 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if !(opts.Range.Given() && opts.Interleave.Mode == replay.Timestamp) { // merged as it streams
-		src, err = reorder(src, opts)
-		if err != nil {
-			return interruptedBefore(fmt.Errorf("%s: %w", name, err))
+	var src replay.Source = in
+	if !in.Interleaved {
+		if src, err = reorder(in, opts); err != nil {
+			return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", name, err), interruptedBefore)
 		}
 	}
 
@@ -235,7 +207,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	switch {
 	case interrupted:
-		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("interrupted after %d records", sum.Received)}
+		return cmdutil.Interrupted(fmt.Sprintf("interrupted after %d records", sum.Received))
 	case runErr != nil:
 		return fmt.Errorf("%s: %w", name, runErr)
 	case opts.FailOnHeld && sum.Held > 0:
@@ -258,25 +230,16 @@ func reorder(src replay.Source, opts *Options) (replay.Source, error) {
 	return out, err
 }
 
-// interruptedBefore turns an interruption while the input was still being
-// read, before any record reached the gate, into exit 130.
-func interruptedBefore(err error) error {
-	if errors.Is(err, replay.ErrInterrupted) || errors.Is(err, context.Canceled) {
-		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("interrupted while reading the input, before the replay began")}
-	}
-	return err
-}
+// interruptedBefore is the account of an interruption while the input
+// was still being read, before any record reached the gate.
+const interruptedBefore = "interrupted while reading the input, before the replay began"
 
 // gateConfig resolves --scope and --start over the channels of the input
-// called name, and returns the gate's configuration: for Run and for the
-// stepper alike.
-func gateConfig(opts *Options, name string, channels []clock.Channel) (replay.Config, error) {
-	scope, err := cmdutil.ResolveScope(opts.Scope, opts.Start, channels, opts.Names)
+// and returns the gate's configuration: for Run and for the stepper alike.
+func gateConfig(opts *Options, in *cmdutil.Source) (replay.Config, error) {
+	scope, err := opts.InputFlags.ResolveScope(in)
 	if err != nil {
 		return replay.Config{}, err
-	}
-	if len(scope.Channels) == 0 {
-		return replay.Config{}, fmt.Errorf("%s holds no records or positions: nothing to replay", name)
 	}
 	return replay.Config{
 		Scope:         scope.Channels,
@@ -286,45 +249,6 @@ func gateConfig(opts *Options, name string, channels []clock.Channel) (replay.Co
 		MaxHeaderSize: opts.MaxHeaderSize,
 		Names:         opts.Names,
 	}, nil
-}
-
-// brokerRead is the broker range opts name.
-func brokerRead(opts *Options) cmdutil.BrokerRead {
-	return cmdutil.BrokerRead{Flags: opts.Range, Start: opts.Start, Names: opts.Names}
-}
-
-// openSource opens the replay's input and returns it with its name and
-// channels. A capture is read once first to learn its channels and names;
-// a broker range knows its channels when it opens.
-func openSource(ctx context.Context, opts *Options) (src replay.Source, name string, channels []clock.Channel, closeFn func(), err error) {
-	if opts.Range.Given() {
-		read := brokerRead(opts)
-		read.Options = []kafka.ReadOption{kafka.WithLogFacts()} // the summary classifies holds with them
-		br, err := opts.OpenRange(ctx, read)
-		if err != nil {
-			return nil, "", nil, nil, err
-		}
-		var src replay.Source = br
-		if opts.Interleave.Mode == replay.Timestamp {
-			// Merge as it streams, reading each channel as the merge
-			// needs it: a range's channels are known when it opens.
-			src = replay.MergeByTimestamp(br, len(br.Channels))
-		}
-		src = replay.WithContext(ctx, src)
-		return src, "broker range", br.Channels, br.Close, nil
-	}
-	in, err := cmdutil.OpenCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize, opts.Names)
-	if err != nil {
-		return nil, "", nil, nil, err
-	}
-	second, err := in.Open(capture.SkipPayloads())
-	if err != nil {
-		in.Close()
-		return nil, "", nil, nil, fmt.Errorf("%s: %w", in.Name, err)
-	}
-	// Parse on one core, run the gate on the other.
-	pf := replay.Prefetch(replay.WithContext(ctx, second))
-	return pf, in.Name, in.Channels, func() { pf.Close(); in.Close() }, nil
 }
 
 // progressLine returns a progress reporter that rewrites one stderr line.

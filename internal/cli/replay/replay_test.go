@@ -259,8 +259,9 @@ func TestBadInput(t *testing.T) {
 
 // TestFailClosedKeepsEvents: events before the failure stay on stdout, the
 // summary says where the gate failed, and so does the error — whose text,
-// the one line a person reads, is checked here once; elsewhere tests
-// assert a failure from the typed error (replaytest).
+// the one line the CLI prints after "causalctl: ", is checked here and
+// nowhere else; every other test asserts a failure from the typed error
+// or summary (replaytest).
 func TestFailClosedKeepsEvents(t *testing.T) {
 	good, _ := os.ReadFile("testdata/basic.ndjson")
 	lines := strings.Split(string(good), "\n")
@@ -322,7 +323,10 @@ func TestInterruptWhileReading(t *testing.T) {
 	good, _ := os.ReadFile("testdata/basic.ndjson")
 	pr, pw := io.Pipe()
 	defer pw.Close()
-	go pw.Write(good) // and never close: a producer that keeps the pipe open
+	// A producer that keeps the pipe open: it writes the capture and never
+	// closes. Its write returns once the replay has read all of it.
+	wrote := make(chan struct{})
+	go func() { pw.Write(good); close(wrote) }()
 	ios, _, out, _ := iostreams.Test()
 	ios.In = pr
 	f := cmdutiltest.Factory(ios, "")
@@ -332,7 +336,13 @@ func TestInterruptWhileReading(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- cmd.ExecuteContext(ctx) }()
-	time.Sleep(100 * time.Millisecond)
+	select {
+	case <-wrote: // the first pass has the whole capture and waits for more
+	case err := <-done:
+		t.Fatalf("the replay ended before reading the open pipe: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the replay did not read its stdin")
+	}
 	cancel()
 	select {
 	case err := <-done:
@@ -353,8 +363,7 @@ func TestTUIInBackground(t *testing.T) {
 	ios, _, out, errOut := iostreams.Test()
 	ios.SetTTY(true)
 	ios.Foreground = false
-	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }}
-	cmd := cmdutiltest.AsRoot(NewCmdReplay(f, nil))
+	cmd := cmdutiltest.AsRoot(NewCmdReplay(cmdutiltest.Factory(ios, ""), nil))
 	cmd.SetArgs([]string{"-f", "testdata/basic.ndjson", "--tui"})
 	if err := cmd.ExecuteContext(context.Background()); err != nil {
 		t.Fatalf("%v\n%s", err, errOut)

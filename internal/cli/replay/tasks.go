@@ -8,7 +8,6 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
-	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
@@ -17,37 +16,28 @@ import (
 // runTasks is replay with one gate per task (--tasks), seeded from a
 // Parsley process's ordering state with --app.
 func runTasks(ctx context.Context, opts *Options) error {
-	var (
-		src      replay.Source
-		name     string
-		channels []clock.Channel
-		ts       *replay.Tasks
-		att      *cmdutil.Attached
-		err      error
-	)
-	if opts.Tasks.App != "" {
-		cfg := replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}
-		if att, err = cmdutil.OpenAttach(ctx, opts.Dial, opts.Tasks, cfg, opts.IO.ErrOut); err != nil {
-			return interruptedBefore(err)
-		}
-		defer att.Close()
-		ts, src, name, channels = att.Tasks, replay.WithContext(ctx, att.Range), opts.Tasks.App, att.Range.Channels
+	read := cmdutil.InputRead{LogFacts: true, Gate: replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}}
+	in, err := opts.OpenInput(ctx, &opts.InputFlags, read)
+	if err != nil {
+		return cmdutil.WhenInterrupted(err, interruptedBefore)
+	}
+	defer in.Close()
+	name, channels, att := in.Name, in.Channels, in.Attached
+	var src replay.Source = in
+	var ts *replay.Tasks
+	if att != nil {
+		ts = att.Tasks
 	} else {
-		var closeSrc func()
-		if src, name, channels, closeSrc, err = openSource(ctx, opts); err != nil {
-			return interruptedBefore(err)
-		}
-		defer closeSrc()
-		cfg, err := gateConfig(opts, name, channels)
+		cfg, err := gateConfig(opts, in)
 		if err != nil {
 			return err
 		}
 		if ts, err = replay.NewTasks(cfg, nil); err != nil {
 			return err
 		}
-		if !(opts.Range.Given() && opts.Interleave.Mode == replay.Timestamp) {
-			if src, err = reorder(src, opts); err != nil {
-				return interruptedBefore(fmt.Errorf("%s: %w", name, err))
+		if !in.Interleaved {
+			if src, err = reorder(in, opts); err != nil {
+				return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", name, err), interruptedBefore)
 			}
 		}
 	}
@@ -92,7 +82,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 	}
 	switch {
 	case interrupted:
-		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: fmt.Errorf("interrupted after %d records", merged.Received)}
+		return cmdutil.Interrupted(fmt.Sprintf("interrupted after %d records", merged.Received))
 	case runErr != nil:
 		return fmt.Errorf("%s: %w", name, runErr)
 	case opts.FailOnHeld && merged.Held > 0:

@@ -19,33 +19,22 @@ import (
 func OpenTTY() (io.ReadCloser, error) { return os.Open("/dev/tty") }
 
 // runStepper runs the replay under the keyboard: the stepper of the TUI.
-// A broker range is first spooled to a temporary capture, so that jumping
-// back re-reads a file, not the cluster.
+// The input is opened to be read again (a broker range spooled to a
+// temporary capture), so that jumping back re-reads a file, not the
+// cluster.
 func runStepper(ctx context.Context, opts *Options) error {
-	input := opts.Input
-	if opts.Range.Given() {
-		spool, err := spoolRange(ctx, opts)
-		if err != nil {
-			return err
-		}
-		defer os.Remove(spool)
-		input = spool
-	}
-	in, err := cmdutil.OpenCapture(ctx, opts.IO, input, opts.MaxLineSize, opts.Names)
+	in, err := opts.OpenInput(ctx, &opts.InputFlags, cmdutil.InputRead{Reread: true})
 	if err != nil {
 		return err
 	}
 	defer in.Close()
 	name := in.Name
-	if opts.Range.Given() {
-		name = "broker range"
-	}
-	cfg, err := gateConfig(opts, name, in.Channels)
+	cfg, err := gateConfig(opts, in)
 	if err != nil {
 		return err
 	}
 	open := func() (replay.Source, error) {
-		rd, err := in.Open(capture.SkipPayloads())
+		rd, err := in.Capture.Open(capture.SkipPayloads())
 		if err != nil {
 			return nil, err
 		}
@@ -70,15 +59,4 @@ func runStepper(ctx context.Context, opts *Options) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted}
 	}
 	return err
-}
-
-// spoolRange writes the broker range of opts to a temporary capture file
-// and returns its path.
-func spoolRange(ctx context.Context, opts *Options) (string, error) {
-	br, err := opts.OpenRange(ctx, brokerRead(opts))
-	if err != nil {
-		return "", err
-	}
-	defer br.Close()
-	return br.Spool()
 }

@@ -6,7 +6,6 @@ package state
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -181,7 +180,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("interrupted before the state was read: no report")}
+			return cmdutil.Interrupted("interrupted before the state was read: no report")
 		}
 		return err
 	}
