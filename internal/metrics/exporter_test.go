@@ -73,8 +73,11 @@ func notifierSnapshot() *tracker.Snapshot {
 func TestProcessCollector(t *testing.T) {
 	src := &fixedProcesses{}
 	src.set(notifierSnapshot())
-	c := NewProcessCollector(src, func() time.Time { return scrapeTime })
+	c := NewProcessCollector(src, func() time.Time { return scrapeTime }, Options{})
 	want := `
+# HELP causalctl_exporter_channels_dropped Task channels this scrape exports no lag series of: beyond --metrics-max-channels, counted over the processes by application id, their tasks and channels in order.
+# TYPE causalctl_exporter_channels_dropped gauge
+causalctl_exporter_channels_dropped 0
 # HELP causalctl_exporter_changelogs_followed Ordering changelogs the exporter follows.
 # TYPE causalctl_exporter_changelogs_followed gauge
 causalctl_exporter_changelogs_followed 1
@@ -139,7 +142,7 @@ parsley_task_corrupt_entries{app="notifier",task="1"} 2
 // TestProcessCollectorBeforeFirstRefresh: nothing is exported before the
 // tracker's first snapshot — no zero that would read as "nothing held".
 func TestProcessCollectorBeforeFirstRefresh(t *testing.T) {
-	c := NewProcessCollector(&fixedProcesses{}, func() time.Time { return scrapeTime })
+	c := NewProcessCollector(&fixedProcesses{}, func() time.Time { return scrapeTime }, Options{})
 	if n := testutil.CollectAndCount(c); n != 0 {
 		t.Errorf("%d series before the first refresh", n)
 	}
@@ -151,7 +154,7 @@ func TestProcessCollectorBeforeFirstRefresh(t *testing.T) {
 func TestProcessHealth(t *testing.T) {
 	src := &fixedProcesses{}
 	now := scrapeTime
-	h := ProcessHandler(NewProcessRegistry(src, func() time.Time { return now }), src, time.Minute, func() time.Time { return now })
+	h := ProcessHandler(NewProcessRegistry(src, func() time.Time { return now }, Options{}), src, time.Minute, func() time.Time { return now })
 	get := func() (int, string) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))

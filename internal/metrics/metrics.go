@@ -63,10 +63,24 @@ const (
 // channelLabels are the labels of every per-channel metric.
 var channelLabels = []string{"topic", "partition", "topic_id"}
 
+// DefaultMaxChannels is how many channels have per-channel series by
+// default (--metrics-max-channels): six series each, 30 000 at most.
+const DefaultMaxChannels = 5000
+
+// Options are the bounds of what a collector exports.
+type Options struct {
+	// MaxChannels is how many channels get per-channel series, held ones
+	// first, then in channel order; the rest are counted by
+	// causalctl_metrics_channels_dropped (or, for the exporter,
+	// causalctl_exporter_channels_dropped). 0 is no bound.
+	MaxChannels int
+}
+
 // Collector is a prometheus.Collector over the latest snapshot of a live
 // gate. Make one with NewCollector; it is safe for concurrent scrapes.
 type Collector struct {
-	src Snapshots
+	src  Snapshots
+	opts Options
 
 	received, delivered, dropped *prometheus.Desc
 	held, oldestHold, blocked    *prometheus.Desc
@@ -75,6 +89,7 @@ type Collector struct {
 
 	chHeld, chHeadAge, chSettled, chReceived *prometheus.Desc
 	chLogEnd, chLastStable                   *prometheus.Desc
+	chDropped                                *prometheus.Desc
 
 	// The highest counters exported: a counter never goes down, even if a
 	// snapshot older than the last one were ever read.
@@ -83,7 +98,7 @@ type Collector struct {
 }
 
 // NewCollector returns a Collector over src.
-func NewCollector(src Snapshots) *Collector {
+func NewCollector(src Snapshots, opts Options) *Collector {
 	node := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("causalctl_"+name, help, labels, nil)
 	}
@@ -91,7 +106,8 @@ func NewCollector(src Snapshots) *Collector {
 		return prometheus.NewDesc("causalctl_channel_"+name, help, channelLabels, nil)
 	}
 	return &Collector{
-		src: src,
+		src:  src,
+		opts: opts,
 
 		received:     node("records_received_total", "Records the shadow node's gate received."),
 		delivered:    node("records_delivered_total", "Records the gate delivered."),
@@ -110,6 +126,7 @@ func NewCollector(src Snapshots) *Collector {
 		chReceived:   channel("received_offset", "The highest position received or advanced past on the channel (-1: none yet)."),
 		chLogEnd:     channel("log_end_offset", "The channel's high watermark: the offset the next record written gets (absent until known)."),
 		chLastStable: channel("last_stable_offset", "The channel's last stable offset: the end a read_committed reader reads up to (absent until known)."),
+		chDropped:    node("metrics_channels_dropped", "Channels in scope this scrape exports no per-channel series of: over --metrics-max-channels (held channels are kept first), or beyond the snapshot's row cap."),
 	}
 }
 
@@ -117,7 +134,7 @@ func NewCollector(src Snapshots) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.received, c.delivered, c.dropped, c.held, c.oldestHold, c.blocked, c.failedClosed, c.lastSnapshot, c.scope, c.disconnected,
-		c.chHeld, c.chHeadAge, c.chSettled, c.chReceived, c.chLogEnd, c.chLastStable,
+		c.chHeld, c.chHeadAge, c.chSettled, c.chReceived, c.chLogEnd, c.chLastStable, c.chDropped,
 	} {
 		ch <- d
 	}
@@ -159,8 +176,9 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.blocked, float64(counts[cause]), cause)
 	}
 
-	for i := range s.Channels {
-		row := &s.Channels[i]
+	rows := exportedRows(s.Channels, c.opts.MaxChannels)
+	gauge(c.chDropped, float64(max(s.Scope, len(s.Channels))-len(rows)))
+	for _, row := range rows {
 		labels := []string{topicOf(row), strconv.Itoa(int(row.Partition)), row.TopicID}
 		gauge(c.chHeld, float64(row.Held), labels...)
 		gauge(c.chHeadAge, ageSeconds(row.HeadAge), labels...)
@@ -173,6 +191,28 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(c.chLastStable, float64(row.LogEnd), labels...)
 		}
 	}
+}
+
+// exportedRows are the rows that get per-channel series: every row within
+// limit (0: no limit), else the held ones first, then the others, each in
+// channel order, up to limit.
+func exportedRows(rows []inspect.ChannelRow, limit int) []*inspect.ChannelRow {
+	all := limit <= 0 || len(rows) <= limit
+	if all {
+		limit = len(rows)
+	}
+	out := make([]*inspect.ChannelRow, 0, limit)
+	for _, held := range []bool{true, false} {
+		for i := range rows {
+			if len(out) < limit && (all || rows[i].Blocked == held) {
+				out = append(out, &rows[i])
+			}
+		}
+		if all {
+			break
+		}
+	}
+	return out
 }
 
 // counters returns the snapshot's counters, never below what was exported

@@ -37,7 +37,10 @@ type Options struct {
 	NoTUI       bool
 	// MetricsAddr, when set, is where /metrics and /healthz are served.
 	MetricsAddr string
-	Names       *clock.Names
+	// MetricsMaxChannels bounds the channels with per-channel series
+	// (--metrics-max-channels; 0 none).
+	MetricsMaxChannels int
+	Names              *clock.Names
 
 	// OpenFollow opens the follower (Factory.OpenFollow).
 	OpenFollow func(context.Context, cmdutil.BrokerRead) (*cmdutil.Follow, error)
@@ -92,6 +95,9 @@ first offset (looked for every 2s), and said on stderr in a pipe; with
 			if err := cmdutil.CheckListenAddr("--metrics-addr", opts.MetricsAddr); err != nil {
 				return err
 			}
+			if err := cmdutil.CheckMaxChannels(opts.MetricsMaxChannels); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -110,6 +116,7 @@ first offset (looked for every 2s), and said on stderr in a pipe; with
 	fs.DurationVar(&opts.Interval, "interval", time.Second, "how often a status line is printed without the live view")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print status lines even on a terminal")
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
+	cmdutil.AddMetricsMaxChannelsFlag(fs, &opts.MetricsMaxChannels, "per-channel series")
 	cmdutil.AddTopicIDFlag(fs, names)
 	return cmd
 }
@@ -158,7 +165,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	var srv *metrics.Server
 	if opts.MetricsAddr != "" {
-		if srv, err = metrics.Listen(opts.MetricsAddr, drv); err != nil {
+		if srv, err = metrics.Listen(opts.MetricsAddr, drv, metrics.Options{MaxChannels: opts.MetricsMaxChannels}); err != nil {
 			return err
 		}
 		defer srv.Close()
