@@ -19,6 +19,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/record"
 )
 
@@ -158,5 +159,34 @@ func TestLongChainOutput(t *testing.T) {
 				t.Errorf("cycle: head names %d of %d, cycles %d", len(rh.Cycle), rh.CycleLength, len(raw.Cycles))
 			}
 		}
+	}
+}
+
+// BenchmarkBigCluster runs holds over every partition of a cluster of 500
+// topics of 20 partitions (10 000 channels, one record each, 1 000 of
+// them held beyond the log end), from the brokers, in text and JSON
+// (docs/performance.md, "Big clusters").
+func BenchmarkBigCluster(b *testing.B) {
+	c := kafkatest.BigCluster(b, 500, 20)
+	topics := strings.Join(c.Topics, ",")
+	for _, format := range []string{"text", "json"} {
+		b.Run(format, func(b *testing.B) {
+			b.ReportAllocs()
+			var size int
+			for b.Loop() {
+				ios, _, out, errOut := iostreams.Test()
+				f := cmdutiltest.Factory(ios, c.ListenAddrs()[0])
+				cmd := newCmd(f, nil)
+				cmd.SetArgs([]string{"-t", topics, "-o", format})
+				if err := cmd.ExecuteContext(context.Background()); cmdutil.ExitCode(err) != cmdutil.ExitFound {
+					b.Fatalf("holds: %v (%s)", err, errOut)
+				}
+				if format == "json" && !strings.Contains(out.String(), `"held_heads":1000,`) {
+					b.Fatalf("not 1000 held heads: %.300s", out)
+				}
+				size = out.Len()
+			}
+			b.ReportMetric(float64(size), "out-B")
+		})
 	}
 }
