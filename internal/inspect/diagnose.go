@@ -350,6 +350,15 @@ func (f *Facts) ownCause(g *gate.Gate, held []heldInfo, heldIdx map[clock.Channe
 	return best
 }
 
+// ownCauseOnce is held[k]'s own cause, classified on first use: many
+// heads share a root, whose clock may have thousands of blockers.
+func (f *Facts) ownCauseOnce(g *gate.Gate, held []heldInfo, heldIdx map[clock.Channel]int32, k int32) Cause {
+	if held[k].own == "" {
+		held[k].own = f.ownCause(g, held, heldIdx, int(k))
+	}
+	return held[k].own
+}
+
 // headroom is the retention headroom of a record of ch written at ts.
 func (f *Facts) headroom(ch clock.Channel, ts, now time.Time, warn time.Duration) *Headroom {
 	if f.Log == nil || ts.IsZero() || now.IsZero() {
