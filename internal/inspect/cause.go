@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
@@ -217,15 +218,25 @@ func topicOf(ch string) string {
 	return ch
 }
 
+// cycleText writes a wait cycle back to its first member, naming at most
+// MaxChain members: the advice is repeated on every head of the cycle, so
+// a cycle of n written in full would make the report grow with n².
 func cycleText(cycle []string) string {
 	if len(cycle) == 0 {
 		return "(unknown)"
 	}
-	s := ""
-	for _, c := range cycle {
-		s += c + " → "
+	var b strings.Builder
+	for i, c := range cycle {
+		if i == MaxChain-1 && len(cycle) > MaxChain {
+			b.WriteString("… (" + strconv.Itoa(len(cycle)) + " channels) → ")
+			c = cycle[len(cycle)-1]
+		}
+		b.WriteString(c + " → ")
+		if i == MaxChain-1 {
+			break
+		}
 	}
-	return s + cycle[0]
+	return b.String() + cycle[0]
 }
 
 // InputFacts are the facts of a replay over an input that names channels

@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
@@ -72,9 +71,13 @@ type Head struct {
 	Root       string
 	RootOffset int64
 	RootCause  Cause
-	// Chain is the wait chain from this channel to the root's.
-	Chain []string
-	// Cycle is the wait cycle the chain runs into, when it does.
+	// Chain is the wait chain from this channel to the root's, cut after
+	// MaxChain channels with the root kept last; ChainLen is its full
+	// length.
+	Chain    []string
+	ChainLen int
+	// Cycle is the wait cycle the chain runs into, when it does; the heads
+	// on or into one cycle share one slice.
 	Cycle    []string
 	Blockers []Blocker
 	// Retention is the record's headroom before retention deletes it;
@@ -129,8 +132,16 @@ type Root struct {
 	Cycle []string
 }
 
+// MaxChain is how many channels of a head's wait chain a Report names:
+// the first MaxChain−1 and the root. Every head of a chain of n names at
+// most MaxChain, so a report grows with the heads, not with the heads times
+// their chains' lengths (Head.ChainLen keeps the full length).
+const MaxChain = 32
+
 // Diagnose classifies every held head of in.Gate. It reads the gate and
-// does not change it.
+// does not change it. Its cost grows linearly with the held heads and
+// their blockers: each chain is walked once (linkChains), each wait cycle
+// once, and a head names at most MaxChain channels of its chain.
 func Diagnose(in Input) *Report {
 	g := in.Gate
 	names := in.Names
@@ -164,10 +175,12 @@ func Diagnose(in Input) *Report {
 	for k := range held {
 		own[k] = in.Facts.ownCause(g, held, heldIdx, k)
 	}
+	cycles := t.waitCycles(held)
 
 	// rootAt maps a root to its index in rep.Roots: a heldInfo index, or
-	// for a chain into a wait cycle the cycle, which has no one root.
-	rootAt := map[string]int{}
+	// for a chain into a wait cycle −1 − the cycle's start, a cycle having
+	// no one root.
+	rootAt := map[int32]int{}
 	for k := range held {
 		h := &held[k]
 		hd := Head{
@@ -207,14 +220,19 @@ func Diagnose(in Input) *Report {
 			}
 			hd.Blockers = append(hd.Blockers, bd)
 		}
-		for j, n := int32(k), 0; n < h.depth; j, n = held[j].next, n+1 {
+		hd.ChainLen = h.depth
+		hd.Chain = make([]string, 0, min(h.depth, MaxChain))
+		for j, n := int32(k), 0; n < h.depth && n < MaxChain; j, n = held[j].next, n+1 {
 			hd.Chain = append(hd.Chain, t.name(held[j].ch))
+		}
+		if h.depth > MaxChain {
+			hd.Chain[MaxChain-1] = t.name(held[h.root].ch)
 		}
 		root := &held[h.root]
 		hd.Root, hd.RootOffset, hd.RootCause = t.name(root.ch), root.head.Offset, own[h.root]
 		if h.cyclic {
 			hd.RootCause = CauseCycle
-			hd.Cycle = t.cycleOf(held, heldIdx, h)
+			hd.Cycle = cycles.names[cycles.start[h.root]]
 		}
 		rep.Heads = append(rep.Heads, hd)
 	}
@@ -223,9 +241,9 @@ func Diagnose(in Input) *Report {
 	for k := range rep.Heads {
 		hd := &rep.Heads[k]
 		r := held[k].root
-		key := strconv.Itoa(int(r))
+		key := r
 		if held[k].cyclic {
-			key = "cycle " + strings.Join(hd.Cycle, " ")
+			key = -1 - cycles.start[r]
 		}
 		at, ok := rootAt[key]
 		if !ok {
@@ -246,7 +264,7 @@ func Diagnose(in Input) *Report {
 			rootAt[key] = at
 			rc, ro := root.Channel, root.Offset
 			if cyc != nil {
-				rc, ro = cyc[0], held[held[k].cycleStart(held)].head.Offset
+				rc, ro = cyc[0], held[cycles.start[r]].head.Offset
 			}
 			rep.Roots = append(rep.Roots, Root{Channel: rc, Offset: ro, Cause: cause, Cycle: cyc,
 				NextStep: NextStep(cause, rc+"@"+strconv.FormatInt(ro, 10), first, cyc)})
@@ -334,6 +352,15 @@ func (f *Facts) ownCause(g *gate.Gate, held []heldInfo, heldIdx map[clock.Channe
 	return best
 }
 
+// ownCauseOnce is held[k]'s own cause, classified on first use: many
+// heads share a root, whose clock may have thousands of blockers.
+func (f *Facts) ownCauseOnce(g *gate.Gate, held []heldInfo, heldIdx map[clock.Channel]int32, k int32) Cause {
+	if held[k].own == "" {
+		held[k].own = f.ownCause(g, held, heldIdx, int(k))
+	}
+	return held[k].own
+}
+
 // headroom is the retention headroom of a record of ch written at ts.
 func (f *Facts) headroom(ch clock.Channel, ts, now time.Time, warn time.Duration) *Headroom {
 	if f.Log == nil || ts.IsZero() || now.IsZero() {
@@ -363,32 +390,43 @@ func msDuration(ms int64) time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
-// cycleStart returns the index of the member of the wait cycle that the
-// chain from h runs into that is written first: the first in held's
-// order (channel order as people read it), so that every head on or into
-// the cycle names it alike, run after run.
-func (h *heldInfo) cycleStart(held []heldInfo) int32 {
-	start := held[h.root].next
-	best := start
-	for j, n := held[start].next, 0; j != start && j >= 0 && n <= len(held); j, n = held[j].next, n+1 {
-		best = min(best, j)
-	}
-	return best
+// waitCycles are the wait cycles among held, each walked once.
+type waitCycles struct {
+	// start maps a head on a cycle to the cycle's member first in held's
+	// order (channel order as people read it), so that every head on or
+	// into the cycle names it alike, run after run; −1 off every cycle.
+	start []int32
+	// names is each cycle's channels from its start, following first held
+	// blockers, keyed by the start.
+	names map[int32][]string
 }
 
-// cycleOf returns the wait cycle the chain from h runs into, following
-// first held blockers from its member first in channel order until they
-// come back: the same list for every head on or into it.
-func (t *Tracker) cycleOf(held []heldInfo, heldIdx map[clock.Channel]int32, h *heldInfo) []string {
-	var out []string
-	start := h.cycleStart(held)
-	for j, n := start, 0; j >= 0 && n <= len(held); j, n = held[j].next, n+1 {
-		if n > 0 && j == start {
-			break
-		}
-		out = append(out, t.name(held[j].ch))
+// waitCycles finds the cycle of every head on one (linkChains set onCycle),
+// walking each cycle twice in all: once for its start, once for its names.
+func (t *Tracker) waitCycles(held []heldInfo) waitCycles {
+	w := waitCycles{start: make([]int32, len(held)), names: map[int32][]string{}}
+	for k := range w.start {
+		w.start[k] = -1
 	}
-	return out
+	for k := range held {
+		if !held[k].onCycle || w.start[k] >= 0 {
+			continue
+		}
+		first := int32(k)
+		for j := held[k].next; j != int32(k); j = held[j].next {
+			first = min(first, j)
+		}
+		var names []string
+		for j := first; ; {
+			w.start[j] = first
+			names = append(names, t.name(held[j].ch))
+			if j = held[j].next; j == first {
+				break
+			}
+		}
+		w.names[first] = names
+	}
+	return w
 }
 
 func (t *Tracker) names2(chs []clock.Channel) []string {

@@ -281,6 +281,7 @@ type heldInfo struct {
 	depth    int   // channels on the wait chain, this one included
 	cyclic   bool  // the chain runs into a wait cycle
 	onCycle  bool  // the head is on the cycle itself
+	own      Cause // its own cause once classified (Facts.ownCauseOnce)
 }
 
 // SnapshotOf describes the state of r now. It reads the gate and does not
@@ -578,8 +579,8 @@ func (t *Tracker) headDetail(g *gate.Gate, k int32, held []heldInfo, heldIdx map
 		Cyclic:       h.cyclic,
 		ChainLen:     h.depth,
 		Blockers:     make([]BlockerDetail, 0, min(len(h.blockers), maxBlockers)),
-		Cause:        f.ownCause(g, held, heldIdx, int(k)),
-		RootCause:    f.ownCause(g, held, heldIdx, int(h.root)),
+		Cause:        f.ownCauseOnce(g, held, heldIdx, k),
+		RootCause:    f.ownCauseOnce(g, held, heldIdx, h.root),
 	}
 	if h.cyclic {
 		d.RootCause = CauseCycle

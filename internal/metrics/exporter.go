@@ -30,18 +30,20 @@ type Processes interface {
 // one computation at scrape time is a held record's age, the clock's now
 // less the record's timestamp, so that ages move between refreshes.
 type ProcessCollector struct {
-	src Processes
-	now func() time.Time
+	src  Processes
+	now  func() time.Time
+	opts Options
 
 	held, heldAge, heads, assigned, corrupt, behind      *prometheus.Desc
 	fedLag, committedLag, members, entries, refused, gap *prometheus.Desc
 	lastSuccess, errors, followed, refreshDuration       *prometheus.Desc
-	diagnosed                                            *prometheus.Desc
+	diagnosed, dropped                                   *prometheus.Desc
 }
 
 // NewProcessCollector returns a ProcessCollector over src; ages are
-// measured to now (time.Now when nil).
-func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector {
+// measured to now (time.Now when nil). opts.MaxChannels bounds the
+// channels (of every process's tasks, in order) with lag series.
+func NewProcessCollector(src Processes, now func() time.Time, opts Options) *ProcessCollector {
 	if now == nil {
 		now = time.Now
 	}
@@ -51,8 +53,9 @@ func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector 
 	task := []string{"app", "task"}
 	with := func(labels ...string) []string { return append(slices.Clone(task), labels...) }
 	return &ProcessCollector{
-		src: src,
-		now: now,
+		src:  src,
+		now:  now,
+		opts: opts,
 
 		held:         desc("parsley_records_held", "Records the task holds in its ordering state, per topic (Parsley 0.1: records-held).", with("topic")...),
 		heldAge:      desc("parsley_records_held_age_max_seconds", "Age of the task's oldest held record of the topic, since it was written (0 when none is held; Parsley 0.1: records-held-age-max-ms).", with("topic")...),
@@ -72,6 +75,7 @@ func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector 
 		followed:        desc("causalctl_exporter_changelogs_followed", "Ordering changelogs the exporter follows."),
 		refreshDuration: desc("causalctl_exporter_refresh_duration_seconds", "How long the exporter's latest refresh of every process took."),
 		diagnosed:       desc("causalctl_exporter_tasks_diagnosed_total", "Task diagnoses: a refresh diagnoses only the tasks whose store, group or log facts changed."),
+		dropped:         desc("causalctl_exporter_channels_dropped", "Task channels this scrape exports no lag series of: beyond --metrics-max-channels, counted over the processes by application id, their tasks and channels in order."),
 	}
 }
 
@@ -79,7 +83,7 @@ func NewProcessCollector(src Processes, now func() time.Time) *ProcessCollector 
 func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.held, c.heldAge, c.heads, c.assigned, c.corrupt, c.behind, c.fedLag, c.committedLag, c.members, c.entries, c.refused, c.gap,
-		c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed,
+		c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed, c.dropped,
 	} {
 		ch <- d
 	}
@@ -93,6 +97,7 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	now := c.now()
+	channels, dropped := 0, 0
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
@@ -127,6 +132,10 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(c.corrupt, float64(t.Corrupt), p.App, task)
 			gauge(c.behind, flag(t.BehindTransaction), p.App, task)
 			for _, chn := range t.Channels {
+				if channels++; c.opts.MaxChannels > 0 && channels > c.opts.MaxChannels {
+					dropped++
+					continue
+				}
 				part := strconv.Itoa(int(chn.Partition))
 				if chn.FedLag >= 0 {
 					gauge(c.fedLag, float64(chn.FedLag), p.App, task, chn.Topic, part)
@@ -143,6 +152,7 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(s.Errors))
 	ch <- prometheus.MustNewConstMetric(c.diagnosed, prometheus.CounterValue, float64(s.Diagnosed))
 	gauge(c.followed, float64(s.Followed))
+	gauge(c.dropped, float64(dropped))
 	gauge(c.refreshDuration, s.RefreshDuration.Seconds())
 }
 
@@ -173,10 +183,10 @@ func ProcessHealth(src Processes, bound time.Duration, now time.Time) (ok bool, 
 
 // NewProcessRegistry returns a registry of its own holding a
 // ProcessCollector over src and the standard Go and process collectors.
-func NewProcessRegistry(src Processes, now func() time.Time) *prometheus.Registry {
+func NewProcessRegistry(src Processes, now func() time.Time, opts Options) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
-		NewProcessCollector(src, now),
+		NewProcessCollector(src, now, opts),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -190,5 +200,5 @@ func ProcessHandler(reg *prometheus.Registry, src Processes, bound time.Duration
 	if now == nil {
 		now = time.Now
 	}
-	return serveMux(reg, func() (bool, string) { return ProcessHealth(src, bound, now()) }, "causalctl exporter")
+	return serveMux(reg, func() (bool, string) { return ProcessHealth(src, bound, now()) }, "causalctl exporter", processesKey(src), now)
 }

@@ -78,8 +78,11 @@ func notifierSnapshot() *tracker.Snapshot {
 func TestProcessCollector(t *testing.T) {
 	src := &fixedProcesses{}
 	src.set(notifierSnapshot())
-	c := NewProcessCollector(src, func() time.Time { return scrapeTime })
+	c := NewProcessCollector(src, func() time.Time { return scrapeTime }, Options{})
 	want := `
+# HELP causalctl_exporter_channels_dropped Task channels this scrape exports no lag series of: beyond --metrics-max-channels, counted over the processes by application id, their tasks and channels in order.
+# TYPE causalctl_exporter_channels_dropped gauge
+causalctl_exporter_channels_dropped 0
 # HELP causalctl_exporter_changelogs_followed Ordering changelogs the exporter follows.
 # TYPE causalctl_exporter_changelogs_followed gauge
 causalctl_exporter_changelogs_followed 1
@@ -156,7 +159,7 @@ parsley_task_corrupt_entries{app="notifier",task="1"} 2
 // TestProcessCollectorBeforeFirstRefresh: nothing is exported before the
 // tracker's first snapshot — no zero that would read as "nothing held".
 func TestProcessCollectorBeforeFirstRefresh(t *testing.T) {
-	c := NewProcessCollector(&fixedProcesses{}, func() time.Time { return scrapeTime })
+	c := NewProcessCollector(&fixedProcesses{}, func() time.Time { return scrapeTime }, Options{})
 	if n := testutil.CollectAndCount(c); n != 0 {
 		t.Errorf("%d series before the first refresh", n)
 	}
@@ -168,7 +171,7 @@ func TestProcessCollectorBeforeFirstRefresh(t *testing.T) {
 func TestProcessHealth(t *testing.T) {
 	src := &fixedProcesses{}
 	now := scrapeTime
-	h := ProcessHandler(NewProcessRegistry(src, func() time.Time { return now }), src, time.Minute, func() time.Time { return now })
+	h := ProcessHandler(NewProcessRegistry(src, func() time.Time { return now }, Options{}), src, time.Minute, func() time.Time { return now })
 	get := func() (int, string) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))
@@ -216,7 +219,7 @@ func TestProcessCollectorGap(t *testing.T) {
 	s.Processes = append([]tracker.Process{{App: "gapped", Changelog: "gapped-__parsley.ordering-changelog", Members: 1, EntriesRead: 9,
 		Gap: "offsets 0 to 99 … were deleted", Tasks: []tracker.Task{{Task: 0, Topics: []tracker.TopicHolds{{Topic: "orders", Held: 3}}}}}}, s.Processes...)
 	src.set(s)
-	c := NewProcessCollector(src, func() time.Time { return scrapeTime })
+	c := NewProcessCollector(src, func() time.Time { return scrapeTime }, Options{})
 	want := `
 # HELP parsley_changelog_gap 1 when entries of the process's ordering changelog were deleted before the exporter read them (retention or DeleteRecords): its store cannot be rebuilt from the changelog and its task series are not exported; else 0.
 # TYPE parsley_changelog_gap gauge
@@ -232,7 +235,7 @@ parsley_group_members{app="notifier"} 1
 	alone := &fixedProcesses{}
 	alone.set(notifierSnapshot())
 	count := func(src Processes) int {
-		n, err := testutil.GatherAndCount(registryOf(t, NewProcessCollector(src, func() time.Time { return scrapeTime })),
+		n, err := testutil.GatherAndCount(registryOf(t, NewProcessCollector(src, func() time.Time { return scrapeTime }, Options{})),
 			"parsley_records_held", "parsley_process_start_refusals", "parsley_group_members")
 		if err != nil {
 			t.Fatal(err)

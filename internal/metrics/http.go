@@ -18,10 +18,10 @@ import (
 
 // NewRegistry returns a registry of its own holding a Collector over src
 // and the standard Go and process collectors.
-func NewRegistry(src Snapshots, opts ...Option) *prometheus.Registry {
+func NewRegistry(src Snapshots, opts Options) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
-		NewCollector(src, opts...),
+		NewCollector(src, opts),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -33,19 +33,22 @@ func NewRegistry(src Snapshots, opts ...Option) *prometheus.Registry {
 // health of src at /healthz: 200 "ok" while the gate runs (also while it
 // retries unreachable brokers, saying so), 503 with the reason before the
 // first snapshot and once the gate failed closed or its feed stopped.
+// Scrapes of one snapshot within one second share one render
+// (sharedRenders).
 func Handler(reg *prometheus.Registry, src Snapshots) http.Handler {
-	return serveMux(reg, func() (bool, string) { return Health(src) }, "causalctl")
+	return serveMux(reg, func() (bool, string) { return Health(src) }, "causalctl", snapshotKey(src), time.Now)
 }
 
-// serveMux serves reg at /metrics, health at /healthz (200 when it says
-// ok, else 503, with its reason) and a line naming both at /.
-func serveMux(reg *prometheus.Registry, health func() (bool, string), name string) http.Handler {
+// serveMux serves reg at /metrics, scrapes of the snapshot key names
+// within one second of now sharing one render, health at /healthz (200
+// when it says ok, else 503, with its reason) and a line naming both at /.
+func serveMux(reg *prometheus.Registry, health func() (bool, string), name string, key func() any, now func() time.Time) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+	mux.Handle("GET /metrics", shareRenders(promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		ErrorHandling:     promhttp.ContinueOnError,
 		Registry:          reg,
-	})))
+	})), key, now))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		ok, why := health()
@@ -91,9 +94,9 @@ type Server struct {
 }
 
 // Listen binds addr (HOST:PORT; port 0 picks a free one) and serves
-// Handler(NewRegistry(src, opts...), src) there until Close.
-func Listen(addr string, src Snapshots, opts ...Option) (*Server, error) {
-	return Serve(addr, Handler(NewRegistry(src, opts...), src))
+// Handler(NewRegistry(src, opts), src) there until Close.
+func Listen(addr string, src Snapshots, opts Options) (*Server, error) {
+	return Serve(addr, Handler(NewRegistry(src, opts), src))
 }
 
 // Serve binds addr (HOST:PORT; port 0 picks a free one) and serves h there

@@ -36,7 +36,7 @@ func get(t *testing.T, url, accept string) (*http.Response, string) {
 // /healthz following the gate's state.
 func TestServer(t *testing.T) {
 	src := &fixed{}
-	srv, err := Listen("127.0.0.1:0", src)
+	srv, err := Listen("127.0.0.1:0", src, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,15 +111,15 @@ func TestServer(t *testing.T) {
 }
 
 func TestListenErrors(t *testing.T) {
-	if _, err := Listen("9464", &fixed{}); err == nil || !strings.Contains(err.Error(), `metrics address "9464"`) {
+	if _, err := Listen("9464", &fixed{}, Options{}); err == nil || !strings.Contains(err.Error(), `metrics address "9464"`) {
 		t.Errorf("an address without a port: %v", err)
 	}
-	srv, err := Listen("127.0.0.1:0", &fixed{})
+	srv, err := Listen("127.0.0.1:0", &fixed{}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	if _, err := Listen(srv.Addr(), &fixed{}); err == nil || !strings.Contains(err.Error(), "metrics endpoint") {
+	if _, err := Listen(srv.Addr(), &fixed{}, Options{}); err == nil || !strings.Contains(err.Error(), "metrics endpoint") {
 		t.Errorf("an address in use: %v", err)
 	}
 }

@@ -62,21 +62,31 @@ const (
 )
 
 // channelLabels are the labels of every per-channel metric; with per-task
-// gates (WithTasks) task follows them.
+// gates (Options.Tasks) task follows them.
 var channelLabels = []string{"topic", "partition", "topic_id"}
 
-// Option configures a Collector.
-type Option func(*Collector)
+// DefaultMaxChannels is how many channels have per-channel series by
+// default (--metrics-max-channels): six series each, 30 000 at most.
+const DefaultMaxChannels = 5000
 
-// WithTasks is for a driver that runs one gate per task (live.Config.Tasks):
-// every per-channel metric gains a task label, the channel's task.
-func WithTasks() Option { return func(c *Collector) { c.tasks = true } }
+// Options say what a collector exports.
+type Options struct {
+	// MaxChannels is how many channels get per-channel series, held ones
+	// first, then in channel order; the rest are counted by
+	// causalctl_metrics_channels_dropped (or, for the exporter,
+	// causalctl_exporter_channels_dropped). 0 is no bound.
+	MaxChannels int
+	// Tasks is for a driver that runs one gate per task
+	// (live.Config.Tasks): every per-channel metric gains a task label,
+	// the channel's task.
+	Tasks bool
+}
 
 // Collector is a prometheus.Collector over the latest snapshot of a live
 // gate. Make one with NewCollector; it is safe for concurrent scrapes.
 type Collector struct {
-	src   Snapshots
-	tasks bool // per-channel metrics carry a task label
+	src  Snapshots
+	opts Options
 
 	received, delivered, dropped *prometheus.Desc
 	held, oldestHold, blocked    *prometheus.Desc
@@ -85,6 +95,7 @@ type Collector struct {
 
 	chHeld, chHeadAge, chSettled, chReceived *prometheus.Desc
 	chLogEnd, chLastStable                   *prometheus.Desc
+	chDropped                                *prometheus.Desc
 
 	// The highest counters exported: a counter never goes down, even if a
 	// snapshot older than the last one were ever read.
@@ -93,24 +104,20 @@ type Collector struct {
 }
 
 // NewCollector returns a Collector over src.
-func NewCollector(src Snapshots, opts ...Option) *Collector {
-	c := &Collector{src: src}
-	for _, o := range opts {
-		o(c)
-	}
+func NewCollector(src Snapshots, opts Options) *Collector {
 	node := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc("causalctl_"+name, help, labels, nil)
 	}
 	labels := channelLabels
-	if c.tasks {
+	if opts.Tasks {
 		labels = append(slices.Clip(labels), "task")
 	}
 	channel := func(name, help string) *prometheus.Desc {
 		return prometheus.NewDesc("causalctl_channel_"+name, help, labels, nil)
 	}
-	*c = Collector{
-		src:   src,
-		tasks: c.tasks,
+	c := &Collector{
+		src:  src,
+		opts: opts,
 
 		received:     node("records_received_total", "Records the shadow node's gate received."),
 		delivered:    node("records_delivered_total", "Records the gate delivered."),
@@ -129,6 +136,7 @@ func NewCollector(src Snapshots, opts ...Option) *Collector {
 		chReceived:   channel("received_offset", "The highest position received or advanced past on the channel (-1: none yet)."),
 		chLogEnd:     channel("log_end_offset", "The channel's high watermark: the offset the next record written gets (absent until known)."),
 		chLastStable: channel("last_stable_offset", "The channel's last stable offset: the end a read_committed reader reads up to (absent until known)."),
+		chDropped:    node("metrics_channels_dropped", "Channels in scope this scrape exports no per-channel series of: over --metrics-max-channels (held channels are kept first), or beyond the snapshot's row cap."),
 	}
 	return c
 }
@@ -137,7 +145,7 @@ func NewCollector(src Snapshots, opts ...Option) *Collector {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.received, c.delivered, c.dropped, c.held, c.oldestHold, c.blocked, c.failedClosed, c.lastSnapshot, c.scope, c.disconnected,
-		c.chHeld, c.chHeadAge, c.chSettled, c.chReceived, c.chLogEnd, c.chLastStable,
+		c.chHeld, c.chHeadAge, c.chSettled, c.chReceived, c.chLogEnd, c.chLastStable, c.chDropped,
 	} {
 		ch <- d
 	}
@@ -179,10 +187,11 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.blocked, float64(counts[cause]), cause)
 	}
 
-	for i := range s.Channels {
-		row := &s.Channels[i]
+	rows := exportedRows(s.Channels, c.opts.MaxChannels)
+	gauge(c.chDropped, float64(max(s.Scope, len(s.Channels))-len(rows)))
+	for _, row := range rows {
 		labels := []string{topicOf(row), strconv.Itoa(int(row.Partition)), row.TopicID}
-		if c.tasks {
+		if c.opts.Tasks {
 			labels = append(labels, strconv.Itoa(int(row.Task)))
 		}
 		gauge(c.chHeld, float64(row.Held), labels...)
@@ -196,6 +205,28 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(c.chLastStable, float64(row.LogEnd), labels...)
 		}
 	}
+}
+
+// exportedRows are the rows that get per-channel series: every row within
+// limit (0: no limit), else the held ones first, then the others, each in
+// channel order, up to limit.
+func exportedRows(rows []inspect.ChannelRow, limit int) []*inspect.ChannelRow {
+	all := limit <= 0 || len(rows) <= limit
+	if all {
+		limit = len(rows)
+	}
+	out := make([]*inspect.ChannelRow, 0, limit)
+	for _, held := range []bool{true, false} {
+		for i := range rows {
+			if len(out) < limit && (all || rows[i].Blocked == held) {
+				out = append(out, &rows[i])
+			}
+		}
+		if all {
+			break
+		}
+	}
+	return out
 }
 
 // counters returns the snapshot's counters, never below what was exported

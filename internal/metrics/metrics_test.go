@@ -71,7 +71,7 @@ func twoChannels() inspect.Snapshot {
 // labels, against a snapshot.
 func TestCollectorValues(t *testing.T) {
 	src := &fixed{}
-	c := NewCollector(src)
+	c := NewCollector(src, Options{})
 	if n := testutil.CollectAndCount(c); n != 0 {
 		t.Errorf("%d metrics before the first snapshot, want none", n)
 	}
@@ -126,6 +126,9 @@ causalctl_held_records 3
 # HELP causalctl_last_snapshot_timestamp_seconds When the snapshot this scrape reports was taken (Unix time).
 # TYPE causalctl_last_snapshot_timestamp_seconds gauge
 causalctl_last_snapshot_timestamp_seconds 1.7000000005e+09
+# HELP causalctl_metrics_channels_dropped Channels in scope this scrape exports no per-channel series of: over --metrics-max-channels (held channels are kept first), or beyond the snapshot's row cap.
+# TYPE causalctl_metrics_channels_dropped gauge
+causalctl_metrics_channels_dropped 0
 # HELP causalctl_oldest_hold_age_seconds Age of the oldest held head: how long ago it was received (0 when nothing is held).
 # TYPE causalctl_oldest_hold_age_seconds gauge
 causalctl_oldest_hold_age_seconds 90
@@ -167,7 +170,7 @@ causalctl_failed_closed{reason="truncated"} 1
 func TestRegistryLint(t *testing.T) {
 	src := &fixed{}
 	src.set(twoChannels())
-	reg := NewRegistry(src)
+	reg := NewRegistry(src, Options{})
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +246,7 @@ func TestCountersMonotonic(t *testing.T) {
 	}
 	tr := inspect.NewTracker(8)
 	src := &fixed{}
-	c := NewCollector(src)
+	c := NewCollector(src, Options{})
 	now := time.Unix(1000, 0)
 	rng := rand.New(rand.NewPCG(7, 7))
 	next := map[clock.Channel]int64{}
@@ -348,15 +351,15 @@ func TestCollectorTaskLabel(t *testing.T) {
 causalctl_channel_held_records{partition="0",task="0",topic="` + unnamedID + `",topic_id="` + unnamedID + `"} 0
 causalctl_channel_held_records{partition="1",task="1",topic="orders",topic_id="` + ordersID + `"} 3
 `
-	if err := testutil.CollectAndCompare(NewCollector(src, WithTasks()), strings.NewReader(want), "causalctl_channel_held_records"); err != nil {
+	if err := testutil.CollectAndCompare(NewCollector(src, Options{Tasks: true}), strings.NewReader(want), "causalctl_channel_held_records"); err != nil {
 		t.Error(err)
 	}
-	if err := testutil.CollectAndCompare(NewRegistry(src, WithTasks()), strings.NewReader(want), "causalctl_channel_held_records"); err != nil {
+	if err := testutil.CollectAndCompare(NewRegistry(src, Options{Tasks: true}), strings.NewReader(want), "causalctl_channel_held_records"); err != nil {
 		t.Errorf("registry: %v", err)
 	}
 	// Without the option the series stay as they were.
 	plain := strings.NewReplacer(`task="0",`, "", `task="1",`, "").Replace(want)
-	if err := testutil.CollectAndCompare(NewCollector(src), strings.NewReader(plain), "causalctl_channel_held_records"); err != nil {
+	if err := testutil.CollectAndCompare(NewCollector(src, Options{}), strings.NewReader(plain), "causalctl_channel_held_records"); err != nil {
 		t.Errorf("without tasks: %v", err)
 	}
 }

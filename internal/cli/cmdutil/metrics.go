@@ -7,12 +7,29 @@ import (
 	"strconv"
 
 	"github.com/spf13/pflag"
+
+	"github.com/causalctl/causalctl/internal/metrics"
 )
 
 // AddMetricsAddrFlag registers --metrics-addr on fs, the address of the
 // Prometheus endpoint of `watch` and `demo`.
 func AddMetricsAddrFlag(fs *pflag.FlagSet, addr *string) {
 	fs.StringVar(addr, "metrics-addr", "", "serve Prometheus metrics at http://`HOST:PORT`/metrics and health at /healthz (port 0: a free port)")
+}
+
+// AddMetricsMaxChannelsFlag registers --metrics-max-channels on fs: how
+// many channels get per-channel series (of), the bound on what one scrape
+// of a big scope costs (docs/metrics.md).
+func AddMetricsMaxChannelsFlag(fs *pflag.FlagSet, n *int, of string) {
+	fs.IntVar(n, "metrics-max-channels", metrics.DefaultMaxChannels, "export "+of+" for at most `N` channels, counting the rest in a _channels_dropped gauge (0: no bound)")
+}
+
+// CheckMaxChannels checks --metrics-max-channels: a count, 0 for none.
+func CheckMaxChannels(n int) error {
+	if n < 0 {
+		return Usagef("--metrics-max-channels %d: want a count of channels, or 0 for no bound", n)
+	}
+	return nil
 }
 
 // CheckListenAddr checks a HOST:PORT flag value ("" is no address): a

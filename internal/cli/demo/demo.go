@@ -232,7 +232,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if opts.MetricsAddr != "" {
-		srv, err := metrics.Listen(opts.MetricsAddr, drv)
+		srv, err := metrics.Listen(opts.MetricsAddr, drv, metrics.Options{MaxChannels: metrics.DefaultMaxChannels})
 		if err != nil {
 			return err
 		}

@@ -27,10 +27,13 @@ const DefaultMetricsAddr = ":9464"
 type Options struct {
 	IO          *iostreams.IOStreams
 	MetricsAddr string
-	AppPrefix   string
-	Refresh     time.Duration
-	Discover    time.Duration
-	TxnWait     time.Duration
+	// MetricsMaxChannels bounds the task channels with lag series
+	// (--metrics-max-channels; 0 none).
+	MetricsMaxChannels int
+	AppPrefix          string
+	Refresh            time.Duration
+	Discover           time.Duration
+	TxnWait            time.Duration
 	// UnhealthyAfter is how long refreshes may fail before /healthz says
 	// 503.
 	UnhealthyAfter time.Duration
@@ -83,6 +86,9 @@ refresh is said there. Ctrl-C or SIGTERM ends it (exit 130).`,
 			if opts.MetricsAddr == "" {
 				return cmdutil.Usagef("--metrics-addr: the exporter needs an address to serve, e.g. %s", DefaultMetricsAddr)
 			}
+			if err := cmdutil.CheckMaxChannels(opts.MetricsMaxChannels); err != nil {
+				return err
+			}
 			for _, d := range []struct {
 				flag string
 				v    time.Duration
@@ -99,6 +105,7 @@ refresh is said there. Ctrl-C or SIGTERM ends it (exit 130).`,
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&opts.MetricsAddr, "metrics-addr", DefaultMetricsAddr, "serve Prometheus metrics at http://`HOST:PORT`/metrics and health at /healthz (port 0: a free port)")
+	cmdutil.AddMetricsMaxChannelsFlag(fs, &opts.MetricsMaxChannels, "the lag series of task channels")
 	fs.StringVar(&opts.AppPrefix, "app-prefix", "", "export only the processes whose application id starts with `PREFIX`")
 	fs.DurationVar(&opts.Refresh, "refresh-interval", tracker.DefaultRefresh, "how often groups, committed offsets and log facts are read and changed tasks diagnosed")
 	fs.DurationVar(&opts.Discover, "discover-interval", tracker.DefaultDiscover, "how often the topics are listed for ordering changelogs created or deleted")
@@ -121,7 +128,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	tr := tracker.New(tracker.Config{Client: cl, AppPrefix: opts.AppPrefix, Refresh: opts.Refresh,
 		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, OnError: say})
-	srv, err := metrics.Serve(opts.MetricsAddr, metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now), tr, opts.UnhealthyAfter, opts.Now))
+	srv, err := metrics.Serve(opts.MetricsAddr, metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now, metrics.Options{MaxChannels: opts.MetricsMaxChannels}), tr, opts.UnhealthyAfter, opts.Now))
 	if err != nil {
 		return err
 	}

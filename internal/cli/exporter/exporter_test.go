@@ -31,10 +31,10 @@ func TestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.MetricsAddr != ":9464" || o.Refresh != 15*time.Second || o.Discover != time.Minute || o.UnhealthyAfter != 2*time.Minute || o.AppPrefix != "" {
+	if o.MetricsAddr != ":9464" || o.Refresh != 15*time.Second || o.Discover != time.Minute || o.UnhealthyAfter != 2*time.Minute || o.AppPrefix != "" || o.MetricsMaxChannels != 5000 {
 		t.Errorf("defaults %+v", o)
 	}
-	if o, err = parse(t, "--app-prefix", "shop-", "--refresh-interval", "2s"); err != nil || o.AppPrefix != "shop-" || o.Refresh != 2*time.Second {
+	if o, err = parse(t, "--app-prefix", "shop-", "--refresh-interval", "2s", "--metrics-max-channels", "0"); err != nil || o.AppPrefix != "shop-" || o.Refresh != 2*time.Second || o.MetricsMaxChannels != 0 {
 		t.Errorf("given flags: %+v, %v", o, err)
 	}
 	for _, args := range [][]string{
@@ -44,6 +44,7 @@ func TestFlags(t *testing.T) {
 		{"--discover-interval", "-1s"},
 		{"--unhealthy-after", "0s"},
 		{"--txn-wait", "0s"},
+		{"--metrics-max-channels", "-1"},
 	} {
 		_, err := parse(t, args...)
 		var usage *cmdutil.UsageError

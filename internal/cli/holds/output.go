@@ -76,7 +76,9 @@ type jsonHead struct {
 	Cause       inspect.Cause  `json:"cause"`
 	Root        jsonRootRef    `json:"root"`
 	Chain       []string       `json:"chain"`
+	ChainLength int            `json:"chain_length"`
 	Cycle       []string       `json:"cycle,omitempty"`
+	CycleLength int            `json:"cycle_length,omitempty"`
 	Blockers    []jsonBlocker  `json:"blockers"`
 	Retention   *jsonRetention `json:"retention"`
 	NextStep    string         `json:"next_step"`
@@ -127,8 +129,14 @@ func reportJSON(rep *inspect.Report, opts *Options) jsonReport {
 	}
 	for _, h := range rep.Heads {
 		jh := jsonHead{Channel: h.Channel, TopicID: h.TopicID, Offset: h.Offset, Queued: h.Queued, Clock: h.Clock,
-			Undecodable: h.Undecodable, Cause: h.Cause, Chain: h.Chain, Cycle: h.Cycle, Blockers: []jsonBlocker{}, NextStep: h.NextStep,
+			Undecodable: h.Undecodable, Cause: h.Cause, Chain: h.Chain, ChainLength: h.ChainLen, Blockers: []jsonBlocker{}, NextStep: h.NextStep,
 			Root: jsonRootRef{Channel: h.Root, Offset: h.RootOffset, Cause: h.RootCause}}
+		if h.Cycle != nil {
+			// Each head names at most MaxChain members of its cycle, as of
+			// its chain; the root's cycle and the report's cycles list it
+			// whole, once.
+			jh.Cycle, jh.CycleLength = h.Cycle[:min(len(h.Cycle), inspect.MaxChain)], len(h.Cycle)
+		}
 		if !h.Timestamp.IsZero() {
 			s := render.Time(h.Timestamp)
 			jh.Timestamp = &s
@@ -172,6 +180,10 @@ func reportText(rep *inspect.Report, opts *Options) string {
 		len(rep.Heads), render.Noun(len(rep.Heads), "head", "heads"), render.Count(rep.RecordsHeld, "record", "records"), render.Time(rep.Now),
 		render.Count(len(rep.Roots), "root", "roots"))
 	heads := map[string]*inspect.Head{}
+	byChannel := make(map[string]*inspect.Head, len(rep.Heads))
+	for i := range rep.Heads {
+		byChannel[rep.Heads[i].Channel] = &rep.Heads[i]
+	}
 	children := map[string][]string{}
 	for i := range rep.Heads {
 		h := &rep.Heads[i]
@@ -179,11 +191,9 @@ func reportText(rep *inspect.Report, opts *Options) string {
 		heads[at] = h
 		if h.Cycle == nil && len(h.Chain) > 1 {
 			// The head it waits behind: the next channel's head.
-			for j := range rep.Heads {
-				if rep.Heads[j].Channel == h.Chain[1] {
-					parent := rep.Heads[j].Channel + "@" + strconv.FormatInt(rep.Heads[j].Offset, 10)
-					children[parent] = append(children[parent], at)
-				}
+			if p, ok := byChannel[h.Chain[1]]; ok {
+				parent := p.Channel + "@" + strconv.FormatInt(p.Offset, 10)
+				children[parent] = append(children[parent], at)
 			}
 		}
 	}
@@ -195,30 +205,54 @@ func reportText(rep *inspect.Report, opts *Options) string {
 				b.WriteString("  " + headLine(heads[at]) + "\n")
 			}
 		} else {
-			var draw func(at, indent, branch string)
-			draw = func(at, indent, branch string) {
-				b.WriteString("  " + indent + branch + headLine(heads[at]) + "\n")
-				next := indent
-				switch branch {
-				case "├─ ":
-					next += "│  "
-				case "└─ ":
-					next += "   "
-				}
-				kids := children[at]
-				for i, k := range kids {
-					br := "├─ "
-					if i == len(kids)-1 {
-						br = "└─ "
-					}
-					draw(k, next, br)
-				}
-			}
-			draw(r.Heads[0], "", "")
+			drawTree(&b, r.Heads[0], heads, children)
 		}
 		b.WriteString("  next step: " + r.NextStep + "\n")
 	}
 	return b.String()
+}
+
+// maxIndent is how many levels deep the text tree indents: a head deeper
+// in a chain is drawn at that indentation with its depth, so that a chain
+// of n heads writes n lines of bounded width, not n lines of width up to n.
+const maxIndent = 16
+
+// drawTree writes the tree of heads under root, a head under the head it
+// waits behind, walking it without recursion (a chain may be as long as
+// the scope).
+func drawTree(b *strings.Builder, root string, heads map[string]*inspect.Head, children map[string][]string) {
+	type node struct {
+		at, indent, branch string
+		depth              int
+	}
+	stack := []node{{at: root}}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		b.WriteString("  " + n.indent + n.branch)
+		if n.depth > maxIndent {
+			b.WriteString("(depth " + strconv.Itoa(n.depth) + ") ")
+		}
+		b.WriteString(headLine(heads[n.at]) + "\n")
+		next := n.indent
+		if n.depth > 0 && n.depth < maxIndent {
+			switch n.branch {
+			case "├─ ":
+				next += "│  "
+			case "└─ ":
+				next += "   "
+			}
+		}
+		// Pushed last first, so that the first child is drawn first.
+		kids := children[n.at]
+		for i := len(kids) - 1; i >= 0; i-- {
+			br := "├─ "
+			if i == len(kids)-1 {
+				br = "└─ "
+			}
+			stack = append(stack, node{at: kids[i], indent: next, branch: br, depth: n.depth + 1})
+		}
+	}
 }
 
 // headLine is one head: where, how long, its retention and its blockers.

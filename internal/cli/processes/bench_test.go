@@ -1,9 +1,13 @@
 package processes
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,8 +15,11 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
+	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/tracker"
 )
 
 // BenchmarkProcesses lists a cluster of 200 Parsley processes of 8 tasks
@@ -22,22 +29,35 @@ import (
 // record waiting for its neighbour topic; every group has committed
 // offsets.
 func BenchmarkProcesses(b *testing.B) {
-	const procs, tasks, topics = 200, 8, 50
+	benchProcesses(b, 200, 8, 50, []int{1, DefaultConcurrency, 64})
+}
+
+// BenchmarkBigCluster lists 25 processes of 20 tasks in a cluster of 500
+// topics and 10 000 partitions (docs/performance.md, "Big clusters"): 475
+// business topics of 20 partitions beside the 25 changelogs, as
+// BenchmarkProcesses builds them.
+func BenchmarkBigCluster(b *testing.B) {
+	benchProcesses(b, 25, 20, 475, []int{DefaultConcurrency})
+}
+
+// benchProcesses lists procs processes of tasks tasks, each receiving two
+// of topics business topics of tasks partitions, at each concurrency.
+func benchProcesses(b *testing.B, procs, tasks, topics int, concurrencies []int) {
 	spec := map[string]int32{}
 	for i := range topics {
-		spec[fmt.Sprintf("t%02d", i)] = tasks
+		spec[fmt.Sprintf("t%03d", i)] = int32(tasks)
 	}
 	for i := range procs {
-		spec[parsley.ChangelogTopic(fmt.Sprintf("app%03d", i))] = tasks
+		spec[parsley.ChangelogTopic(fmt.Sprintf("app%03d", i))] = int32(tasks)
 	}
 	w := newWorld(b, spec)
 	for i := range topics {
-		w.fill(b, fmt.Sprintf("t%02d", i), tasks, 10)
+		w.fill(b, fmt.Sprintf("t%03d", i), int32(tasks), 10)
 	}
 	var recs []*kgo.Record
 	for i := range procs {
 		app := fmt.Sprintf("app%03d", i)
-		in := []string{fmt.Sprintf("t%02d", i%topics), fmt.Sprintf("t%02d", (i+1)%topics)}
+		in := []string{fmt.Sprintf("t%03d", i%topics), fmt.Sprintf("t%03d", (i+1)%topics)}
 		cl := parsley.ChangelogTopic(app)
 		offsets := map[string]int64{}
 		for p := range int32(tasks) {
@@ -71,12 +91,78 @@ func BenchmarkProcesses(b *testing.B) {
 			b.Fatalf("%s: %+v", p.App, p)
 		}
 	}
-	for _, n := range []int{1, DefaultConcurrency, 64} {
+	if procs == 25 {
+		benchExporter(b, w, procs, tasks)
+	}
+	for _, n := range concurrencies {
 		b.Run(fmt.Sprintf("concurrency=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				if out, errOut, code := run(b, w.c, false, "--concurrency", strconv.Itoa(n)); code != cmdutil.ExitOK {
 					b.Fatalf("exit %d: %s\n%s", code, errOut, out)
 				}
+			}
+		})
+	}
+}
+
+// benchExporter measures the exporter over w: its first refresh (every
+// changelog followed and read, every task diagnosed), a refresh with
+// nothing changed, and a scrape of its endpoint, one at a time and ten at
+// once, each over a new refresh's snapshot.
+func benchExporter(b *testing.B, w *world, procs, tasks int) {
+	ctx := context.Background()
+	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: w.c.ListenAddrs()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cl.Close()
+	tr := tracker.New(tracker.Config{Client: cl})
+	defer tr.Close()
+	b.Run("exporter-first-refresh", func(b *testing.B) {
+		for b.Loop() {
+			tr.Close()
+			if err := tr.Discover(ctx); err != nil {
+				b.Fatal(err)
+			}
+			if err := tr.Refresh(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if s, _ := tr.Latest(); len(s.Processes) != procs || len(s.Processes[0].Tasks) != tasks {
+			b.Fatalf("snapshot of %d processes", len(s.Processes))
+		}
+	})
+	b.Run("exporter-refresh", func(b *testing.B) {
+		for b.Loop() {
+			if err := tr.Refresh(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	h := metrics.ProcessHandler(metrics.NewProcessRegistry(tr, nil, metrics.Options{MaxChannels: metrics.DefaultMaxChannels}), tr, time.Minute, nil)
+	for _, parallel := range []int{1, 10} {
+		b.Run(fmt.Sprintf("exporter-scrape/parallel=%d", parallel), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				if err := tr.Refresh(ctx); err != nil { // a snapshot no scrape saw
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				var wg sync.WaitGroup
+				for range parallel {
+					wg.Go(func() {
+						req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+						req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
+						req.Header.Set("Accept-Encoding", "gzip")
+						rec := httptest.NewRecorder()
+						h.ServeHTTP(rec, req)
+						if rec.Code != http.StatusOK {
+							b.Errorf("scrape: %d", rec.Code)
+						}
+					})
+				}
+				wg.Wait()
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package processes
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,7 +126,11 @@ func (w *world) commit(t testing.TB, group string, offsets map[string]int64) {
 	var os kadm.Offsets
 	for at, off := range offsets {
 		name, part, _ := strings.Cut(at, "/")
-		os.Add(kadm.Offset{Topic: name, Partition: int32(part[0] - '0'), At: off, LeaderEpoch: -1})
+		p, err := strconv.Atoi(part)
+		if err != nil {
+			t.Fatalf("offset at %q: %v", at, err)
+		}
+		os.Add(kadm.Offset{Topic: name, Partition: int32(p), At: off, LeaderEpoch: -1})
 	}
 	resp, err := w.adm.CommitOffsets(context.Background(), group, os)
 	if err == nil {

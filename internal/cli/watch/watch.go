@@ -38,7 +38,10 @@ type Options struct {
 	NoTUI       bool
 	// MetricsAddr, when set, is where /metrics and /healthz are served.
 	MetricsAddr string
-	Names       *clock.Names
+	// MetricsMaxChannels bounds the channels with per-channel series
+	// (--metrics-max-channels; 0 none).
+	MetricsMaxChannels int
+	Names              *clock.Names
 	// Tasks are --tasks and --app: one gate per Parsley task, seeded from
 	// the process with --app.
 	Tasks cmdutil.TaskFlags
@@ -122,6 +125,9 @@ cursor as --app would.`,
 			if err := cmdutil.CheckListenAddr("--metrics-addr", opts.MetricsAddr); err != nil {
 				return err
 			}
+			if err := cmdutil.CheckMaxChannels(opts.MetricsMaxChannels); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -140,6 +146,7 @@ cursor as --app would.`,
 	fs.DurationVar(&opts.Interval, "interval", time.Second, "how often a status line is printed without the live view")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print status lines even on a terminal")
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
+	cmdutil.AddMetricsMaxChannelsFlag(fs, &opts.MetricsMaxChannels, "per-channel series")
 	cmdutil.AddTopicIDFlag(fs, names)
 	cmdutil.AddTaskFlags(fs, &opts.Tasks, true)
 	return cmd
@@ -190,11 +197,8 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	var srv *metrics.Server
 	if opts.MetricsAddr != "" {
-		var mo []metrics.Option
-		if cfg.Tasks || cfg.Seeds != nil {
-			mo = append(mo, metrics.WithTasks())
-		}
-		if srv, err = metrics.Listen(opts.MetricsAddr, drv, mo...); err != nil {
+		mo := metrics.Options{MaxChannels: opts.MetricsMaxChannels, Tasks: cfg.Tasks || cfg.Seeds != nil}
+		if srv, err = metrics.Listen(opts.MetricsAddr, drv, mo); err != nil {
 			return err
 		}
 		defer srv.Close()

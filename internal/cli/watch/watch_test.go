@@ -35,15 +35,15 @@ func TestFlags(t *testing.T) {
 	keep := func(_ context.Context, o *Options) error { got = o; return nil }
 	ios, _, _, _ := iostreams.Test()
 	if err := command(cmdutiltest.Factory(ios, ""), keep, "-t", "orders,payments", "--from-group", "notifier", "--scope", "orders", "--start", "orders/0=4",
-		"--undecodable", "hold", "--position-advance=false", "--interval", "5s", "--no-tui", "--topic-id", "x=01020304-0506-0708-090a-0b0c0d0e0f10"); err != nil {
+		"--undecodable", "hold", "--position-advance=false", "--interval", "5s", "--no-tui", "--metrics-max-channels", "0", "--topic-id", "x=01020304-0506-0708-090a-0b0c0d0e0f10"); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Join(got.Range.Topics, " ") != "orders,payments" || got.Range.FromGroup != "notifier" || got.Range.Offsets != "end" ||
 		strings.Join(got.Scope, ",") != "orders" || strings.Join(got.Start, ",") != "orders/0=4" || got.Undecodable != gate.HoldUndecodable ||
-		!got.ReceiptOnly || got.Interval != 5*time.Second || !got.NoTUI || got.Names.Len() != 1 || got.OpenFollow == nil {
+		!got.ReceiptOnly || got.Interval != 5*time.Second || !got.NoTUI || got.Names.Len() != 1 || got.OpenFollow == nil || got.MetricsMaxChannels != 0 {
 		t.Errorf("options %+v", got)
 	}
-	if err := command(cmdutiltest.Factory(ios, ""), keep, "-t", "orders"); err != nil || got.Interval != time.Second || got.NoTUI || got.ReceiptOnly || got.Undecodable != gate.FailOnUndecodable {
+	if err := command(cmdutiltest.Factory(ios, ""), keep, "-t", "orders"); err != nil || got.Interval != time.Second || got.NoTUI || got.ReceiptOnly || got.Undecodable != gate.FailOnUndecodable || got.MetricsMaxChannels != 5000 {
 		t.Errorf("defaults %+v %v", got, err)
 	}
 	if err := command(cmdutiltest.Factory(ios, ""), keep, "--app", "notifier", "--txn-wait", "3s"); err != nil || got.Tasks.App != "notifier" || !got.Tasks.On() || got.Tasks.TxnWait != 3*time.Second || got.Dial == nil {
@@ -52,7 +52,7 @@ func TestFlags(t *testing.T) {
 	if err := command(cmdutiltest.Factory(ios, ""), keep, "-t", "orders", "--tasks"); err != nil || !got.Tasks.On() || got.Tasks.App != "" {
 		t.Errorf("--tasks: %+v %v", got, err)
 	}
-	for _, args := range [][]string{{}, {"-t", "orders", "--interval", "0s"}, {"--app", "notifier", "-t", "orders"}, {"--app", "notifier", "--scope", "orders/0"}, {"-t", "orders", "--txn-wait", "1s"}} {
+	for _, args := range [][]string{{}, {"-t", "orders", "--interval", "0s"}, {"--app", "notifier", "-t", "orders"}, {"--app", "notifier", "--scope", "orders/0"}, {"-t", "orders", "--txn-wait", "1s"}, {"-t", "orders", "--metrics-max-channels", "-1"}} {
 		err := command(cmdutiltest.Factory(ios, ""), keep, args...)
 		var ue *cmdutil.UsageError
 		if !errors.As(err, &ue) {

@@ -172,20 +172,8 @@ func BenchmarkAudit(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		names := &clock.Names{}
-		a := New(Config{Names: names})
-		for i := range items {
-			if err := a.Index(&items[i]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for i := range items {
-			if err := a.Load(&items[i]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		rep, err := a.Run(benchScopes(names))
-		if err != nil || rep.Len() != 0 {
-			b.Fatalf("%v, %d findings", err, rep.Len())
+		if rep := auditItems(b, New(Config{Names: names}), items, benchScopes(names)); rep.Len() != 0 {
+			b.Fatalf("%d findings", rep.Len())
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")

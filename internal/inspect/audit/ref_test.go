@@ -76,7 +76,7 @@ func auditWorld(t *testing.T, w *gatetest.World, items []record.Item, scopes []S
 }
 
 // auditItems reads items twice into a and runs it for scopes.
-func auditItems(t *testing.T, a *Auditor, items []record.Item, scopes []Scope) *Report {
+func auditItems(t testing.TB, a *Auditor, items []record.Item, scopes []Scope) *Report {
 	t.Helper()
 	for i := range items {
 		if err := a.Index(&items[i]); err != nil {

@@ -20,17 +20,33 @@ func (c claim) count() uint32          { return uint32(c) }
 // chunkBits sets the size of a chunk: 64 Ki values.
 const chunkBits = 16
 
-// chunked is an append-only array stored in fixed-size chunks.
+// chunked is an append-only array stored in fixed-size chunks. The first
+// chunk grows by doubling up to the chunk size, so that an array of a few
+// values costs a few values: there is one per channel of the input (and
+// per scope), and a fixed reserve per array made 20 000 channels cost
+// 10 GB.
 type chunked[T any] struct {
 	chunks [][]T
 	n      int
 }
 
+// firstChunk is the capacity the first chunk starts at.
+const firstChunk = 4
+
 func (c *chunked[T]) append(v T) {
-	if c.n&(1<<chunkBits-1) == 0 {
+	switch {
+	case c.n == 0:
+		c.chunks = append(c.chunks, make([]T, 0, firstChunk))
+	case c.n&(1<<chunkBits-1) == 0:
 		c.chunks = append(c.chunks, make([]T, 0, 1<<chunkBits))
 	}
 	last := &c.chunks[len(c.chunks)-1]
+	if len(*last) == cap(*last) {
+		// Only the first chunk fills before it is full size.
+		grown := make([]T, len(*last), min(2*cap(*last), 1<<chunkBits))
+		copy(grown, *last)
+		*last = grown
+	}
 	*last = append(*last, v)
 	c.n++
 }

@@ -1,0 +1,142 @@
+package metrics
+
+import (
+	"bytes"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/causalctl/causalctl/internal/inspect"
+)
+
+// maxVariants bounds the renders kept at once: one per kind of scrape
+// (its Accept and Accept-Encoding headers) seen within the current
+// snapshot and second. Scrapers send the same headers every time, so a
+// few suffice; a scrape of a kind beyond them is rendered for itself.
+const maxVariants = 4
+
+// sharedRenders serves the scrapes of one snapshot within one second from
+// one render: the first scrape renders the whole response (every
+// collector, encoded and compressed as it asked) and every scrape of the
+// same kind that arrives while it renders, or after it within the same
+// second of the same snapshot, is sent the same bytes. Parallel scrapes
+// of tens of thousands of series then cost one render's memory, not one
+// each; the Go and process metrics are at most a second old.
+type sharedRenders struct {
+	next http.Handler
+	// key identifies what a render shows, or is nil when there is nothing
+	// to share (no snapshot yet): it must be comparable.
+	key func() any
+	now func() time.Time
+
+	mu     sync.Mutex
+	at     any   // the key of the renders kept
+	sec    int64 // and the second they were made in
+	byKind map[string]*render
+}
+
+// render is one response, made once.
+type render struct {
+	done   chan struct{} // closed once made
+	status int
+	header http.Header
+	body   []byte
+}
+
+func shareRenders(next http.Handler, key func() any, now func() time.Time) *sharedRenders {
+	if now == nil {
+		now = time.Now
+	}
+	return &sharedRenders{next: next, key: key, now: now, byKind: map[string]*render{}}
+}
+
+func (s *sharedRenders) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	r, first := s.renderFor(req)
+	if r == nil {
+		s.next.ServeHTTP(w, req)
+		return
+	}
+	if first {
+		rec := &recorder{header: http.Header{}, status: http.StatusOK}
+		s.next.ServeHTTP(rec, req)
+		r.status, r.header, r.body = rec.status, rec.header, rec.body.Bytes()
+		close(r.done)
+	} else {
+		select {
+		case <-r.done:
+		case <-req.Context().Done():
+			return
+		}
+	}
+	for k, v := range r.header {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(r.status)
+	w.Write(r.body)
+}
+
+// renderFor returns the render req shares and whether req makes it; nil
+// when it is rendered for itself.
+func (s *sharedRenders) renderFor(req *http.Request) (*render, bool) {
+	key := s.key()
+	if key == nil {
+		return nil, false
+	}
+	sec := s.now().Unix()
+	kind := req.Header.Get("Accept") + "\x00" + req.Header.Get("Accept-Encoding")
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at != key || s.sec != sec {
+		s.at, s.sec = key, sec
+		clear(s.byKind)
+	}
+	if r, ok := s.byKind[kind]; ok {
+		return r, false
+	}
+	if len(s.byKind) == maxVariants {
+		return nil, false
+	}
+	r := &render{done: make(chan struct{})}
+	s.byKind[kind] = r
+	return r, true
+}
+
+// recorder keeps a response in memory.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
+func (r *recorder) WriteHeader(code int)        { r.status = code }
+
+// snapshotKey identifies a live snapshot: its rows, made afresh for each
+// snapshot, and when it was taken. A snapshot without rows is not shared.
+func snapshotKey(src Snapshots) func() any {
+	type key struct {
+		rows  *inspect.ChannelRow
+		n     int
+		taken int64
+	}
+	return func() any {
+		s, ok := src.Latest()
+		if !ok || len(s.Channels) == 0 {
+			return nil
+		}
+		return key{&s.Channels[0], len(s.Channels), s.Taken.UnixNano()}
+	}
+}
+
+// processesKey identifies an exporter snapshot: a published one is never
+// changed, so its pointer.
+func processesKey(src Processes) func() any {
+	return func() any {
+		s, ok := src.Latest()
+		if !ok {
+			return nil
+		}
+		return s
+	}
+}
