@@ -9,8 +9,9 @@ package capture
 
 import "github.com/causalctl/causalctl/internal/record"
 
-// The record types are the record package's; these aliases keep older
-// callers building. New code names them record.Item, record.LogFacts, ….
+// The record types are the record package's; these aliases are for this
+// package's own code. Every other package names them record.Item,
+// record.LogFacts, … (internal/cli: TestRecordTypesOneName).
 type (
 	Item            = record.Item
 	Kind            = record.Kind

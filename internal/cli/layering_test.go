@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -200,5 +201,39 @@ func TestCompletionImportsNoDomain(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Error("no files in completion/: moved?")
+	}
+}
+
+// TestRecordTypesOneName: outside internal/capture the record types are
+// named as record's (record.Item, record.LogFacts, …); capture's aliases
+// serve its own code only, so each type has one name in the code base.
+func TestRecordTypesOneName(t *testing.T) {
+	alias := regexp.MustCompile(`\bcapture\.(Item|Kind|KindRecord|KindPosition|KindLogFacts|LogFacts|Retention|OpenTransaction|Gap)\b`)
+	checked := 0
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || path == filepath.Join("..", "..", "internal", "capture")) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		checked++
+		if m := alias.Find(b); m != nil {
+			t.Errorf("%s names %s: use the record package's type", path, m)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Errorf("checked %d files: the walk went wrong", checked)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // stateCapture writes a capture of a changelog of two tasks: task 0 holds
@@ -26,20 +27,20 @@ func stateCapture(t *testing.T) string {
 		t.Fatal(err)
 	}
 	w := capture.NewWriter(f)
-	put := func(it *capture.Item) {
+	put := func(it *record.Item) {
 		if err := w.Write(it); err != nil {
 			t.Fatal(err)
 		}
 	}
 	off := map[int32]int64{}
 	entry := func(p int32, k parsley.Key, v []byte) {
-		put(&capture.Item{Kind: capture.KindRecord, Topic: topic, TopicID: clID, Partition: p, Offset: off[p],
+		put(&record.Item{Kind: record.KindRecord, Topic: topic, TopicID: clID, Partition: p, Offset: off[p],
 			Timestamp: 1764450000000, HasTimestamp: true, Key: parsley.AppendKey(nil, k), Value: v})
 		off[p]++
 	}
 	o0, p0 := clock.Channel{Topic: orders}, clock.Channel{Topic: payments}
 	for p := range int32(2) {
-		put(&capture.Item{Kind: capture.KindPosition, Topic: topic, TopicID: clID, Partition: p, Offset: 0})
+		put(&record.Item{Kind: record.KindPosition, Topic: topic, TopicID: clID, Partition: p, Offset: 0})
 		entry(p, parsley.Key{Tag: parsley.TagVersion}, []byte{1})
 		entry(p, parsley.Key{Tag: parsley.TagName, Name: "orders"}, parsley.AppendNameValue(nil, orders))
 		entry(p, parsley.Key{Tag: parsley.TagName, Name: "payments"}, parsley.AppendNameValue(nil, payments))
@@ -51,15 +52,15 @@ func stateCapture(t *testing.T) string {
 	entry(0, parsley.Key{Tag: parsley.TagHeld, Channel: p0, Position: 1}, parsley.AppendHeldRecord(nil, &parsley.HeldRecord{Timestamp: -1}))
 	entry(1, parsley.Key{Tag: parsley.TagFedUpTo, Channel: clock.Channel{Topic: orders, Partition: 1}}, []byte{1})
 	for p := range int32(2) {
-		put(&capture.Item{Kind: capture.KindPosition, Topic: topic, TopicID: clID, Partition: p, Offset: off[p]})
+		put(&record.Item{Kind: record.KindPosition, Topic: topic, TopicID: clID, Partition: p, Offset: off[p]})
 	}
 	for _, ch := range []struct {
 		name string
 		id   clock.TopicID
 	}{{"orders", orders}, {"payments", payments}} {
 		for p := range int32(2) {
-			put(&capture.Item{Kind: capture.KindLogFacts, Topic: ch.name, TopicID: ch.id, Partition: p,
-				Facts: &capture.LogFacts{LogStart: 0, LastStable: 5, HighWatermark: 5}})
+			put(&record.Item{Kind: record.KindLogFacts, Topic: ch.name, TopicID: ch.id, Partition: p,
+				Facts: &record.LogFacts{LogStart: 0, LastStable: 5, HighWatermark: 5}})
 		}
 	}
 	if err := w.Flush(); err != nil {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
@@ -26,6 +25,7 @@ import (
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -59,14 +59,14 @@ func runSteps(t *testing.T, cfg demo.Config, steps int) *demo.Demo {
 }
 
 // readAll reads the demo's topics from the log start to the end.
-func readAll(t *testing.T, addr string) []*capture.Item {
+func readAll(t *testing.T, addr string) []*record.Item {
 	t.Helper()
 	return readTopics(t, addr, "orders,payments,shipments")
 }
 
 // readTopics reads topics (comma-separated) read_committed from the log
 // start to the end.
-func readTopics(t *testing.T, addr, topics string) []*capture.Item {
+func readTopics(t *testing.T, addr, topics string) []*record.Item {
 	t.Helper()
 	ctx := testCtx(t)
 	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: []string{addr}})
@@ -80,7 +80,7 @@ func readTopics(t *testing.T, addr, topics string) []*capture.Item {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var items []*capture.Item
+	var items []*record.Item
 	for {
 		it, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -93,9 +93,9 @@ func readTopics(t *testing.T, addr, topics string) []*capture.Item {
 	}
 }
 
-type sliceSource struct{ items []*capture.Item }
+type sliceSource struct{ items []*record.Item }
 
-func (s *sliceSource) Next() (*capture.Item, error) {
+func (s *sliceSource) Next() (*record.Item, error) {
 	if len(s.items) == 0 {
 		return nil, io.EOF
 	}
@@ -104,7 +104,7 @@ func (s *sliceSource) Next() (*capture.Item, error) {
 	return it, nil
 }
 
-func recordID(t *testing.T, it *capture.Item) int {
+func recordID(t *testing.T, it *record.Item) int {
 	t.Helper()
 	var v struct {
 		ID *int `json:"id"`
@@ -209,7 +209,7 @@ func TestHonestStamps(t *testing.T) {
 			}
 			records, positions := 0, 0
 			for _, it := range items {
-				if it.Kind != capture.KindRecord {
+				if it.Kind != record.KindRecord {
 					positions++
 					continue
 				}
@@ -555,7 +555,7 @@ func TestSlowFaultHoldAges(t *testing.T) {
 	items, stepOf := byStep(t, items, d.Truth())
 	records := 0
 	for _, it := range items {
-		if it.Kind == capture.KindRecord {
+		if it.Kind == record.KindRecord {
 			records++
 		}
 	}
@@ -626,7 +626,7 @@ func TestSlowFaultHoldAges(t *testing.T) {
 // the truth, a position item's that of the record before it on its channel
 // (it follows its transaction), or of the one after it when none is
 // before.
-func byStep(t *testing.T, items []*capture.Item, truth []demo.TrueRecord) ([]*capture.Item, []int) {
+func byStep(t *testing.T, items []*record.Item, truth []demo.TrueRecord) ([]*record.Item, []int) {
 	t.Helper()
 	type at struct {
 		ch  clock.Channel
@@ -641,7 +641,7 @@ func byStep(t *testing.T, items []*capture.Item, truth []demo.TrueRecord) ([]*ca
 	var unset []int // position items before their channel's first record
 	for i, it := range items {
 		ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
-		if it.Kind != capture.KindRecord {
+		if it.Kind != record.KindRecord {
 			s, ok := last[ch]
 			steps[i] = s
 			if !ok {
@@ -665,7 +665,7 @@ func byStep(t *testing.T, items []*capture.Item, truth []demo.TrueRecord) ([]*ca
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(i, j int) int { return steps[i] - steps[j] })
-	sorted, sortedSteps := make([]*capture.Item, len(items)), make([]int, len(items))
+	sorted, sortedSteps := make([]*record.Item, len(items)), make([]int, len(items))
 	for k, i := range order {
 		sorted[k], sortedSteps[k] = items[i], steps[i]
 	}
@@ -677,7 +677,7 @@ func byStep(t *testing.T, items []*capture.Item, truth []demo.TrueRecord) ([]*ca
 // which keeps each channel's), faulted closed once the fault step's are
 // out. Then it waits, as a follower does.
 type pacedSource struct {
-	items     []*capture.Item
+	items     []*record.Item
 	steps     []int
 	tick      time.Duration
 	faultStep int
@@ -688,7 +688,7 @@ type pacedSource struct {
 	ends map[clock.Channel]int64
 }
 
-func (s *pacedSource) Next(ctx context.Context) (*capture.Item, error) {
+func (s *pacedSource) Next(ctx context.Context) (*record.Item, error) {
 	if len(s.items) == 0 {
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -712,9 +712,9 @@ func (s *pacedSource) Next(ctx context.Context) (*capture.Item, error) {
 	s.mu.Lock()
 	ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
 	switch it.Kind {
-	case capture.KindRecord:
+	case record.KindRecord:
 		s.ends[ch] = max(s.ends[ch], it.Offset+1)
-	case capture.KindPosition:
+	case record.KindPosition:
 		s.ends[ch] = max(s.ends[ch], it.Offset)
 	}
 	s.mu.Unlock()

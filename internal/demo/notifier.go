@@ -14,10 +14,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -218,7 +218,7 @@ func (t *task) record(k parsley.Key, value []byte) *kgo.Record {
 func (n *Notifier) run(ctx context.Context) {
 	defer close(n.done)
 	type arrival struct {
-		it  *capture.Item
+		it  *record.Item
 		err error
 	}
 	in := make(chan arrival, notifierBatch)
@@ -235,7 +235,7 @@ func (n *Notifier) run(ctx context.Context) {
 			}
 		}
 	}()
-	var batch []*capture.Item
+	var batch []*record.Item
 	for {
 		batch = batch[:0]
 		var srcErr error
@@ -283,7 +283,7 @@ func (n *Notifier) run(ctx context.Context) {
 // the changelog entries and the offsets, in one transaction. A record a
 // gate fails closed on ends the notifier, as it ends Parsley: what came
 // before it is committed, nothing after.
-func (n *Notifier) process(batch []*capture.Item) error {
+func (n *Notifier) process(batch []*record.Item) error {
 	n.mu.Lock()
 	defer func() {
 		close(n.progress)
@@ -294,7 +294,7 @@ func (n *Notifier) process(batch []*capture.Item) error {
 	offsets := map[clock.Channel]int64{}
 	var failed error
 	for _, it := range batch {
-		if int(it.Partition) >= len(n.tasks) || it.Kind == capture.KindLogFacts {
+		if int(it.Partition) >= len(n.tasks) || it.Kind == record.KindLogFacts {
 			continue
 		}
 		t := n.tasks[it.Partition]
@@ -309,7 +309,7 @@ func (n *Notifier) process(batch []*capture.Item) error {
 		t.dirty = true
 		ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
 		next := it.Offset
-		if it.Kind == capture.KindRecord {
+		if it.Kind == record.KindRecord {
 			next++
 			n.records.Add(1)
 		}
@@ -335,7 +335,7 @@ func (n *Notifier) process(batch []*capture.Item) error {
 
 // event turns one gate event into changelog entries: a held record is
 // written, a delivered one that was written is tombstoned.
-func (n *Notifier) event(t *task, it *capture.Item, ev *replay.Event, recs []*kgo.Record) []*kgo.Record {
+func (n *Notifier) event(t *task, it *record.Item, ev *replay.Event, recs []*kgo.Record) []*kgo.Record {
 	at := heldAt{ev.Channel, ev.Offset}
 	key := parsley.Key{Tag: parsley.TagHeld, Channel: ev.Channel, Position: ev.Offset}
 	switch ev.Type {

@@ -11,11 +11,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -25,7 +25,7 @@ func readChangelog(t *testing.T, addr string) map[int32]*parsley.Task {
 	t.Helper()
 	stores := map[int32]*parsley.Store{}
 	for _, it := range readTopics(t, addr, demo.NotifierChangelog) {
-		if it.Kind != capture.KindRecord {
+		if it.Kind != record.KindRecord {
 			continue // a position: a marker or a gap
 		}
 		s := stores[it.Partition]

@@ -6,10 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // Follow is the watched node's read of the demo's broker: it connects,
@@ -68,13 +68,13 @@ type Feed struct {
 }
 
 type arrival struct {
-	it  *capture.Item
+	it  *record.Item
 	at  time.Time
 	err error
 }
 
 type pending struct {
-	it  *capture.Item
+	it  *record.Item
 	due time.Time
 }
 
@@ -150,7 +150,7 @@ func (f *Feed) HighWatermarks() map[clock.Channel]int64 {
 
 // Next returns the next item that is due, waiting for it; the source's
 // error once everything read before it was passed on.
-func (f *Feed) Next(ctx context.Context) (*capture.Item, error) {
+func (f *Feed) Next(ctx context.Context) (*record.Item, error) {
 	var timer *time.Timer
 	defer func() {
 		if timer != nil {

@@ -4,9 +4,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // startProcess is one task receiving orders and payments, holding a
@@ -28,7 +28,7 @@ func startProcess() *Process {
 	p.Committed = map[clock.Channel]int64{}
 	for name, id := range map[string]clock.TopicID{"orders": orders, "payments": payments} {
 		p.Learn(name, id, 0)
-		p.Facts[clock.Channel{Topic: id}] = &capture.LogFacts{LogStart: 0, LastStable: 5, HighWatermark: 5}
+		p.Facts[clock.Channel{Topic: id}] = &record.LogFacts{LogStart: 0, LastStable: 5, HighWatermark: 5}
 		p.Committed[clock.Channel{Topic: id}] = 5
 	}
 	return p

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // This file tests a cluster that changes under a read: the log start
@@ -22,7 +22,7 @@ import (
 // range over it that fetches one batch at a time, reads until a record at
 // offset 2 or later is yielded, and then deletes every record below 8. It
 // returns the range and the items read so far.
-func retentionMidRead(t *testing.T, opts ...ReadOption) (*Range, []*capture.Item) {
+func retentionMidRead(t *testing.T, opts ...ReadOption) (*Range, []*record.Item) {
 	t.Helper()
 	c := newCluster(t, kfake.SeedTopics(1, "orders"))
 	w := writer(t, c)
@@ -35,14 +35,14 @@ func retentionMidRead(t *testing.T, opts ...ReadOption) (*Range, []*capture.Item
 	if err != nil {
 		t.Fatal(err)
 	}
-	var items []*capture.Item
+	var items []*record.Item
 	for {
 		it, err := r.Next(testCtx(t))
 		if err != nil {
 			t.Fatalf("before the deletion: %v", err)
 		}
 		items = append(items, it.Clone())
-		if it.Kind == capture.KindRecord && it.Offset >= 2 {
+		if it.Kind == record.KindRecord && it.Offset >= 2 {
 			break
 		}
 	}
@@ -55,10 +55,10 @@ func retentionMidRead(t *testing.T, opts ...ReadOption) (*Range, []*capture.Item
 }
 
 // lastRecord returns the offset of the last record of items, -1 for none.
-func lastRecord(items []*capture.Item) int64 {
+func lastRecord(items []*record.Item) int64 {
 	last := int64(-1)
 	for _, it := range items {
-		if it.Kind == capture.KindRecord {
+		if it.Kind == record.KindRecord {
 			last = it.Offset
 		}
 	}
@@ -113,7 +113,7 @@ func TestRangeAllowGaps(t *testing.T) {
 			if from >= 0 {
 				t.Errorf("a second gap: %+v", it.Gap)
 			}
-			if it.Kind != capture.KindPosition || it.Offset != 8 || it.Gap.To != 8 || it.Gap.From != lastRecord(items)+1 {
+			if it.Kind != record.KindPosition || it.Offset != 8 || it.Gap.To != 8 || it.Gap.From != lastRecord(items)+1 {
 				t.Errorf("gap item %+v (gap %+v) after %s", it, it.Gap, trace(items, false))
 			}
 			from = it.Gap.From

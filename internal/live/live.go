@@ -19,9 +19,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -30,7 +30,7 @@ import (
 type Source interface {
 	// Next returns the next item, waiting as long as it takes; it returns
 	// ctx's error once ctx is done.
-	Next(ctx context.Context) (*capture.Item, error)
+	Next(ctx context.Context) (*record.Item, error)
 	// LogEnds returns the current end of each channel's log (the last
 	// stable offset); it is called from another goroutine than Next.
 	LogEnds() map[clock.Channel]int64
@@ -106,7 +106,7 @@ type Config struct {
 	// item (a read with kafka.AllowGaps passing offsets deleted before
 	// they were read), once per gap, as it is fed. The snapshots' recent
 	// events list each gap whether or not it is set.
-	OnGap func(*capture.Item)
+	OnGap func(*record.Item)
 }
 
 // Driver feeds a gate from a Source on its own goroutine and publishes
@@ -214,7 +214,7 @@ func (d *Driver) newTasks() error {
 }
 
 // feed gives one item to the gate of its task, or the one gate.
-func (d *Driver) feed(it *capture.Item) error {
+func (d *Driver) feed(it *record.Item) error {
 	if d.ts != nil {
 		d.failed = it.Partition
 		return d.ts.Feed(it, d.emitTask)
@@ -224,7 +224,7 @@ func (d *Driver) feed(it *capture.Item) error {
 
 // observeGap tells the tracker of the gap's channel (its task's, with
 // tasks) and Config.OnGap of a gap item.
-func (d *Driver) observeGap(it *capture.Item) {
+func (d *Driver) observeGap(it *record.Item) {
 	ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
 	tr := d.tr
 	if d.ts != nil {
@@ -290,7 +290,7 @@ func (d *Driver) Summary() *inspect.Summary {
 }
 
 type batch struct {
-	items []*capture.Item
+	items []*record.Item
 	err   error
 }
 
@@ -357,7 +357,7 @@ func (d *Driver) Run(ctx context.Context) error {
 // source holds ready, or one at a time from a source that cannot say.
 func (d *Driver) read(ctx context.Context, out chan<- batch) {
 	bs, canBatch := d.src.(bufferedSource)
-	var b []*capture.Item
+	var b []*record.Item
 	send := func(x batch) bool {
 		select {
 		case out <- x:
@@ -429,13 +429,13 @@ func (d *Driver) highWatermarks() map[clock.Channel]int64 {
 // gave when it opened (log start, retention, open transactions), with the
 // last stable offset and high watermark it reports now.
 func (d *Driver) facts(r *replay.Replayer, ends, hws map[clock.Channel]int64) inspect.Facts {
-	return inspect.Facts{Log: func(ch clock.Channel) (*capture.LogFacts, bool) {
+	return inspect.Facts{Log: func(ch clock.Channel) (*record.LogFacts, bool) {
 		end, ok := ends[ch]
 		opened, have := r.LogFacts(ch)
 		if !ok {
 			return opened, have
 		}
-		lf := capture.LogFacts{LastStable: end, HighWatermark: end}
+		lf := record.LogFacts{LastStable: end, HighWatermark: end}
 		if have {
 			lf = *opened
 			lf.LastStable = max(lf.LastStable, end)
@@ -470,7 +470,7 @@ func (d *Driver) snapshot(state replay.RunState) inspect.Snapshot {
 	var s inspect.Snapshot
 	if d.ts != nil {
 		// Every task's log facts are those its own replayer was given.
-		opts.Facts = inspect.Facts{Log: func(ch clock.Channel) (*capture.LogFacts, bool) {
+		opts.Facts = inspect.Facts{Log: func(ch clock.Channel) (*record.LogFacts, bool) {
 			task := d.ts.Task(ch.Partition)
 			if task == nil {
 				return nil, false

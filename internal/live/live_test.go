@@ -16,10 +16,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -32,17 +32,17 @@ var (
 
 // fakeSource is a Source fed by the test.
 type fakeSource struct {
-	items chan *capture.Item
+	items chan *record.Item
 	errs  chan error
 	mu    sync.Mutex
 	ends  map[clock.Channel]int64
 }
 
 func newFake() *fakeSource {
-	return &fakeSource{items: make(chan *capture.Item), errs: make(chan error, 1), ends: map[clock.Channel]int64{}}
+	return &fakeSource{items: make(chan *record.Item), errs: make(chan error, 1), ends: map[clock.Channel]int64{}}
 }
 
-func (f *fakeSource) Next(ctx context.Context) (*capture.Item, error) {
+func (f *fakeSource) Next(ctx context.Context) (*record.Item, error) {
 	select {
 	case it := <-f.items:
 		return it, nil
@@ -69,7 +69,7 @@ func (f *fakeSource) setEnd(ch clock.Channel, end int64) {
 	f.mu.Unlock()
 }
 
-func (f *fakeSource) push(t *testing.T, it *capture.Item) {
+func (f *fakeSource) push(t *testing.T, it *record.Item) {
 	t.Helper()
 	select {
 	case f.items <- it:
@@ -85,8 +85,8 @@ func name(ch clock.Channel) string {
 	return "b"
 }
 
-func record(ch clock.Channel, off int64, hs ...clock.Header) *capture.Item {
-	return &capture.Item{Kind: capture.KindRecord, Topic: name(ch), TopicID: ch.Topic, Partition: ch.Partition, Offset: off, Headers: hs}
+func recordAt(ch clock.Channel, off int64, hs ...clock.Header) *record.Item {
+	return &record.Item{Kind: record.KindRecord, Topic: name(ch), TopicID: ch.Topic, Partition: ch.Partition, Offset: off, Headers: hs}
 }
 
 func causes(es ...clock.Entry) clock.Header {
@@ -177,7 +177,7 @@ func TestSnapshotRate(t *testing.T) {
 		const n = 20000
 		go func() {
 			for i := range int64(n) {
-				src.items <- record(a0, i)
+				src.items <- recordAt(a0, i)
 				if i%20 == 19 {
 					advance(time.Millisecond) // 1000 pauses, one second of the bubble's clock
 				}
@@ -236,8 +236,8 @@ func TestHoldsAgeAndDrain(t *testing.T) {
 		defer stop()
 		src.setEnd(a0, 5)
 		src.setEnd(b0, 1)
-		src.push(t, &capture.Item{Kind: capture.KindPosition, Topic: "a", TopicID: idA, Offset: 0})
-		src.push(t, record(b0, 0, causes(clock.Entry{Channel: a0, Position: 3})))
+		src.push(t, &record.Item{Kind: record.KindPosition, Topic: "a", TopicID: idA, Offset: 0})
+		src.push(t, recordAt(b0, 0, causes(clock.Entry{Channel: a0, Position: 3})))
 		st := waitFor(t, d, "a hold", func(s Status) bool { return s.Held == 1 && s.OldestHold.D >= 100*time.Millisecond })
 		if st.HeldChannels != 1 || !st.LagKnown || st.Lag != 5 {
 			t.Errorf("status %+v: want 1 held channel, lag 5", st)
@@ -264,7 +264,7 @@ func TestHoldsAgeAndDrain(t *testing.T) {
 			t.Errorf("heads %+v: want a/0 beyond its log end", s.Heads)
 		}
 		for off := range int64(4) {
-			src.push(t, record(a0, off))
+			src.push(t, recordAt(a0, off))
 		}
 		waitFor(t, d, "the drain", func(s Status) bool { return s.Held == 0 && s.Delivered == 5 })
 	})
@@ -278,8 +278,8 @@ func TestFailClosed(t *testing.T) {
 		src := newFake()
 		d, stop := start(t, src, Config{Interval: 20 * time.Millisecond})
 		defer stop()
-		src.push(t, record(a0, 0))
-		src.push(t, record(b0, 7, clock.Header{Key: clock.HeaderCauses, Value: []byte{1, 1}}))
+		src.push(t, recordAt(a0, 0))
+		src.push(t, recordAt(b0, 7, clock.Header{Key: clock.HeaderCauses, Value: []byte{1, 1}}))
 		select {
 		case <-d.Stopped():
 		case <-time.After(5 * time.Second):
@@ -303,7 +303,7 @@ func TestFailClosed(t *testing.T) {
 		// blocked, a reader would be waiting to take this.
 		synctest.Wait()
 		select {
-		case src.items <- record(a0, 1):
+		case src.items <- recordAt(a0, 1):
 			t.Error("the driver reads on after failing closed")
 		default:
 		}
@@ -459,13 +459,13 @@ func TestGap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newFake()
 		var gaps []string
-		d, stop := start(t, src, Config{Interval: 20 * time.Millisecond, OnGap: func(it *capture.Item) {
+		d, stop := start(t, src, Config{Interval: 20 * time.Millisecond, OnGap: func(it *record.Item) {
 			gaps = append(gaps, fmt.Sprintf("%s/%d %d-%d", it.Topic, it.Partition, it.Gap.From, it.Gap.To))
 		}})
 		defer stop()
-		src.push(t, &capture.Item{Kind: capture.KindPosition, Topic: "a", TopicID: idA, Offset: 0})
-		src.push(t, &capture.Item{Kind: capture.KindPosition, Topic: "a", TopicID: idA, Offset: 10, Gap: &capture.Gap{From: 0, To: 10}})
-		src.push(t, record(a0, 10))
+		src.push(t, &record.Item{Kind: record.KindPosition, Topic: "a", TopicID: idA, Offset: 0})
+		src.push(t, &record.Item{Kind: record.KindPosition, Topic: "a", TopicID: idA, Offset: 10, Gap: &record.Gap{From: 0, To: 10}})
+		src.push(t, recordAt(a0, 10))
 		s := waitSnapshot(t, d, "the record after the gap", func(s *inspect.Snapshot) bool { return s.Delivered == 1 })
 		var kinds []string
 		for _, e := range s.Recent {

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -19,11 +19,11 @@ var (
 // randomItems writes n records per channel over a0, a1, b0, b1, in a
 // random interleaving, each claiming a random position of a random
 // channel now and then — of its own partition or another's.
-func randomItems(seed uint64, n int) []*capture.Item {
+func randomItems(seed uint64, n int) []*record.Item {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	chans := []clock.Channel{a0, a1, b0, b1}
 	next := map[clock.Channel]int64{}
-	var out []*capture.Item
+	var out []*record.Item
 	for len(out) < n*len(chans) {
 		ch := chans[rng.IntN(len(chans))]
 		if next[ch] == int64(n) {
@@ -38,7 +38,7 @@ func randomItems(seed uint64, n int) []*capture.Item {
 				hs = append(hs, causes(clock.Entry{Channel: dep, Position: pos}))
 			}
 		}
-		out = append(out, record(ch, next[ch], hs...))
+		out = append(out, recordAt(ch, next[ch], hs...))
 		next[ch]++
 	}
 	return out
@@ -46,7 +46,7 @@ func randomItems(seed uint64, n int) []*capture.Item {
 
 // reference replays items with one gate per task, as `replay --tasks`
 // does, from seeds when given.
-func reference(t *testing.T, items []*capture.Item, seeds []replay.TaskSeed) *replay.Tasks {
+func reference(t *testing.T, items []*record.Item, seeds []replay.TaskSeed) *replay.Tasks {
 	t.Helper()
 	cfg := replay.Config{Scope: []clock.Channel{a0, a1, b0, b1}}
 	if seeds != nil {
@@ -111,7 +111,7 @@ func sameAsReference(t *testing.T, s *inspect.Snapshot, ref *replay.Tasks) {
 
 // feedAll gives the driver items and waits until its tasks have received
 // as many records as the reference's.
-func feedAll(t *testing.T, src *fakeSource, d *Driver, items []*capture.Item, ref *replay.Tasks) inspect.Snapshot {
+func feedAll(t *testing.T, src *fakeSource, d *Driver, items []*record.Item, ref *replay.Tasks) inspect.Snapshot {
 	t.Helper()
 	go func() {
 		for _, it := range items {
@@ -208,7 +208,7 @@ func TestSeededTasksMatchTheReplay(t *testing.T) {
 // One gate holds it; the task gate of partition 0, which does not read
 // a1, delivers it, and the status says per task what it holds.
 func TestTaskGateDeliversCrossPartitionClaim(t *testing.T) {
-	items := []*capture.Item{record(a1, 0), record(b0, 0, causes(clock.Entry{Channel: a1, Position: 5}))}
+	items := []*record.Item{recordAt(a1, 0), recordAt(b0, 0, causes(clock.Entry{Channel: a1, Position: 5}))}
 	for _, tasks := range []bool{false, true} {
 		src := newFake()
 		d, stop := start(t, src, Config{Tasks: tasks, Replay: replay.Config{Scope: []clock.Channel{a0, a1, b0, b1}}})

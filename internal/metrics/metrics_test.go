@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -264,7 +264,7 @@ func TestCountersMonotonic(t *testing.T) {
 		} else {
 			next[ch]++
 		}
-		it := &capture.Item{Kind: capture.KindRecord, Topic: map[clock.Channel]string{a: "a", b: "b"}[ch], TopicID: ch.Topic, Offset: off}
+		it := &record.Item{Kind: record.KindRecord, Topic: map[clock.Channel]string{a: "a", b: "b"}[ch], TopicID: ch.Topic, Offset: off}
 		if need := next[other] + rng.Int64N(3) - 1; need >= 0 && rng.IntN(3) == 0 {
 			hdr := clock.Encode(clock.MustNew(clock.Entry{Channel: other, Position: need}))
 			it.Headers = []clock.Header{{Key: clock.HeaderCauses, Value: hdr}}

@@ -5,17 +5,17 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // benchItems is a capture of n channels with per items each, timestamps
 // rising per channel but interleaved at random across channels, in file
 // order channel by channel.
-func benchItems(n, per int) ([]capture.Item, []clock.Channel, *clock.Names) {
+func benchItems(n, per int) ([]record.Item, []clock.Channel, *clock.Names) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	names := &clock.Names{}
-	var items []capture.Item
+	var items []record.Item
 	var chans []clock.Channel
 	for c := range n {
 		var id clock.TopicID
@@ -25,7 +25,7 @@ func benchItems(n, per int) ([]capture.Item, []clock.Channel, *clock.Names) {
 		ts := int64(0)
 		for off := range per {
 			ts += rng.Int64N(100)
-			items = append(items, capture.Item{Kind: capture.KindRecord, TopicID: id, Offset: int64(off), Timestamp: ts, HasTimestamp: true})
+			items = append(items, record.Item{Kind: record.KindRecord, TopicID: id, Offset: int64(off), Timestamp: ts, HasTimestamp: true})
 		}
 	}
 	return items, chans, names

@@ -12,6 +12,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
@@ -83,7 +84,7 @@ func checkUnit(t *testing.T, u unit, capturePath, interleave string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if it.Kind == capture.KindRecord {
+		if it.Kind == record.KindRecord {
 			c, _, err := clock.FromHeaders(it.Headers)
 			if err != nil {
 				t.Fatalf("line %d: %v", it.Line, err)

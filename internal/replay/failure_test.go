@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // TestFailureOf feeds inputs that fail in each way a replay can and checks
@@ -23,8 +23,8 @@ func TestFailureOf(t *testing.T) {
 	if err := names.Add("orders", id); err != nil {
 		t.Fatal(err)
 	}
-	record := func(line, off int64, hs ...clock.Header) *capture.Item {
-		return &capture.Item{Kind: capture.KindRecord, Line: line, Topic: "orders", TopicID: id, Partition: 0, Offset: off, Headers: hs}
+	recordAt := func(line, off int64, hs ...clock.Header) *record.Item {
+		return &record.Item{Kind: record.KindRecord, Line: line, Topic: "orders", TopicID: id, Partition: 0, Offset: off, Headers: hs}
 	}
 	truncated := clock.Header{Key: clock.HeaderCauses, Value: []byte{}}
 	// A claim on orders/1, which never comes: the record is held.
@@ -32,18 +32,18 @@ func TestFailureOf(t *testing.T) {
 
 	for _, tc := range []struct {
 		name  string
-		items []*capture.Item
+		items []*record.Item
 		code  gate.Code // "" when the gate did not fail closed
 		at    int64     // the offset it failed closed at
 		text  string    // when it did not
 	}{
-		{"undecodable header", []*capture.Item{record(3, 5, truncated)},
+		{"undecodable header", []*record.Item{recordAt(3, 5, truncated)},
 			gate.Code(clock.CodeTruncated), 5, ""},
-		{"out-of-order feed", []*capture.Item{record(1, 3, claim), record(2, 5), record(3, 4)},
+		{"out-of-order feed", []*record.Item{recordAt(1, 3, claim), recordAt(2, 5), recordAt(3, 4)},
 			gate.CodeOutOfOrderFeed, 4, ""},
-		{"unresolvable channel", []*capture.Item{{Kind: capture.KindRecord, Line: 7, Topic: "nameless", Partition: 2, Offset: 1}},
+		{"unresolvable channel", []*record.Item{{Kind: record.KindRecord, Line: 7, Topic: "nameless", Partition: 2, Offset: 1}},
 			"", 0, `line 7: nameless/2: topic "nameless" has no topic_id`},
-		{"unknown item kind", []*capture.Item{{Kind: capture.Kind(99), Line: 9, Topic: "orders", TopicID: id}},
+		{"unknown item kind", []*record.Item{{Kind: record.Kind(99), Line: 9, Topic: "orders", TopicID: id}},
 			"", 0, "line 9: orders/0: unknown item kind"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

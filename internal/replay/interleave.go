@@ -9,8 +9,8 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // Mode is a receive interleaving: the order in which the records of
@@ -135,7 +135,7 @@ const (
 	// ItemBaseCost is an item's share of its channel's queue: the item
 	// itself, twice over, since a growing slice may hold up to twice what
 	// it uses.
-	ItemBaseCost = 2 * int64(unsafe.Sizeof(capture.Item{}))
+	ItemBaseCost = 2 * int64(unsafe.Sizeof(record.Item{}))
 	// HeaderCost is a header's key and value slots plus the allocation
 	// of its copied value, before the value's bytes.
 	HeaderCost = int64(unsafe.Sizeof(clock.Header{})) + 16
@@ -144,7 +144,7 @@ const (
 // ItemCost is the memory Reorder holds for it until it is replayed:
 // ItemBaseCost, and HeaderCost plus the value's length for each header.
 // Payloads (key, value) are never held.
-func ItemCost(it *capture.Item) int64 {
+func ItemCost(it *record.Item) int64 {
 	n := ItemBaseCost
 	for _, h := range it.Headers {
 		n += HeaderCost + int64(len(h.Value))
@@ -186,7 +186,7 @@ func FormatBytes(n int64) string {
 }
 
 // detach copies what replay needs of an item out of the reader's buffers.
-func detach(it *capture.Item) capture.Item {
+func detach(it *record.Item) record.Item {
 	c := *it
 	c.Key, c.Value = nil, nil
 	c.Headers = make([]clock.Header, len(it.Headers))
@@ -200,7 +200,7 @@ func detach(it *capture.Item) capture.Item {
 }
 
 type queue struct {
-	items []capture.Item
+	items []record.Item
 	next  int
 	last  int64 // last timestamp taken
 }
@@ -212,7 +212,7 @@ func (q *queue) empty() bool { return q.next == len(q.items) }
 // that it goes as early as its channel allows.
 func (q *queue) tsKey() int64 {
 	it := &q.items[q.next]
-	if it.Kind == capture.KindRecord && it.HasTimestamp && it.Timestamp > q.last {
+	if it.Kind == record.KindRecord && it.HasTimestamp && it.Timestamp > q.last {
 		return it.Timestamp
 	}
 	return q.last
@@ -228,7 +228,7 @@ type reordered struct {
 	h    byTime // Timestamp: queues with items left, by index
 	cur  int    // ByChannel
 
-	out capture.Item // the item Next returned last
+	out record.Item // the item Next returned last
 }
 
 func (r *reordered) start() {
@@ -245,7 +245,7 @@ func (r *reordered) start() {
 	}
 }
 
-func (r *reordered) Next() (*capture.Item, error) {
+func (r *reordered) Next() (*record.Item, error) {
 	var q *queue
 	switch r.mode {
 	case Timestamp:
@@ -277,11 +277,11 @@ func (r *reordered) Next() (*capture.Item, error) {
 		r.rr++
 	}
 	it := &q.items[q.next]
-	if it.Kind == capture.KindRecord && it.HasTimestamp && it.Timestamp > q.last {
+	if it.Kind == record.KindRecord && it.HasTimestamp && it.Timestamp > q.last {
 		q.last = it.Timestamp
 	}
 	r.out = *it
-	*it = capture.Item{} // the garbage collector may have it once used
+	*it = record.Item{} // the garbage collector may have it once used
 	q.next++
 	switch r.mode {
 	case Timestamp:
@@ -304,7 +304,7 @@ func (r *reordered) Next() (*capture.Item, error) {
 // NextOf(i) yields the items of channel i in order and io.EOF after its
 // last. An item stays valid until the next NextOf call for its channel.
 type ChannelSource interface {
-	NextOf(i int) (*capture.Item, error)
+	NextOf(i int) (*record.Item, error)
 }
 
 // MergeByTimestamp is the timestamp interleaving of Reorder for the n
@@ -327,12 +327,12 @@ type merger struct {
 	h       byTime // channels with an item, by index into heads
 	started bool
 	refill  int // the channel whose item Next returned last, to be replaced
-	out     capture.Item
+	out     record.Item
 }
 
 // mhead is a channel's next item.
 type mhead struct {
-	it   *capture.Item
+	it   *record.Item
 	last int64 // last timestamp taken
 }
 
@@ -349,14 +349,14 @@ func (m *merger) fetch(i int) error {
 	q := &m.heads[i]
 	q.it = it
 	key := q.last
-	if it.Kind == capture.KindRecord && it.HasTimestamp && it.Timestamp > q.last {
+	if it.Kind == record.KindRecord && it.HasTimestamp && it.Timestamp > q.last {
 		key = it.Timestamp
 	}
 	m.h.push(timeKey{key: key, ch: i})
 	return nil
 }
 
-func (m *merger) Next() (*capture.Item, error) {
+func (m *merger) Next() (*record.Item, error) {
 	if !m.started {
 		m.started = true
 		for i := range m.heads {

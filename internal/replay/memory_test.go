@@ -5,23 +5,23 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // memItems returns n records over three channels, each with a clock header
 // of one entry, as a capture of that pipeline would have.
-func memItems(n int) ([]capture.Item, *clock.Names) {
+func memItems(n int) ([]record.Item, *clock.Names) {
 	names := &clock.Names{}
 	ids := []clock.TopicID{{1}, {2}, {3}}
 	for i, name := range []string{"a", "b", "c"} {
 		_ = names.Add(name, ids[i])
 	}
-	items := make([]capture.Item, n)
+	items := make([]record.Item, n)
 	for i := range items {
 		ch := clock.Channel{Topic: ids[(i+1)%3], Partition: 0}
 		value := clock.Encode(clock.MustNew(clock.Entry{Channel: ch, Position: int64(i)}))
-		items[i] = capture.Item{Kind: capture.KindRecord, TopicID: ids[i%3], Offset: int64(i / 3), Line: int64(i + 1),
+		items[i] = record.Item{Kind: record.KindRecord, TopicID: ids[i%3], Offset: int64(i / 3), Line: int64(i + 1),
 			Timestamp: int64(i), HasTimestamp: true, Headers: []clock.Header{{Key: clock.HeaderCauses, Value: value}}}
 	}
 	return items, names

@@ -12,15 +12,16 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // chunky yields the items of a capture in its own order.
 type chunky struct {
-	items []capture.Item
+	items []record.Item
 	i     int
 }
 
-func (c *chunky) Next() (*capture.Item, error) {
+func (c *chunky) Next() (*record.Item, error) {
 	if c.i == len(c.items) {
 		return nil, io.EOF
 	}
@@ -33,14 +34,14 @@ func (c *chunky) Next() (*capture.Item, error) {
 // overwrites what it handed out, as a broker range reuses its storage),
 // and counts what it was asked.
 type perChannel struct {
-	queues [][]capture.Item
+	queues [][]record.Item
 	next   []int
-	out    []capture.Item
+	out    []record.Item
 	asks   int
 }
 
-func newPerChannel(items []capture.Item, chans []clock.Channel, names *clock.Names) *perChannel {
-	p := &perChannel{queues: make([][]capture.Item, len(chans)), next: make([]int, len(chans)), out: make([]capture.Item, len(chans))}
+func newPerChannel(items []record.Item, chans []clock.Channel, names *clock.Names) *perChannel {
+	p := &perChannel{queues: make([][]record.Item, len(chans)), next: make([]int, len(chans)), out: make([]record.Item, len(chans))}
 	for _, it := range items {
 		ch, _ := ResolveChannel(names, &it)
 		i := slices.Index(chans, ch)
@@ -49,9 +50,9 @@ func newPerChannel(items []capture.Item, chans []clock.Channel, names *clock.Nam
 	return p
 }
 
-func (p *perChannel) NextOf(i int) (*capture.Item, error) {
+func (p *perChannel) NextOf(i int) (*record.Item, error) {
 	p.asks++
-	p.out[i] = capture.Item{Offset: -99} // what was handed out before is void now
+	p.out[i] = record.Item{Offset: -99} // what was handed out before is void now
 	if p.next[i] == len(p.queues[i]) {
 		return nil, io.EOF
 	}
@@ -95,14 +96,14 @@ func TestMergeRandomTimestamps(t *testing.T) {
 		for i := range n {
 			chans = append(chans, clock.Channel{Topic: clock.TopicID{byte(i + 1)}, Partition: int32(rng.IntN(3))})
 		}
-		var items []capture.Item
+		var items []record.Item
 		offsets := make([]int64, n)
 		for range rng.IntN(40) {
 			i := rng.IntN(n)
-			it := capture.Item{Kind: capture.KindRecord, TopicID: chans[i].Topic, Partition: chans[i].Partition, Offset: offsets[i]}
+			it := record.Item{Kind: record.KindRecord, TopicID: chans[i].Topic, Partition: chans[i].Partition, Offset: offsets[i]}
 			offsets[i]++
 			if rng.IntN(5) == 0 {
-				it.Kind = capture.KindPosition
+				it.Kind = record.KindPosition
 			} else if rng.IntN(4) > 0 {
 				it.Timestamp, it.HasTimestamp = int64(rng.IntN(20)), true
 			}
@@ -123,7 +124,7 @@ func TestMergeRandomTimestamps(t *testing.T) {
 	}
 }
 
-func readCapture(t *testing.T, path string, names *clock.Names) ([]capture.Item, []clock.Channel) {
+func readCapture(t *testing.T, path string, names *clock.Names) ([]record.Item, []clock.Channel) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -131,7 +132,7 @@ func readCapture(t *testing.T, path string, names *clock.Names) ([]capture.Item,
 	}
 	defer f.Close()
 	rd := capture.NewReader(f)
-	var items []capture.Item
+	var items []record.Item
 	var chans []clock.Channel
 	seen := map[clock.Channel]bool{}
 	for {
@@ -186,10 +187,10 @@ func TestTimestampOrderIsAStableSort(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 37, 300} {
 		items, chans, names := benchItems(n, 40)
 		sorted := slices.Clone(items)
-		index := func(it capture.Item) int {
+		index := func(it record.Item) int {
 			return slices.Index(chans, clock.Channel{Topic: it.TopicID, Partition: it.Partition})
 		}
-		slices.SortStableFunc(sorted, func(a, b capture.Item) int {
+		slices.SortStableFunc(sorted, func(a, b record.Item) int {
 			if a.Timestamp != b.Timestamp {
 				return cmp.Compare(a.Timestamp, b.Timestamp)
 			}

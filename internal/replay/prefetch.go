@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // Prefetcher reads a Source on its own goroutine, a batch of items ahead of
@@ -52,7 +53,7 @@ func Prefetch(src Source) *Prefetcher {
 		stop: make(chan struct{}),
 	}
 	for range 3 {
-		p.free <- &batch{Batch: capture.Batch{Items: make([]capture.Item, 0, prefetchBatch)}}
+		p.free <- &batch{Batch: capture.Batch{Items: make([]record.Item, 0, prefetchBatch)}}
 	}
 	p.done.Add(1)
 	go p.run(src)
@@ -105,7 +106,7 @@ func (p *Prefetcher) run(src Source) {
 }
 
 // Next returns the next item. It stays valid until the next call.
-func (p *Prefetcher) Next() (*capture.Item, error) {
+func (p *Prefetcher) Next() (*record.Item, error) {
 	if p.par != nil {
 		return p.src.Next()
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 func prefetchInput(n int, bad bool) string {
@@ -25,8 +26,8 @@ func prefetchInput(n int, bad bool) string {
 	return b.String()
 }
 
-func readAll(src Source) ([]capture.Item, error) {
-	var out []capture.Item
+func readAll(src Source) ([]record.Item, error) {
+	var out []record.Item
 	for {
 		it, err := src.Next()
 		if err != nil {

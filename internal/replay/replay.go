@@ -17,15 +17,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // Source yields capture items in order and io.EOF at the end. The item
 // returned may be reused by the next call.
 type Source interface {
-	Next() (*capture.Item, error)
+	Next() (*record.Item, error)
 }
 
 // EventType tells the events of a replay apart.
@@ -123,7 +123,7 @@ type Replayer struct {
 	topics []topicPair
 
 	// facts are the log facts the source gave, per channel.
-	facts map[clock.Channel]*capture.LogFacts
+	facts map[clock.Channel]*record.LogFacts
 
 	items, records, positions, skipped int64
 	lastLine                           int64
@@ -245,7 +245,7 @@ func (r *Replayer) Gate() *gate.Gate { return r.g }
 
 // LogFacts returns the log facts the source gave for ch (a log-facts line
 // or item), if any. The facts are shared: do not change them.
-func (r *Replayer) LogFacts(ch clock.Channel) (*capture.LogFacts, bool) {
+func (r *Replayer) LogFacts(ch clock.Channel) (*record.LogFacts, bool) {
 	f, ok := r.facts[ch]
 	return f, ok && f != nil
 }
@@ -271,14 +271,14 @@ type InputError struct {
 // NewInputError is the one constructor of InputError: err placed at item it,
 // at its line and the channel as the item names it. Feed refines it for
 // errors of the gate (failure).
-func NewInputError(it *capture.Item, err error) *InputError {
+func NewInputError(it *record.Item, err error) *InputError {
 	return &InputError{Line: it.Line, Channel: fmt.Sprintf("%s/%d", it.Topic, it.Partition), Offset: -1, Err: err}
 }
 
 // failure places an error the gate returned for item it on channel ch: at
 // the record the gate failed closed on, with its reason code, or else at
 // the item's offset.
-func (r *Replayer) failure(it *capture.Item, ch clock.Channel, err error) *InputError {
+func (r *Replayer) failure(it *record.Item, ch clock.Channel, err error) *InputError {
 	e := NewInputError(it, err)
 	var fc *gate.FailClosedError
 	if !errors.As(err, &fc) {
@@ -334,7 +334,7 @@ func (e *InputError) Unwrap() error { return e.Err }
 // ResolveChannel returns the channel an item names, learning the topic's
 // name from items that carry both name and UUID. An item with a name but
 // no UUID needs the name bound already (--topic-id).
-func ResolveChannel(names *clock.Names, it *capture.Item) (clock.Channel, error) {
+func ResolveChannel(names *clock.Names, it *record.Item) (clock.Channel, error) {
 	if !it.TopicID.IsZero() {
 		if it.Topic != "" {
 			if err := names.Add(it.Topic, it.TopicID); err != nil {
@@ -359,7 +359,7 @@ type topicPair struct {
 // channel is resolved through the names' maps.
 const maxTopicCache = 16
 
-func (r *Replayer) channel(it *capture.Item) (clock.Channel, error) {
+func (r *Replayer) channel(it *record.Item) (clock.Channel, error) {
 	both := it.Topic != "" && !it.TopicID.IsZero()
 	if both {
 		for _, p := range r.topics {
@@ -380,37 +380,37 @@ func (r *Replayer) channel(it *capture.Item) (clock.Channel, error) {
 // event is only valid during the call. An error stops the replay: an
 // *InputError for bad input (the gate failed closed, or an unresolvable
 // channel), or emit's error.
-func (r *Replayer) Feed(it *capture.Item, emit func(*Event) error) error {
+func (r *Replayer) Feed(it *record.Item, emit func(*Event) error) error {
 	r.items++
 	r.lastLine = it.Line
 	ch, err := r.channel(it)
 	if err != nil {
 		return NewInputError(it, err)
 	}
-	if it.Kind == capture.KindLogFacts {
+	if it.Kind == record.KindLogFacts {
 		// Not an input of the gate: kept for the diagnosis (inspect).
 		if r.facts == nil {
-			r.facts = map[clock.Channel]*capture.LogFacts{}
+			r.facts = map[clock.Channel]*record.LogFacts{}
 		}
 		r.facts[ch] = it.Facts
 		return nil
 	}
-	if !r.g.InScope(ch) && r.grow && it.Kind == capture.KindPosition {
+	if !r.g.InScope(ch) && r.grow && it.Kind == record.KindPosition {
 		if err := r.g.AddChannelAt(ch, it.Offset); err != nil {
 			return r.failure(it, ch, err)
 		}
 	}
 	if !r.g.InScope(ch) {
-		if it.Kind == capture.KindRecord {
+		if it.Kind == record.KindRecord {
 			r.skipped++
 		}
 		return nil
 	}
 	switch it.Kind {
-	case capture.KindPosition:
+	case record.KindPosition:
 		r.positions++
 		err = r.g.Advance(ch, it.Offset)
-	case capture.KindRecord:
+	case record.KindRecord:
 		if s := r.seeded[ch]; s != nil && it.Offset > s.settled && it.Offset <= s.fed {
 			// Received before the seed was taken: held in it, or lost.
 			if s.held[it.Offset] {
@@ -434,7 +434,7 @@ func (r *Replayer) Feed(it *capture.Item, emit func(*Event) error) error {
 	return r.emit(it, ch, emit)
 }
 
-func (r *Replayer) emit(it *capture.Item, ch clock.Channel, emit func(*Event) error) error {
+func (r *Replayer) emit(it *record.Item, ch clock.Channel, emit func(*Event) error) error {
 	r.scratch = r.g.Drain(r.scratch[:0])
 	ev := &r.ev // reused: handing a local's address to emit would allocate
 	settledHere := false
@@ -454,7 +454,7 @@ func (r *Replayer) emit(it *capture.Item, ch clock.Channel, emit func(*Event) er
 			return err
 		}
 	}
-	if it.Kind != capture.KindRecord || settledHere {
+	if it.Kind != record.KindRecord || settledHere {
 		return nil
 	}
 	// Received but neither delivered nor dropped: it is held.
@@ -494,7 +494,7 @@ type ctxSource struct {
 	n   int
 }
 
-func (c *ctxSource) Next() (*capture.Item, error) {
+func (c *ctxSource) Next() (*record.Item, error) {
 	if c.n++; c.n&255 == 0 && c.ctx.Err() != nil {
 		return nil, ErrInterrupted
 	}
@@ -552,8 +552,8 @@ func Discover(src Source, names *clock.Names) ([]clock.Channel, error) {
 	r := &Replayer{names: names}
 	// A line naming its topic by name only (SPEC §4 allows it) is resolved
 	// at the end, when a later line may have bound the name to its UUID.
-	var unbound []capture.Item
-	add := func(it *capture.Item) error {
+	var unbound []record.Item
+	add := func(it *record.Item) error {
 		ch, err := r.channel(it)
 		if err != nil {
 			return NewInputError(it, err)
@@ -575,7 +575,7 @@ func Discover(src Source, names *clock.Names) ([]clock.Channel, error) {
 		if it.TopicID.IsZero() && it.Topic != "" {
 			if _, ok := names.ID(it.Topic); !ok {
 				if len(unbound) == 0 || unbound[len(unbound)-1].Topic != it.Topic || unbound[len(unbound)-1].Partition != it.Partition {
-					unbound = append(unbound, capture.Item{Kind: it.Kind, Topic: it.Topic, Partition: it.Partition, Offset: it.Offset, Line: it.Line})
+					unbound = append(unbound, record.Item{Kind: it.Kind, Topic: it.Topic, Partition: it.Partition, Offset: it.Offset, Line: it.Line})
 				}
 				continue
 			}

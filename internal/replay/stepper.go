@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // StepperOptions configure a Stepper.
@@ -115,14 +115,14 @@ func (s *Stepper) count() error {
 		if err != nil {
 			break
 		}
-		if it.Kind == capture.KindLogFacts {
+		if it.Kind == record.KindLogFacts {
 			if _, ok := s.ends[ch]; !ok {
 				s.ends[ch] = 0
 			}
 			continue
 		}
 		end := it.Offset
-		if it.Kind == capture.KindRecord {
+		if it.Kind == record.KindRecord {
 			end++
 		}
 		if old, ok := s.ends[ch]; !ok || end > old {
@@ -180,7 +180,7 @@ func (s *Stepper) feed() bool {
 	}
 	s.item++
 	s.line = it.Line
-	if it.Kind == capture.KindRecord && it.HasTimestamp {
+	if it.Kind == record.KindRecord && it.HasTimestamp {
 		if t := time.UnixMilli(it.Timestamp); t.After(s.now) {
 			s.now = t
 		}
@@ -196,9 +196,9 @@ func (s *Stepper) feed() bool {
 		}
 		return true
 	}
-	if ch, err := ResolveChannel(s.r.Names(), it); err == nil && it.Kind != capture.KindLogFacts {
+	if ch, err := ResolveChannel(s.r.Names(), it); err == nil && it.Kind != record.KindLogFacts {
 		last := it.Offset
-		if it.Kind == capture.KindPosition {
+		if it.Kind == record.KindPosition {
 			last--
 		}
 		if old, ok := s.lastOff[ch]; !ok || last > old {

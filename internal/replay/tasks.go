@@ -6,9 +6,9 @@ import (
 	"io"
 	"slices"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // Tasks replays as a Parsley process does: one gate per task, task p
@@ -146,10 +146,10 @@ func (t *Tasks) Flush(emit func(*Task, *Event) error) error {
 // Feed routes one item to the gate of its partition's task and emits the
 // events it caused there (valid only during the call). Log facts go to
 // the task too, for its diagnosis.
-func (t *Tasks) Feed(it *capture.Item, emit func(*Task, *Event) error) error {
+func (t *Tasks) Feed(it *record.Item, emit func(*Task, *Event) error) error {
 	task := t.byNum[it.Partition]
 	if task == nil {
-		if it.Kind == capture.KindRecord {
+		if it.Kind == record.KindRecord {
 			t.skipped++
 		}
 		return nil

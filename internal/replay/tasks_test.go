@@ -14,10 +14,11 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // readItems reads a whole capture file.
-func readItems(t *testing.T, path string) []capture.Item {
+func readItems(t *testing.T, path string) []record.Item {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -25,7 +26,7 @@ func readItems(t *testing.T, path string) []capture.Item {
 	}
 	defer f.Close()
 	rd := capture.NewReader(f)
-	var out []capture.Item
+	var out []record.Item
 	for {
 		it, err := rd.Next()
 		if err != nil {
@@ -55,7 +56,7 @@ func TestTasksGiveEachUnitsDeliveries(t *testing.T) {
 		process := strings.TrimSuffix(filepath.Base(first), ".t0.json")
 		t.Run(process, func(t *testing.T) {
 			names := &clock.Names{}
-			var perUnit [][]capture.Item
+			var perUnit [][]record.Item
 			wants := map[int32][]delivery{}
 			var scope []clock.Channel
 			starts := map[clock.Channel]int64{}
@@ -93,7 +94,7 @@ func TestTasksGiveEachUnitsDeliveries(t *testing.T) {
 				}
 			}
 			// Round-robin over the units, each unit's order kept.
-			var merged []capture.Item
+			var merged []record.Item
 			for i := 0; ; i++ {
 				n := len(merged)
 				for _, items := range perUnit {
@@ -153,10 +154,10 @@ func TestTaskGateIgnoresClaimsOfOtherPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	hdr := causesHeader(claim)
-	items := []capture.Item{
-		{Kind: capture.KindRecord, Topic: "orders", TopicID: orders, Partition: 0, Offset: 0},
-		{Kind: capture.KindRecord, Topic: "orders", TopicID: orders, Partition: 2, Offset: 0},
-		{Kind: capture.KindRecord, Topic: "shipments", TopicID: shipments, Partition: 0, Offset: 0, Headers: []clock.Header{hdr}},
+	items := []record.Item{
+		{Kind: record.KindRecord, Topic: "orders", TopicID: orders, Partition: 0, Offset: 0},
+		{Kind: record.KindRecord, Topic: "orders", TopicID: orders, Partition: 2, Offset: 0},
+		{Kind: record.KindRecord, Topic: "shipments", TopicID: shipments, Partition: 0, Offset: 0, Headers: []clock.Header{hdr}},
 	}
 	scope := []clock.Channel{{Topic: orders, Partition: 0}, {Topic: orders, Partition: 2}, {Topic: shipments, Partition: 0}}
 	ship := delivery{clock.Channel{Topic: shipments, Partition: 0}, 0}
@@ -224,16 +225,16 @@ func TestSeededReplayerDoesNotReceiveTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	hdr := causesHeader(claim)
-	rec := func(topic string, ch clock.Channel, off int64) capture.Item {
-		return capture.Item{Kind: capture.KindRecord, Topic: topic, TopicID: ch.Topic, Offset: off, Headers: []clock.Header{hdr}}
+	rec := func(topic string, ch clock.Channel, off int64) record.Item {
+		return record.Item{Kind: record.KindRecord, Topic: topic, TopicID: ch.Topic, Offset: off, Headers: []clock.Header{hdr}}
 	}
 	var evs []string
 	emit := func(ev *Event) error {
 		evs = append(evs, ev.Type.String()+" "+names.Channel(ev.Channel)+"@"+itoa(ev.Offset))
 		return nil
 	}
-	for _, it := range []capture.Item{rec("a", a, 2), rec("a", a, 3), rec("a", a, 4), rec("a", a, 5), rec("a", a, 6),
-		{Kind: capture.KindRecord, Topic: "b", TopicID: b.Topic, Offset: 0}} {
+	for _, it := range []record.Item{rec("a", a, 2), rec("a", a, 3), rec("a", a, 4), rec("a", a, 5), rec("a", a, 6),
+		{Kind: record.KindRecord, Topic: "b", TopicID: b.Topic, Offset: 0}} {
 		if err := r.Feed(&it, emit); err != nil {
 			t.Fatal(err)
 		}
@@ -272,14 +273,14 @@ func TestSeededReplayerOracle(t *testing.T) {
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		next := make([]int64, len(chans))
-		var items []capture.Item
+		var items []record.Item
 		for range 24 {
 			i := rng.IntN(len(chans))
 			var c clock.Clock
 			if rng.IntN(2) == 0 {
 				c = clock.MustNew(clock.Entry{Channel: chans[(i+1+rng.IntN(2))%3], Position: int64(rng.IntN(8))})
 			}
-			items = append(items, capture.Item{Kind: capture.KindRecord, TopicID: chans[i].Topic, Offset: next[i], Headers: []clock.Header{causesHeader(c)}})
+			items = append(items, record.Item{Kind: record.KindRecord, TopicID: chans[i].Topic, Offset: next[i], Headers: []clock.Header{causesHeader(c)}})
 			next[i]++
 		}
 		cut := rng.IntN(len(items))
@@ -288,7 +289,7 @@ func TestSeededReplayerOracle(t *testing.T) {
 			t.Fatal(err)
 		}
 		var want, got []string
-		record := func(to *[]string) func(*Event) error {
+		collect := func(to *[]string) func(*Event) error {
 			return func(ev *Event) error {
 				if ev.Type == EventDeliver {
 					*to = append(*to, names.Channel(ev.Channel)+"@"+itoa(ev.Offset))
@@ -306,11 +307,11 @@ func TestSeededReplayerOracle(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		if err := b.Flush(record(&got)); err != nil {
+		if err := b.Flush(collect(&got)); err != nil {
 			t.Fatal(err)
 		}
 		// Rewind each channel to a random committed offset ≤ fed + 1.
-		var rest []capture.Item
+		var rest []record.Item
 		for i, cs := range state {
 			from := int64(rng.IntN(int(cs.Fed) + 2))
 			for k := range cut {
@@ -321,12 +322,12 @@ func TestSeededReplayerOracle(t *testing.T) {
 		}
 		rest = append(rest, items[cut:]...)
 		for k := range rest {
-			if err := b.Feed(&rest[k], record(&got)); err != nil {
+			if err := b.Feed(&rest[k], collect(&got)); err != nil {
 				t.Fatalf("seed %d: %v", seed, err)
 			}
 		}
 		for k := cut; k < len(items); k++ {
-			if err := a.Feed(&items[k], record(&want)); err != nil {
+			if err := a.Feed(&items[k], collect(&want)); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -23,11 +23,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // Defaults of Config.
@@ -349,7 +349,7 @@ func (p *process) run(ctx context.Context, c *kafka.Client, opts []kafka.ReadOpt
 			p.cl.TopicID = it.TopicID
 		}
 		kafka.FoldChangelog(p.cl, it)
-		if it.Kind == capture.KindRecord {
+		if it.Kind == record.KindRecord {
 			p.dirty[it.Partition] = true
 		}
 		// Wake a refresh waiting for positions once the batch is taken.

@@ -8,6 +8,7 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
 )
@@ -19,7 +20,7 @@ func Example_live() {
 	var (
 		ctx     = context.Background()
 		r       *replay.Replayer                  // over the watched scope
-		records <-chan *capture.Item              // from the brokers
+		records <-chan *record.Item               // from the brokers
 		logEnd  func(clock.Channel) (int64, bool) // from ListOffsets, refreshed now and then
 	)
 	snaps := make(chan inspect.Snapshot, 1)

@@ -10,9 +10,9 @@ import (
 
 	"github.com/causalctl/causalctl/internal/testutil"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -57,7 +57,7 @@ func TestLiveDriver(t *testing.T) {
 		if d := (c + 1) % channels; next[d] > 0 {
 			es = append(es, clock.Entry{Channel: scope[d], Position: next[d] - 1})
 		}
-		it := &capture.Item{Kind: capture.KindRecord, Topic: fmt.Sprintf("topic%d", c/4), TopicID: scope[c].Topic,
+		it := &record.Item{Kind: record.KindRecord, Topic: fmt.Sprintf("topic%d", c/4), TopicID: scope[c].Topic,
 			Partition: scope[c].Partition, Offset: next[c],
 			Headers: []clock.Header{{Key: clock.HeaderCauses, Value: clock.Encode(clock.MustNew(es...))}}}
 		next[c]++

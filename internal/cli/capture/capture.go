@@ -20,6 +20,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/spf13/cobra"
 )
 
@@ -150,7 +151,7 @@ func createBeside(path string) (*os.File, error) {
 
 // itemSource is what write reads: a broker range.
 type itemSource interface {
-	Next() (*capture.Item, error)
+	Next() (*record.Item, error)
 }
 
 // stoppedError is a capture that stopped before its range's end and says
@@ -217,10 +218,10 @@ func write(ctx context.Context, opts *Options, out io.Writer, src itemSource, ch
 			names[ch] = it.Topic
 		}
 		switch it.Kind {
-		case capture.KindRecord:
+		case record.KindRecord:
 			records++
 			reached[ch] = it.Offset + 1
-		case capture.KindPosition:
+		case record.KindPosition:
 			reached[ch] = it.Offset
 		}
 		if err := w.Write(it); err != nil {

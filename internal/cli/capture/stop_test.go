@@ -22,6 +22,7 @@ import (
 	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // readStopped reads a capture file to its end: its items as "kind
@@ -62,11 +63,11 @@ func onlyFile(t *testing.T, dir, name string) {
 
 // source yields items, then calls at's function for its error.
 type source struct {
-	items []*capture.Item
+	items []*record.Item
 	end   func() error
 }
 
-func (s *source) Next() (*capture.Item, error) {
+func (s *source) Next() (*record.Item, error) {
 	if len(s.items) == 0 {
 		return nil, s.end()
 	}
@@ -85,13 +86,13 @@ func TestCaptureInterruptedMidRead(t *testing.T) {
 	names := &clock.Names{}
 	names.Add("orders", id)
 	a, b := clock.Channel{Topic: id, Partition: 0}, clock.Channel{Topic: id, Partition: 1}
-	at := func(k capture.Kind, p int32, o int64) *capture.Item {
-		return &capture.Item{Kind: k, Topic: "orders", TopicID: id, Partition: p, Offset: o}
+	at := func(k record.Kind, p int32, o int64) *record.Item {
+		return &record.Item{Kind: k, Topic: "orders", TopicID: id, Partition: p, Offset: o}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	src := &source{
-		items: []*capture.Item{at(capture.KindPosition, 0, 0), at(capture.KindRecord, 0, 0), at(capture.KindRecord, 0, 1),
-			at(capture.KindPosition, 0, 2), at(capture.KindPosition, 1, 5), at(capture.KindRecord, 1, 5)},
+		items: []*record.Item{at(record.KindPosition, 0, 0), at(record.KindRecord, 0, 0), at(record.KindRecord, 0, 1),
+			at(record.KindPosition, 0, 2), at(record.KindPosition, 1, 5), at(record.KindRecord, 1, 5)},
 		end: func() error { cancel(); <-ctx.Done(); return ctx.Err() }, // Ctrl-C while a fetch is out
 	}
 	dir := t.TempDir()

@@ -20,6 +20,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect/audit"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/spf13/cobra"
 )
@@ -167,8 +168,8 @@ func Run(ctx context.Context, opts *Options) error {
 }
 
 // withoutLines passes items on to visit with their capture line unknown.
-func withoutLines(visit func(*capture.Item) error) func(*capture.Item) error {
-	return func(it *capture.Item) error {
+func withoutLines(visit func(*record.Item) error) func(*record.Item) error {
+	return func(it *record.Item) error {
 		it.Line = 0
 		return visit(it)
 	}
@@ -176,7 +177,7 @@ func withoutLines(visit func(*capture.Item) error) func(*capture.Item) error {
 
 // load reads the capture a second time, in full but for payloads, into
 // the auditor (feed): parsed on one core, loaded on the other.
-func load(ctx context.Context, in *cmdutil.Capture, feed func(*capture.Item) error) error {
+func load(ctx context.Context, in *cmdutil.Capture, feed func(*record.Item) error) error {
 	r, err := in.Open(capture.SkipPayloads())
 	if err != nil {
 		return err

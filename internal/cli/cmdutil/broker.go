@@ -13,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -120,14 +121,14 @@ type Range struct {
 }
 
 // Next yields the range's next item.
-func (r *Range) Next() (*capture.Item, error) { return r.warn(r.Range.Next(r.ctx)) }
+func (r *Range) Next() (*record.Item, error) { return r.warn(r.Range.Next(r.ctx)) }
 
 // NextOf yields the next item of Channels[i] (a replay.ChannelSource).
-func (r *Range) NextOf(i int) (*capture.Item, error) { return r.warn(r.Range.NextOf(r.ctx, i)) }
+func (r *Range) NextOf(i int) (*record.Item, error) { return r.warn(r.Range.NextOf(r.ctx, i)) }
 
 // warn says on stderr where a read with --allow-gaps went past deleted
 // offsets, one line a gap, as it passes them.
-func (r *Range) warn(it *capture.Item, err error) (*capture.Item, error) {
+func (r *Range) warn(it *record.Item, err error) (*record.Item, error) {
 	if err == nil && it.Gap != nil && r.errOut != nil {
 		fmt.Fprintln(r.errOut, GapWarning(it))
 	}
@@ -135,7 +136,7 @@ func (r *Range) warn(it *capture.Item, err error) (*capture.Item, error) {
 }
 
 // GapWarning is the line that tells of a gap item (--allow-gaps).
-func GapWarning(it *capture.Item) string {
+func GapWarning(it *record.Item) string {
 	return fmt.Sprintf("warning: %s/%d: offsets %d to %d were deleted before they were read (retention or DeleteRecords); read on at %d (--allow-gaps)",
 		it.Topic, it.Partition, it.Gap.From, it.Gap.To-1, it.Gap.To)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -39,7 +40,7 @@ type Capture struct {
 	opened   []io.Closer
 	maxLine  int
 	read     bool
-	observe  func(*capture.Item) error
+	observe  func(*record.Item) error
 }
 
 // OpenCapture opens the capture at path ("-" for stdin) and reads it once,
@@ -138,12 +139,12 @@ type checked struct {
 // channelState is what checked keeps of a channel.
 type channelState struct {
 	last, lastLine int64 // the highest offset so far and its line; lastLine 0 before any
-	facts          *capture.LogFacts
+	facts          *record.LogFacts
 	factsLine      int64
 	pastEnd        bool // warned of an offset past the high watermark
 }
 
-func (c *checked) Next() (*capture.Item, error) {
+func (c *checked) Next() (*record.Item, error) {
 	it, err := c.src.Next()
 	if err != nil {
 		return it, err
@@ -169,7 +170,7 @@ func (c *checked) Next() (*capture.Item, error) {
 		}
 		return fmt.Sprintf("%s/%d", it.TopicID, it.Partition)
 	}
-	if it.Kind == capture.KindLogFacts {
+	if it.Kind == record.KindLogFacts {
 		if st.facts != nil {
 			return nil, replay.NewInputError(it, fmt.Errorf("a second log-facts line for the channel (the first is line %d)", st.factsLine))
 		}
@@ -190,7 +191,7 @@ func (c *checked) Next() (*capture.Item, error) {
 		return nil, ie
 	}
 	st.last, st.lastLine = it.Offset, it.Line
-	if f := st.facts; f != nil && !st.pastEnd && (it.Offset > f.HighWatermark || it.Kind == capture.KindRecord && it.Offset == f.HighWatermark) {
+	if f := st.facts; f != nil && !st.pastEnd && (it.Offset > f.HighWatermark || it.Kind == record.KindRecord && it.Offset == f.HighWatermark) {
 		st.pastEnd = true
 		c.warnings = append(c.warnings, fmt.Sprintf("line %d: %s: offset %d is past the high watermark %d of the log facts at line %d (written after the facts were read?)", it.Line, name(), it.Offset, f.HighWatermark, st.factsLine))
 	}
@@ -204,17 +205,17 @@ type CaptureOption func(*Capture)
 // line only: capture.ChannelsOnly) to visit too, as it is read, for a
 // command that needs more of that reading than channels and names: it
 // then reads the capture once less. An error of visit ends the reading.
-func Observe(visit func(*capture.Item) error) CaptureOption {
+func Observe(visit func(*record.Item) error) CaptureOption {
 	return func(c *Capture) { c.observe = visit }
 }
 
 // observed is a source whose items visit sees as they pass.
 type observed struct {
 	src   replay.Source
-	visit func(*capture.Item) error
+	visit func(*record.Item) error
 }
 
-func (o *observed) Next() (*capture.Item, error) {
+func (o *observed) Next() (*record.Item, error) {
 	it, err := o.src.Next()
 	if err == nil {
 		err = o.visit(it)

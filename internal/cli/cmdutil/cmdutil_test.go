@@ -20,6 +20,7 @@ import (
 	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -260,7 +261,7 @@ func TestOpenRange(t *testing.T) {
 		if err != nil {
 			break
 		}
-		got = append(got, fmt.Sprintf("%s@%d/%v", n.Channel(clock.Channel{Topic: it.TopicID, Partition: it.Partition}), it.Offset, it.Kind == capture.KindRecord))
+		got = append(got, fmt.Sprintf("%s@%d/%v", n.Channel(clock.Channel{Topic: it.TopicID, Partition: it.Partition}), it.Offset, it.Kind == record.KindRecord))
 	}
 	slices.Sort(got)
 	// a/0 from the group's offset 2, a/1 from --start 1.
@@ -327,7 +328,7 @@ func TestOpenFollow(t *testing.T) {
 		if err != nil {
 			t.Fatalf("after %v: %v", got, err)
 		}
-		got = append(got, fmt.Sprintf("%d/%v", it.Offset, it.Kind == capture.KindRecord))
+		got = append(got, fmt.Sprintf("%d/%v", it.Offset, it.Kind == record.KindRecord))
 	}
 	if fmt.Sprint(got) != "[2/false 2/true 3/true]" {
 		t.Errorf("items %v, want the start at 2, record 2, then the new record 3", got)

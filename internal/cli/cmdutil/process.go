@@ -10,12 +10,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // ReadProcess reads a Parsley process from the cluster: its ordering
@@ -171,7 +171,7 @@ func ReadProcessCapture(ctx context.Context, ios *iostreams.IOStreams, path stri
 			kafka.FoldChangelog(p.Changelog, it)
 			continue
 		}
-		if it.Kind == capture.KindLogFacts {
+		if it.Kind == record.KindLogFacts {
 			f := *it.Facts
 			p.Facts[clock.Channel{Topic: itID, Partition: it.Partition}] = &f
 			name := it.Topic

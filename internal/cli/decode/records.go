@@ -8,9 +8,9 @@ import (
 	"io"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -69,7 +69,7 @@ func decodeRecords(src Source, opts *Options, w *bufio.Writer) error {
 		if err != nil {
 			return err
 		}
-		if it.Kind != capture.KindRecord {
+		if it.Kind != record.KindRecord {
 			continue
 		}
 		records++

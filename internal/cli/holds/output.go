@@ -6,10 +6,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 func write(w io.Writer, format string, rep *inspect.Report, opts *Options) error {
@@ -92,13 +92,13 @@ type jsonRootRef struct {
 }
 
 type jsonBlocker struct {
-	Channel  string                   `json:"channel"`
-	Required int64                    `json:"required"`
-	Settled  *int64                   `json:"settled"`
-	Cause    inspect.Cause            `json:"cause"`
-	Root     string                   `json:"root,omitempty"`
-	Log      *jsonLog                 `json:"log,omitempty"`
-	Producer *capture.OpenTransaction `json:"producer,omitempty"`
+	Channel  string                  `json:"channel"`
+	Required int64                   `json:"required"`
+	Settled  *int64                  `json:"settled"`
+	Cause    inspect.Cause           `json:"cause"`
+	Root     string                  `json:"root,omitempty"`
+	Log      *jsonLog                `json:"log,omitempty"`
+	Producer *record.OpenTransaction `json:"producer,omitempty"`
 }
 
 type jsonLog struct {

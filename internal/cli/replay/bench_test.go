@@ -16,6 +16,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -47,8 +48,8 @@ func writeBenchCapture(tb testing.TB, path string, n int) {
 				es = append(es, clock.Entry{Channel: clock.Channel{Topic: ids[d/parts], Partition: int32(d % parts)}, Position: next[d] - 1})
 			}
 		}
-		it := &capture.Item{
-			Kind: capture.KindRecord, Topic: fmt.Sprintf("topic-%d", c/parts), TopicID: ids[c/parts], Partition: int32(c % parts),
+		it := &record.Item{
+			Kind: record.KindRecord, Topic: fmt.Sprintf("topic-%d", c/parts), TopicID: ids[c/parts], Partition: int32(c % parts),
 			Offset: next[c], Timestamp: 1764450000000 + int64(i), HasTimestamp: true,
 			Headers: []clock.Header{{Key: clock.HeaderCauses, Value: clock.Encode(clock.MustNew(es...))}},
 			Value:   value,

@@ -17,6 +17,7 @@ import (
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/gate/gatetest"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay/replaytest"
 )
 
@@ -120,14 +121,14 @@ func writeWorld(t *testing.T, w *gatetest.World, p gatetest.Plan, startsInFile b
 	}
 	defer f.Close()
 	cw := capture.NewWriter(f)
-	item := func(ch clock.Channel) *capture.Item {
+	item := func(ch clock.Channel) *record.Item {
 		name, _ := w.Names.Name(ch.Topic)
-		return &capture.Item{Topic: name, TopicID: ch.Topic, Partition: ch.Partition}
+		return &record.Item{Topic: name, TopicID: ch.Topic, Partition: ch.Partition}
 	}
 	if startsInFile {
 		for ch, s := range p.Starts {
 			it := item(ch)
-			it.Kind, it.Offset = capture.KindPosition, s
+			it.Kind, it.Offset = record.KindPosition, s
 			if err := cw.Write(it); err != nil {
 				t.Fatal(err)
 			}
@@ -149,9 +150,9 @@ func writeWorld(t *testing.T, w *gatetest.World, p gatetest.Plan, startsInFile b
 		it.Offset = in.Offset
 		switch in.Kind {
 		case gatetest.InputAdvance:
-			it.Kind = capture.KindPosition
+			it.Kind = record.KindPosition
 		case gatetest.InputRecord:
-			it.Kind = capture.KindRecord
+			it.Kind = record.KindRecord
 			it.Timestamp, it.HasTimestamp = int64(in.Record.ID), true
 			value := clock.Encode(in.Record.Clock)
 			if in.Record.Corrupt {

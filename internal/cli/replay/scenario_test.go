@@ -11,6 +11,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -155,12 +156,12 @@ func runScenario(t *testing.T, sc *scenario) {
 		id := topicOf(in[1])
 		var p int32
 		fmt.Sscan(part, &p)
-		it := &capture.Item{Topic: topic, TopicID: id, Partition: p}
+		it := &record.Item{Topic: topic, TopicID: id, Partition: p}
 		fmt.Sscan(in[2], &it.Offset)
 		if in[0] == "advance" {
-			it.Kind = capture.KindPosition
+			it.Kind = record.KindPosition
 		} else {
-			it.Kind = capture.KindRecord
+			it.Kind = record.KindRecord
 			if len(in) == 4 {
 				var value []byte
 				if code, bad := strings.CutPrefix(in[3], "!"); bad {
