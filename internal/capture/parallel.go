@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -99,6 +100,11 @@ type ParallelReader struct {
 	issued int64   // the next part's start
 	window int     // parts in flight
 
+	// parent is the Reader Parallel was called on: it learns the stopped
+	// line (Reader.Stopped), which a part's reader meets.
+	parent  *Reader
+	stopped *Stopped // the stopped line met, with its file line
+
 	cur      *part
 	next     int
 	base     int64 // lines of the parts before cur
@@ -112,8 +118,13 @@ type part struct {
 	start, end int64 // end < 0: to the end of the file
 	done       chan struct{}
 	b          *Batch
-	lines      int64 // lines started in the part
-	err        error // io.EOF at the part's end, or the first error
+	lines      int64    // lines started in the part
+	err        error    // io.EOF at the part's end, or the first error
+	stopped    *Stopped // the stopped line that ended the part, if one did
+	// afterStop is the part's line after its stopped line that the part's
+	// reader refused (its message names the stopped line by the part's
+	// numbering, so the merge words it again); 0 when none.
+	afterStop int64
 }
 
 // Parallel returns a ParallelReader of the same lines with the same
@@ -131,7 +142,9 @@ func (r *Reader) Parallel() *ParallelReader {
 	if off, err := f.Seek(0, io.SeekCurrent); err != nil || off != 0 {
 		return nil
 	}
-	return newParallelReader(f, fi.Size(), r.cfg, runtime.GOMAXPROCS(0), partSize, mergeRight)
+	p := newParallelReader(f, fi.Size(), r.cfg, runtime.GOMAXPROCS(0), partSize, mergeRight)
+	p.parent = r
+	return p
 }
 
 func newParallelReader(f io.ReaderAt, size int64, cfg readerConfig, workers, partSize int, fault mergeFault) *ParallelReader {
@@ -202,6 +215,7 @@ func (p *ParallelReader) readPart(r *Reader, j *part) *Reader {
 	} else {
 		r.br.Reset(src)
 		r.line, r.err, r.pos = 0, nil, 0
+		r.stopped, r.pending = nil, nil
 	}
 	r.src, r.bom, r.limit = src, j.start == 0, 0
 	if j.end >= 0 {
@@ -232,6 +246,13 @@ func (p *ParallelReader) readPart(r *Reader, j *part) *Reader {
 		j.b.Add(it)
 	}
 	j.lines = r.line
+	if r.stopped != nil {
+		st := *r.stopped
+		j.stopped = &st
+		if le, ok := j.err.(*LineError); ok {
+			j.afterStop = le.Line // after the stopped line, the only error a reader gives
+		}
+	}
 	return r
 }
 
@@ -243,6 +264,18 @@ func (p *ParallelReader) Next() (*Item, error) {
 		if p.err != nil {
 			return nil, p.err
 		}
+		if p.cur != nil && p.stopped != nil && (len(p.cur.b.Items) > 0 || p.cur.err != io.EOF) {
+			// A line after the stopped line, in a later part: the serial
+			// reader refuses it, at the first such line.
+			line := p.base + 1
+			if len(p.cur.b.Items) > 0 {
+				line = p.cur.b.Items[0].Line + p.base
+			} else if le, ok := p.cur.err.(*LineError); ok {
+				line = le.Line + p.base
+			}
+			p.err = &LineError{Line: line, Err: fieldError(fmt.Sprintf("a line after the stopped line (line %d), which ends the capture", p.stopped.Line))}
+			continue
+		}
 		if p.cur != nil && p.next < len(p.cur.b.Items) {
 			it := &p.cur.b.Items[p.next]
 			p.next++
@@ -252,6 +285,18 @@ func (p *ParallelReader) Next() (*Item, error) {
 		if p.cur != nil {
 			j := p.cur
 			p.cur = nil
+			if j.stopped != nil && p.stopped == nil {
+				st := *j.stopped
+				st.Line += p.base
+				p.stopped = &st
+				if p.parent != nil {
+					p.parent.stopped = &st
+				}
+			}
+			if j.afterStop > 0 {
+				p.err = &LineError{Line: j.afterStop + p.base, Err: fieldError(fmt.Sprintf("a line after the stopped line (line %d), which ends the capture", j.stopped.Line+p.base))}
+				continue
+			}
 			if j.err != io.EOF {
 				if le, ok := j.err.(*LineError); ok {
 					p.err = &LineError{Line: le.Line + p.base, Err: le.Err}
@@ -286,6 +331,10 @@ func (p *ParallelReader) Next() (*Item, error) {
 		<-p.cur.done
 	}
 }
+
+// Stopped returns the file's stopped line once Next has reached it, as
+// Reader.Stopped does; nil before, or when the file has none.
+func (p *ParallelReader) Stopped() *Stopped { return p.stopped }
 
 // Close stops the workers and waits for them to end.
 func (p *ParallelReader) Close() error {

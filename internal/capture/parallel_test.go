@@ -257,3 +257,33 @@ func TestReaderParallel(t *testing.T) {
 		t.Error("a ParallelReader for a reader that has read a line")
 	}
 }
+
+// TestParallelReaderStoppedLine: a capture ending in a stopped line (a
+// partial capture) reads the same in parallel parts as serially, however
+// the file is cut: the same items, the stopped line reported with its file
+// line, and a line after it refused at the same line.
+func TestParallelReaderStoppedLine(t *testing.T) {
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, `{"topic":"orders","topic_id":"01020304-0506-0708-090a-0b0c0d0e0f10","partition":0,"offset":%d}`+"\n", i)
+	}
+	stopped := `{"stopped":{"reason":"interrupted","records":30,"channels":[]}}` + "\n"
+	for _, tail := range []string{"", "\n\n", `{"topic":"orders","partition":0,"offset":30}` + "\n"} {
+		data := []byte(b.String() + stopped + tail)
+		for part := 16; part < 400; part += 37 {
+			for workers := 1; workers <= 3; workers++ {
+				serial := capture.NewReader(bytes.NewReader(data))
+				want, wantErr := readAll(serial)
+				par := capture.NewParallelForTest(bytes.NewReader(data), int64(len(data)), workers, part, 0)
+				got, gotErr := readAll(par)
+				par.Close()
+				if !reflect.DeepEqual(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+					t.Fatalf("tail %q, parts of %d, %d workers: %d items, %v; want %d, %v", tail, part, workers, len(got), gotErr, len(want), wantErr)
+				}
+				if !reflect.DeepEqual(par.Stopped(), serial.Stopped()) {
+					t.Fatalf("tail %q, parts of %d: stopped %+v, want %+v", tail, part, par.Stopped(), serial.Stopped())
+				}
+			}
+		}
+	}
+}
