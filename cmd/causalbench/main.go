@@ -21,6 +21,9 @@
 //	capture         causalctl capture --topic bench --offsets :end -f FILE
 //	kcat-json       kcat -C -e -q -o beginning -J > FILE (when kcat is installed)
 //	replay-capture  causalctl replay -f FILE -o json, the file capture wrote
+//	state           causalctl state --app bench-state -o json, a 1 M-entry changelog
+//	processes       causalctl processes -o json, 200 processes × 8 tasks (-procs)
+//	scrape          GET /metrics of causalctl exporter following the same processes
 //
 // It prints a Markdown table of medians (with the spread) of wall time, CPU
 // time and peak RSS, ratios to the floor, and the targets of
@@ -74,6 +77,11 @@ type config struct {
 	Dir       string // "" uses a temporary directory
 	Seed      uint64
 	Only      []string // scenario names; empty runs all
+	// The fleet scenarios: process counts, changelog entries of the state
+	// scenario, and where to write the plot ("" writes none).
+	Fleet        []int
+	StateEntries int64
+	Plot         string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -89,6 +97,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.Kcat, "kcat", kcat, "kcat binary (empty: skip the kcat scenarios)")
 	fs.StringVar(&cfg.Dir, "dir", "", "working directory for binaries and capture files (default: a temporary one, removed)")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated records")
+	fleet := fs.String("procs", "200", "Parsley processes (of 8 tasks) of the processes and scrape scenarios, comma-separated for several counts (each on a fresh broker)")
+	fs.Int64Var(&cfg.StateEntries, "state-entries", 1_000_000, "changelog entries of the state scenario (30 % tombstones)")
+	fs.StringVar(&cfg.Plot, "plot", "", "write an SVG plot of the fleet scenarios' cost per process against the process count to `FILE`")
 	only := fs.String("only", "", "run only these scenarios, comma-separated: "+strings.Join(scenarioNames, ","))
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./cmd/causalbench [flags]\n\nMeasures causalctl replay and capture against a plain consumer and kcat; see docs/performance.md.")
@@ -106,6 +117,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			return cfg, fmt.Errorf("-n %q: want positive record counts", *sizes)
 		}
 		cfg.Sizes = append(cfg.Sizes, n)
+	}
+	for _, s := range strings.Split(*fleet, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return cfg, fmt.Errorf("-procs %q: want positive process counts", *fleet)
+		}
+		cfg.Fleet = append(cfg.Fleet, n)
+	}
+	if cfg.StateEntries <= 0 {
+		return cfg, fmt.Errorf("-state-entries must be positive")
 	}
 	if cfg.Runs < 1 || cfg.Warmup < 0 || cfg.Channels < 1 {
 		return cfg, fmt.Errorf("-runs and -channels must be positive, -warmup not negative")
@@ -152,13 +173,119 @@ func run(ctx context.Context, cfg config, out, logw io.Writer) error {
 	}
 	var reports []sizeReport
 	for _, n := range cfg.Sizes {
+		if !wantsBench(cfg.Only) {
+			break
+		}
 		rep, err := measureSize(ctx, cfg, n, bin, self, dir, logw)
 		if err != nil {
 			return fmt.Errorf("%d records: %w", n, err)
 		}
 		reports = append(reports, rep)
 	}
-	return writeReport(out, cfg, base, reports)
+	var fl fleetReport
+	if wants(cfg.Only, "state") {
+		if fl.State, err = measureState(ctx, cfg, bin, self, logw); err != nil {
+			return fmt.Errorf("state: %w", err)
+		}
+	}
+	for _, n := range cfg.Fleet {
+		if !wants(cfg.Only, "processes") && !wants(cfg.Only, "scrape") {
+			break
+		}
+		fs, err := measureFleet(ctx, cfg, n, bin, self, logw)
+		if err != nil {
+			return fmt.Errorf("%d processes: %w", n, err)
+		}
+		fl.Fleet = append(fl.Fleet, fs)
+	}
+	if cfg.Plot != "" && len(fl.Fleet) > 0 {
+		if err := writePlot(cfg.Plot, fl.Fleet); err != nil {
+			return fmt.Errorf("writing the plot: %w", err)
+		}
+	}
+	return writeReport(out, cfg, base, reports, fl)
+}
+
+// fleetReport is what the fleet scenarios measured.
+type fleetReport struct {
+	State *stateReport
+	Fleet []fleetSize
+}
+
+// stateReport is the state scenario's runs over its seeded changelog.
+type stateReport struct {
+	Entries, Deleted, Held int64
+	Result                 result
+}
+
+// fleetSize is the processes and scrape scenarios at one process count.
+type fleetSize struct {
+	Procs     int
+	Processes *result
+	Scrape    *scrapeResult
+}
+
+// rounds runs sc cfg.Warmup + cfg.Runs times and keeps the measured runs.
+func rounds(ctx context.Context, cfg config, self string, sc scenario, logw io.Writer) (result, error) {
+	res := result{Name: sc.name}
+	for round := range cfg.Warmup + cfg.Runs {
+		m, err := measure(ctx, self, sc)
+		if err != nil {
+			return res, err
+		}
+		if round >= cfg.Warmup {
+			res.Runs = append(res.Runs, m)
+		}
+		fmt.Fprintf(logw, "round %d %-15s wall %6.3fs cpu %6.3fs rss %4.0f MiB\n", round+1, sc.name, m.Wall.Seconds(), m.CPU.Seconds(), m.RSS)
+	}
+	return res, nil
+}
+
+// measureState seeds a changelog of cfg.StateEntries entries and reads it
+// with causalctl state.
+func measureState(ctx context.Context, cfg config, bin, self string, logw io.Writer) (*stateReport, error) {
+	fmt.Fprintf(logw, "seeding an ordering changelog of %d entries\n", cfg.StateEntries)
+	seed, err := seedState(ctx, cfg.StateEntries, rand.New(rand.NewPCG(cfg.Seed, 27)))
+	if err != nil {
+		return nil, err
+	}
+	defer seed.cluster.Close()
+	fmt.Fprintf(logw, "seeded in %s: %d entries, %d tombstones, %d held records live\n", seed.took.Round(1e7), seed.entries, seed.deleted, seed.held)
+	res, err := rounds(ctx, cfg, self, stateScenario(strings.Join(seed.cluster.ListenAddrs(), ","), bin, seed), logw)
+	if err != nil {
+		return nil, err
+	}
+	return &stateReport{Entries: seed.entries, Deleted: seed.deleted, Held: seed.held, Result: res}, nil
+}
+
+// measureFleet seeds procs Parsley processes and runs the processes and
+// scrape scenarios over them.
+func measureFleet(ctx context.Context, cfg config, procs int, bin, self string, logw io.Writer) (fleetSize, error) {
+	out := fleetSize{Procs: procs}
+	fmt.Fprintf(logw, "seeding %d Parsley processes of %d tasks\n", procs, fleetTasks)
+	fl, err := seedFleet(ctx, procs)
+	if err != nil {
+		return out, err
+	}
+	defer fl.cluster.Close()
+	fmt.Fprintf(logw, "seeded in %s\n", fl.took.Round(1e7))
+	brokers := strings.Join(fl.cluster.ListenAddrs(), ",")
+	if wants(cfg.Only, "processes") {
+		res, err := rounds(ctx, cfg, self, processesScenario(brokers, bin, procs), logw)
+		if err != nil {
+			return out, err
+		}
+		out.Processes = &res
+	}
+	if wants(cfg.Only, "scrape") {
+		sr, err := measureScrape(ctx, bin, brokers, procs, max(cfg.Runs, 5))
+		if err != nil {
+			return out, fmt.Errorf("scrape: %w", err)
+		}
+		fmt.Fprintf(logw, "scrape of %d processes: %v (first refresh %s, idle %s, %s CPU each)\n", procs, sr.Scrapes, sr.FirstRefresh, sr.IdleRefresh, sr.IdleCPU)
+		out.Scrape = &sr
+	}
+	return out, nil
 }
 
 // measureSize seeds a fresh broker with n records and runs every scenario

@@ -29,7 +29,9 @@ func TestSmoke(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg, err := parseFlags([]string{"-n", "4000,7000", "-runs", "1", "-warmup", "0", "-dir", t.TempDir()}, &bytes.Buffer{})
+	dir := t.TempDir()
+	cfg, err := parseFlags([]string{"-n", "4000,7000", "-runs", "1", "-warmup", "0", "-dir", dir,
+		"-procs", "3,5", "-state-entries", "3000", "-plot", dir + "/fleet.svg"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +42,10 @@ func TestSmoke(t *testing.T) {
 	report := out.String()
 	want := []string{"### 4000 records", "### 7000 records", "| floor |", "| replay |", "| replay-file |", "| capture |", "| replay-capture |",
 		"| broker replay wall ≤ 1.25 × floor |", "| broker replay CPU ≤ 2 × floor |", "| replay peak RSS at 7000 within 10 % of 4000 |",
-		"| capture replay ≥ 2 M records/s |"}
+		"| capture replay ≥ 2 M records/s |",
+		"### Ordering state: 3000 changelog entries", "| state |", "| 3 |", "| 5 |",
+		"| state over 3000 entries ≥ 1 M entries/s |", "| processes, 3 × 8 tasks ≤ 3 s |", "| exporter scrape, 3 × 8 tasks ≤ 100 ms |",
+		"| exporter idle refresh diagnoses no task again | 0 diagnoses | yes |"}
 	if cfg.Kcat != "" {
 		want = append(want, "| kcat |", "| kcat-json |", "| broker replay wall < kcat |", "| capture writing ≥ 3 × faster than kcat -J |")
 	}
@@ -48,6 +53,13 @@ func TestSmoke(t *testing.T) {
 		if !strings.Contains(report, w) {
 			t.Errorf("report lacks %q:\n%s", w, report)
 		}
+	}
+	svg, err := os.ReadFile(dir + "/fleet.svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(svg), "<polyline"); !strings.HasPrefix(string(svg), "<svg") || n != 4 {
+		t.Errorf("the plot has %d lines, want 4:\n%.300s", n, svg)
 	}
 }
 
@@ -109,7 +121,10 @@ func TestFlags(t *testing.T) {
 	if strings.Join(names, ",") != "capture,replay-capture" {
 		t.Errorf("-only replay-capture runs %v, want capture then replay-capture", names)
 	}
-	for _, bad := range [][]string{{"-n", "0"}, {"-n", "x"}, {"-only", "nope"}, {"-runs", "0"}, {"extra"}} {
+	if !wantsBench(cfg.Only) || wantsBench([]string{"state", "scrape"}) || !wants(nil, "processes") || wants([]string{"state"}, "processes") {
+		t.Error("-only state,scrape seeds the bench topic, or -only state runs processes")
+	}
+	for _, bad := range [][]string{{"-n", "0"}, {"-n", "x"}, {"-only", "nope"}, {"-runs", "0"}, {"extra"}, {"-procs", "0"}, {"-procs", "2,x"}, {"-state-entries", "0"}} {
 		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {
 			t.Errorf("flags %v accepted", bad)
 		}
