@@ -44,6 +44,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/causalctl/causalctl/internal/parsley"
 )
 
 func main() {
@@ -215,7 +217,7 @@ type fleetReport struct {
 // stateReport is the state scenario's runs over its seeded changelog.
 type stateReport struct {
 	Entries, Deleted, Held int64
-	Result                 result
+	Floor, Result          result // a plain consumer of the changelog; causalctl state
 }
 
 // fleetSize is the processes and scrape scenarios at one process count.
@@ -225,18 +227,22 @@ type fleetSize struct {
 	Scrape    *scrapeResult
 }
 
-// rounds runs sc cfg.Warmup + cfg.Runs times and keeps the measured runs.
-func rounds(ctx context.Context, cfg config, self string, sc scenario, logw io.Writer) (result, error) {
-	res := result{Name: sc.name}
+// rounds runs each of scs in turn, cfg.Warmup + cfg.Runs rounds, and
+// keeps the measured runs.
+func rounds(ctx context.Context, cfg config, self string, logw io.Writer, scs ...scenario) ([]result, error) {
+	res := make([]result, len(scs))
 	for round := range cfg.Warmup + cfg.Runs {
-		m, err := measure(ctx, self, sc)
-		if err != nil {
-			return res, err
+		for i, sc := range scs {
+			res[i].Name = sc.name
+			m, err := measure(ctx, self, sc)
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", sc.name, err)
+			}
+			if round >= cfg.Warmup {
+				res[i].Runs = append(res[i].Runs, m)
+			}
+			fmt.Fprintf(logw, "round %d %-15s wall %6.3fs cpu %6.3fs rss %4.0f MiB\n", round+1, sc.name, m.Wall.Seconds(), m.CPU.Seconds(), m.RSS)
 		}
-		if round >= cfg.Warmup {
-			res.Runs = append(res.Runs, m)
-		}
-		fmt.Fprintf(logw, "round %d %-15s wall %6.3fs cpu %6.3fs rss %4.0f MiB\n", round+1, sc.name, m.Wall.Seconds(), m.CPU.Seconds(), m.RSS)
 	}
 	return res, nil
 }
@@ -251,11 +257,21 @@ func measureState(ctx context.Context, cfg config, bin, self string, logw io.Wri
 	}
 	defer seed.cluster.Close()
 	fmt.Fprintf(logw, "seeded in %s: %d entries, %d tombstones, %d held records live\n", seed.took.Round(1e7), seed.entries, seed.deleted, seed.held)
-	res, err := rounds(ctx, cfg, self, stateScenario(strings.Join(seed.cluster.ListenAddrs(), ","), bin, seed), logw)
+	brokers := strings.Join(seed.cluster.ListenAddrs(), ",")
+	floor := scenario{
+		name: "state-floor",
+		cmd: func(ctx context.Context) (*exec.Cmd, error) {
+			c := exec.CommandContext(ctx, self, "-brokers", brokers, "-topic", parsley.ChangelogTopic(stateApp))
+			c.Env = append(os.Environ(), childEnv+"=floor")
+			return c, nil
+		},
+		check: func(out []byte) error { return wantCount(out, seed.entries) },
+	}
+	res, err := rounds(ctx, cfg, self, logw, floor, stateScenario(brokers, bin, seed))
 	if err != nil {
 		return nil, err
 	}
-	return &stateReport{Entries: seed.entries, Deleted: seed.deleted, Held: seed.held, Result: res}, nil
+	return &stateReport{Entries: seed.entries, Deleted: seed.deleted, Held: seed.held, Floor: res[0], Result: res[1]}, nil
 }
 
 // measureFleet seeds procs Parsley processes and runs the processes and
@@ -271,11 +287,11 @@ func measureFleet(ctx context.Context, cfg config, procs int, bin, self string, 
 	fmt.Fprintf(logw, "seeded in %s\n", fl.took.Round(1e7))
 	brokers := strings.Join(fl.cluster.ListenAddrs(), ",")
 	if wants(cfg.Only, "processes") {
-		res, err := rounds(ctx, cfg, self, processesScenario(brokers, bin, procs), logw)
+		res, err := rounds(ctx, cfg, self, logw, processesScenario(brokers, bin, procs))
 		if err != nil {
 			return out, err
 		}
-		out.Processes = &res
+		out.Processes = &res[0]
 	}
 	if wants(cfg.Only, "scrape") {
 		sr, err := measureScrape(ctx, bin, brokers, procs, max(cfg.Runs, 5))

@@ -163,13 +163,19 @@ func targets(reps []sizeReport) []target {
 // writeFleet writes the tables of the fleet scenarios.
 func writeFleet(b *strings.Builder, fl fleetReport) {
 	if st := fl.State; st != nil {
-		r := &st.Result
-		wall, cpu, rss := r.wall(), r.cpu(), r.rss()
 		fmt.Fprintf(b, "### Ordering state: %d changelog entries over %d tasks (%d tombstones, %d held records live)\n\n", st.Entries, fleetTasks, st.Deleted, st.Held)
-		b.WriteString("| scenario | wall median (min–max) | CPU median (min–max) | peak RSS median (max) | entries/s | entries per CPU-second |\n|---|---|---|---|---|---|\n")
-		fmt.Fprintf(b, "| state | %.3f s (%.3f–%.3f) | %.3f s (%.3f–%.3f) | %.0f MiB (%.0f) | %.2f M | %.2f M |\n\n",
-			median(wall), wall[0], wall[len(wall)-1], median(cpu), cpu[0], cpu[len(cpu)-1], median(rss), rss[len(rss)-1],
-			float64(st.Entries)/median(wall)/1e6, float64(st.Entries)/median(cpu)/1e6)
+		b.WriteString("| scenario | wall median (min–max) | CPU median (min–max) | peak RSS median (max) | entries/s | entries per CPU-second | wall ÷ floor | CPU ÷ floor |\n|---|---|---|---|---|---|---|---|\n")
+		for _, r := range []*result{&st.Floor, &st.Result} {
+			wall, cpu, rss := r.wall(), r.cpu(), r.rss()
+			ratios := "— | —"
+			if r != &st.Floor && len(st.Floor.Runs) > 0 {
+				ratios = fmt.Sprintf("%.2f× | %.2f×", median(wall)/median(st.Floor.wall()), median(cpu)/median(st.Floor.cpu()))
+			}
+			fmt.Fprintf(b, "| %s | %.3f s (%.3f–%.3f) | %.3f s (%.3f–%.3f) | %.0f MiB (%.0f) | %.2f M | %.2f M | %s |\n",
+				r.Name, median(wall), wall[0], wall[len(wall)-1], median(cpu), cpu[0], cpu[len(cpu)-1], median(rss), rss[len(rss)-1],
+				float64(st.Entries)/median(wall)/1e6, float64(st.Entries)/median(cpu)/1e6, ratios)
+		}
+		b.WriteString("\n")
 	}
 	if len(fl.Fleet) == 0 {
 		return

@@ -50,6 +50,8 @@ type Store struct {
 	liveBytes int // key and value bytes of the live entries
 	deadBytes int // arena bytes no live entry uses
 
+	decoded *Task // Decode's result until the next Apply
+
 	// Set by NewStore; tests shrink them to force compactions and hash
 	// chains.
 	compactMin int
@@ -143,6 +145,7 @@ func (s *Store) Value(key []byte) ([]byte, bool) {
 // own copies of key and value, and never changes a value it stored (a new
 // value is a new copy), so a Task decoded from it may alias them.
 func (s *Store) Apply(offset int64, key, value []byte) {
+	s.decoded = nil
 	h := s.hash(key)
 	i, prev := s.find(h, key)
 	switch {
@@ -302,8 +305,18 @@ func (t *Task) Channel(ch clock.Channel) *Channel {
 // Decode decodes the live store into a task. Corrupt entries are listed in
 // Task.Corrupt and left out; everything else is decoded. The task's held
 // records alias the store's values, which Apply never changes: they stay
-// valid however the store goes on.
+// valid however the store goes on. Until the next Apply every Decode
+// returns the same task (a process's reading decodes each store for its
+// bindings, its start check and its diagnosis): read it, never change it.
 func (s *Store) Decode() *Task {
+	if s.decoded != nil {
+		return s.decoded
+	}
+	s.decoded = s.decode()
+	return s.decoded
+}
+
+func (s *Store) decode() *Task {
 	t := &Task{Task: s.partition, Names: map[string]clock.TopicID{}}
 	chans := map[clock.Channel]*Channel{}
 	channel := func(ch clock.Channel) *Channel {

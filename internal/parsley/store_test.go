@@ -282,3 +282,21 @@ func TestStoreIndexAgainstMap(t *testing.T) {
 		}
 	}
 }
+
+// Decode decodes once until the store changes: the same task until the
+// next Apply, then one that shows it.
+func TestDecodeIsKeptUntilApply(t *testing.T) {
+	o0 := clock.Channel{Topic: orders, Partition: 0}
+	s := NewStore(0)
+	s.Apply(0, []byte{'v'}, []byte{1})
+	s.Apply(1, heldKey(o0, 3), heldValue(100))
+	first := s.Decode()
+	if again := s.Decode(); again != first {
+		t.Error("a second Decode of an unchanged store decoded again")
+	}
+	s.Apply(2, heldKey(o0, 4), heldValue(101))
+	after := s.Decode()
+	if after == first || after.HeldCount() != 2 || first.HeldCount() != 1 {
+		t.Errorf("after an Apply: same task %v, held %d (before: %d)", after == first, after.HeldCount(), first.HeldCount())
+	}
+}
