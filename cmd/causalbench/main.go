@@ -24,11 +24,16 @@
 //	replay-offline  causalctl replay -f FILE -o json over a capture the harness writes itself
 //	check           causalctl check -f FILE -o json over that capture, one scope
 //	check-8         the same with --scopes of eight nodes
+//	state           causalctl state --app bench-state -o json, a 1 M-entry changelog
+//	processes       causalctl processes -o json, 200 processes × 8 tasks (-procs)
+//	scrape          GET /metrics of causalctl exporter following the same processes
 //
-// The last three need no broker: with -only naming them alone, none is
-// started, and they run at sizes (10 M records) a broker in memory could
+// replay-offline, check and check-8 need no broker: with -only naming them
+// alone, none is started, and they run at sizes (10 M records) a broker in memory could
 // not hold. -best judges the targets on the best run instead of the median;
-// -svg FILE plots the cost per record against the sizes of -n.
+// -svg FILE plots the cost per record against the sizes of -n, -plot FILE
+// the fleet scenarios' cost per process against the counts of -procs. The
+// fleet scenarios (state, processes, scrape) seed clusters of their own.
 //
 // It prints a Markdown table of medians (with the spread) of wall time, CPU
 // time and peak RSS, ratios to the floor, and the targets of
@@ -49,6 +54,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/causalctl/causalctl/internal/parsley"
 )
 
 func main() {
@@ -84,6 +91,11 @@ type config struct {
 	Only      []string // scenario names; empty runs all
 	Best      bool     // targets take the best run, not the median
 	SVG       string   // "" writes no plot
+	// The fleet scenarios: process counts, changelog entries of the state
+	// scenario, and where to write the plot ("" writes none).
+	Fleet        []int
+	StateEntries int64
+	Plot         string
 }
 
 func parseFlags(args []string, stderr io.Writer) (config, error) {
@@ -101,6 +113,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated records")
 	fs.BoolVar(&cfg.Best, "best", false, "judge the targets on the best (minimum) of the runs instead of the median: for a machine others share")
 	fs.StringVar(&cfg.SVG, "svg", "", "write a plot of CPU and wall time per record against the input size to `FILE` (SVG)")
+	fleet := fs.String("procs", "200", "Parsley processes (of 8 tasks) of the processes and scrape scenarios, comma-separated for several counts (each on a fresh broker)")
+	fs.Int64Var(&cfg.StateEntries, "state-entries", 1_000_000, "changelog entries of the state scenario (30 % tombstones)")
+	fs.StringVar(&cfg.Plot, "plot", "", "write an SVG plot of the fleet scenarios' cost per process against the process count to `FILE`")
 	only := fs.String("only", "", "run only these scenarios, comma-separated: "+strings.Join(scenarioNames, ","))
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./cmd/causalbench [flags]\n\nMeasures causalctl replay and capture against a plain consumer and kcat; see docs/performance.md.")
@@ -118,6 +133,16 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			return cfg, fmt.Errorf("-n %q: want positive record counts", *sizes)
 		}
 		cfg.Sizes = append(cfg.Sizes, n)
+	}
+	for _, s := range strings.Split(*fleet, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return cfg, fmt.Errorf("-procs %q: want positive process counts", *fleet)
+		}
+		cfg.Fleet = append(cfg.Fleet, n)
+	}
+	if cfg.StateEntries <= 0 {
+		return cfg, fmt.Errorf("-state-entries must be positive")
 	}
 	if cfg.Runs < 1 || cfg.Warmup < 0 || cfg.Channels < 1 {
 		return cfg, fmt.Errorf("-runs and -channels must be positive, -warmup not negative")
@@ -164,6 +189,9 @@ func run(ctx context.Context, cfg config, out, logw io.Writer) error {
 	}
 	var reports []sizeReport
 	for _, n := range cfg.Sizes {
+		if !wantsBench(cfg.Only) {
+			break
+		}
 		rep, err := measureSize(ctx, cfg, n, bin, self, dir, logw)
 		if err != nil {
 			return fmt.Errorf("%d records: %w", n, err)
@@ -175,7 +203,124 @@ func run(ctx context.Context, cfg config, out, logw io.Writer) error {
 			return fmt.Errorf("writing the plot: %w", err)
 		}
 	}
-	return writeReport(out, cfg, base, reports)
+	var fl fleetReport
+	if wants(cfg.Only, "state") {
+		if fl.State, err = measureState(ctx, cfg, bin, self, logw); err != nil {
+			return fmt.Errorf("state: %w", err)
+		}
+	}
+	for _, n := range cfg.Fleet {
+		if !wants(cfg.Only, "processes") && !wants(cfg.Only, "scrape") {
+			break
+		}
+		fs, err := measureFleet(ctx, cfg, n, bin, self, logw)
+		if err != nil {
+			return fmt.Errorf("%d processes: %w", n, err)
+		}
+		fl.Fleet = append(fl.Fleet, fs)
+	}
+	if cfg.Plot != "" && len(fl.Fleet) > 0 {
+		if err := writeFleetPlot(cfg.Plot, fl.Fleet); err != nil {
+			return fmt.Errorf("writing the fleet plot: %w", err)
+		}
+	}
+	return writeReport(out, cfg, base, reports, fl)
+}
+
+// fleetReport is what the fleet scenarios measured.
+type fleetReport struct {
+	State *stateReport
+	Fleet []fleetSize
+}
+
+// stateReport is the state scenario's runs over its seeded changelog.
+type stateReport struct {
+	Entries, Deleted, Held int64
+	Floor, Result          result // a plain consumer of the changelog; causalctl state
+}
+
+// fleetSize is the processes and scrape scenarios at one process count.
+type fleetSize struct {
+	Procs     int
+	Processes *result
+	Scrape    *scrapeResult
+}
+
+// rounds runs each of scs in turn, cfg.Warmup + cfg.Runs rounds, and
+// keeps the measured runs.
+func rounds(ctx context.Context, cfg config, self string, logw io.Writer, scs ...scenario) ([]result, error) {
+	res := make([]result, len(scs))
+	for round := range cfg.Warmup + cfg.Runs {
+		for i, sc := range scs {
+			res[i].Name = sc.name
+			m, err := measure(ctx, self, sc)
+			if err != nil {
+				return res, fmt.Errorf("%s: %w", sc.name, err)
+			}
+			if round >= cfg.Warmup {
+				res[i].Runs = append(res[i].Runs, m)
+			}
+			fmt.Fprintf(logw, "round %d %-15s wall %6.3fs cpu %6.3fs rss %4.0f MiB\n", round+1, sc.name, m.Wall.Seconds(), m.CPU.Seconds(), m.RSS)
+		}
+	}
+	return res, nil
+}
+
+// measureState seeds a changelog of cfg.StateEntries entries and reads it
+// with causalctl state.
+func measureState(ctx context.Context, cfg config, bin, self string, logw io.Writer) (*stateReport, error) {
+	fmt.Fprintf(logw, "seeding an ordering changelog of %d entries\n", cfg.StateEntries)
+	seed, err := seedState(ctx, cfg.StateEntries, rand.New(rand.NewPCG(cfg.Seed, 27)))
+	if err != nil {
+		return nil, err
+	}
+	defer seed.cluster.Close()
+	fmt.Fprintf(logw, "seeded in %s: %d entries, %d tombstones, %d held records live\n", seed.took.Round(1e7), seed.entries, seed.deleted, seed.held)
+	brokers := strings.Join(seed.cluster.ListenAddrs(), ",")
+	floor := scenario{
+		name: "state-floor",
+		cmd: func(ctx context.Context) (*exec.Cmd, error) {
+			c := exec.CommandContext(ctx, self, "-brokers", brokers, "-topic", parsley.ChangelogTopic(stateApp))
+			c.Env = append(os.Environ(), childEnv+"=floor")
+			return c, nil
+		},
+		check: func(out []byte) error { return wantCount(out, seed.entries) },
+	}
+	res, err := rounds(ctx, cfg, self, logw, floor, stateScenario(brokers, bin, seed))
+	if err != nil {
+		return nil, err
+	}
+	return &stateReport{Entries: seed.entries, Deleted: seed.deleted, Held: seed.held, Floor: res[0], Result: res[1]}, nil
+}
+
+// measureFleet seeds procs Parsley processes and runs the processes and
+// scrape scenarios over them.
+func measureFleet(ctx context.Context, cfg config, procs int, bin, self string, logw io.Writer) (fleetSize, error) {
+	out := fleetSize{Procs: procs}
+	fmt.Fprintf(logw, "seeding %d Parsley processes of %d tasks\n", procs, fleetTasks)
+	fl, err := seedFleet(ctx, procs)
+	if err != nil {
+		return out, err
+	}
+	defer fl.cluster.Close()
+	fmt.Fprintf(logw, "seeded in %s\n", fl.took.Round(1e7))
+	brokers := strings.Join(fl.cluster.ListenAddrs(), ",")
+	if wants(cfg.Only, "processes") {
+		res, err := rounds(ctx, cfg, self, logw, processesScenario(brokers, bin, procs))
+		if err != nil {
+			return out, err
+		}
+		out.Processes = &res[0]
+	}
+	if wants(cfg.Only, "scrape") {
+		sr, err := measureScrape(ctx, bin, brokers, procs, max(cfg.Runs, 5))
+		if err != nil {
+			return out, fmt.Errorf("scrape: %w", err)
+		}
+		fmt.Fprintf(logw, "scrape of %d processes: %v (first refresh %s, idle %s, %s CPU each)\n", procs, sr.Scrapes, sr.FirstRefresh, sr.IdleRefresh, sr.IdleCPU)
+		out.Scrape = &sr
+	}
+	return out, nil
 }
 
 // measureSize seeds a fresh broker with n records and runs every scenario

@@ -29,7 +29,9 @@ func TestSmoke(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg, err := parseFlags([]string{"-n", "4000,7000", "-runs", "1", "-warmup", "0", "-dir", t.TempDir()}, &bytes.Buffer{})
+	dir := t.TempDir()
+	cfg, err := parseFlags([]string{"-n", "4000,7000", "-runs", "1", "-warmup", "0", "-dir", dir,
+		"-procs", "3,5", "-state-entries", "3000", "-plot", dir + "/fleet.svg", "-svg", dir + "/cost.svg"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +43,10 @@ func TestSmoke(t *testing.T) {
 	want := []string{"### 4000 records", "### 7000 records", "| floor |", "| replay |", "| replay-file |", "| capture |", "| replay-capture |",
 		"| broker replay wall ≤ 1.25 × floor |", "| broker replay CPU ≤ 2 × floor |", "| replay peak RSS at 7000 within 10 % of 4000 |",
 		"| capture replay ≥ 2 M records/s |", "| replay-offline |", "| check |", "| check-8 |",
-		"| offline capture replay ≥ 2 M records/s |", "| check, one scope ≥ 1.0 M records/s |", "| check, eight scopes ≥ 0.8 M records/s |"}
+		"| offline capture replay ≥ 2 M records/s |", "| check, one scope ≥ 1.0 M records/s |", "| check, eight scopes ≥ 0.8 M records/s |",
+		"### Ordering state: 3000 changelog entries", "| state |", "| 3 |", "| 5 |",
+		"| state over 3000 entries ≥ 1 M entries/s |", "| processes, 3 × 8 tasks ≤ 3 s |", "| exporter scrape, 3 × 8 tasks ≤ 100 ms |",
+		"| exporter idle refresh diagnoses no task again | 0 diagnoses | yes |"}
 	if cfg.Kcat != "" {
 		want = append(want, "| kcat |", "| kcat-json |", "| broker replay wall < kcat |", "| capture writing ≥ 3 × faster than kcat -J |")
 	}
@@ -49,6 +54,16 @@ func TestSmoke(t *testing.T) {
 		if !strings.Contains(report, w) {
 			t.Errorf("report lacks %q:\n%s", w, report)
 		}
+	}
+	svg, err := os.ReadFile(dir + "/fleet.svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(svg), `class="line"`); !strings.HasPrefix(string(svg), "<svg") || n != 4 {
+		t.Errorf("the plot has %d lines, want 4:\n%.300s", n, svg)
+	}
+	if _, err := os.Stat(dir + "/cost.svg"); err != nil {
+		t.Errorf("-svg wrote no plot: %v", err)
 	}
 }
 
@@ -110,7 +125,10 @@ func TestFlags(t *testing.T) {
 	if strings.Join(names, ",") != "capture,replay-capture" {
 		t.Errorf("-only replay-capture runs %v, want capture then replay-capture", names)
 	}
-	for _, bad := range [][]string{{"-n", "0"}, {"-n", "x"}, {"-only", "nope"}, {"-runs", "0"}, {"extra"}} {
+	if !wantsBench(cfg.Only) || wantsBench([]string{"state", "scrape"}) || !wants(nil, "processes") || wants([]string{"state"}, "processes") {
+		t.Error("-only state,scrape seeds the bench topic, or -only state runs processes")
+	}
+	for _, bad := range [][]string{{"-n", "0"}, {"-n", "x"}, {"-only", "nope"}, {"-runs", "0"}, {"extra"}, {"-procs", "0"}, {"-procs", "2,x"}, {"-state-entries", "0"}} {
 		if _, err := parseFlags(bad, &bytes.Buffer{}); err == nil {
 			t.Errorf("flags %v accepted", bad)
 		}
@@ -226,6 +244,66 @@ func TestOfflineTargets(t *testing.T) {
 		for what, met := range c.want {
 			if g, ok := got[what]; !ok || g != met {
 				t.Errorf("best=%v: %s: met=%v (evaluated: %v), want %v", c.best, what, g, ok, met)
+			}
+		}
+	}
+}
+
+// TestPlot: the cost-per-record plot draws a CPU and a wall line for each
+// scenario measured at every size and refuses a single size; the fleet plot
+// draws a line per measured cost, leaving out what was not measured.
+func TestPlot(t *testing.T) {
+	dir := t.TempDir()
+	one := []sizeReport{{Records: 1_000_000, Results: []result{{"replay", runs([]float64{1}, []float64{1}, []float64{50})}}}}
+	if err := writePlot(dir+"/one.svg", config{Runs: 1}, one); err == nil {
+		t.Error("a plot of one size was written")
+	}
+	two := append(one, sizeReport{Records: 4_000_000, Results: []result{
+		{"replay", runs([]float64{4}, []float64{4}, []float64{50})},
+		{"check", runs([]float64{9}, []float64{9}, []float64{90})}, // not at the first size
+	}})
+	if err := writePlot(dir+"/two.svg", config{Runs: 1}, two); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(dir + "/two.svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(svg), `class="line"`); n != 2 || !strings.Contains(string(svg), ">replay<") || strings.Contains(string(svg), ">check<") {
+		t.Errorf("the cost plot has %d lines, want replay's CPU and wall only:\n%s", n, svg)
+	}
+	if !strings.HasSuffix(string(svg), "</svg>\n") {
+		t.Error("the cost plot is not ended")
+	}
+
+	fl := []fleetSize{
+		{Procs: 10, Processes: &result{"processes", runs([]float64{0.1}, []float64{0.05}, []float64{40})}},
+		{Procs: 100, Processes: &result{"processes", runs([]float64{0.5}, []float64{0.3}, []float64{60})}},
+	}
+	doc := fleetSVG(fleetCurves(fl)).String()
+	if n := strings.Count(doc, `class="line"`); n != 2 || strings.Contains(doc, "exporter") {
+		t.Errorf("the fleet plot has %d lines, want the processes' wall and CPU only:\n%s", n, doc)
+	}
+}
+
+// TestFleetTargets: the fleet targets take the median, or the best run
+// with -best.
+func TestFleetTargets(t *testing.T) {
+	fl := fleetReport{Fleet: []fleetSize{{Procs: 200,
+		Processes: &result{"processes", runs([]float64{2, 3.5, 4}, []float64{1, 1, 1}, []float64{60, 60, 60})},
+		Scrape:    &scrapeResult{Scrapes: []time.Duration{150e6, 90e6, 120e6}},
+	}}}
+	for _, c := range []struct {
+		best bool
+		want bool
+	}{{false, false}, {true, true}} {
+		got := map[string]bool{}
+		for _, tg := range fleetTargets(fl, c.best) {
+			got[tg.what] = tg.met
+		}
+		for _, what := range []string{"processes, 200 × 8 tasks ≤ 3 s", "exporter scrape, 200 × 8 tasks ≤ 100 ms"} {
+			if met, ok := got[what]; !ok || met != c.want {
+				t.Errorf("best=%v: %s: met=%v (evaluated: %v), want %v", c.best, what, met, ok, c.want)
 			}
 		}
 	}

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"os"
-	"strings"
 )
 
 // writePlot writes an SVG plot of the cost per record against the input
@@ -55,53 +53,41 @@ func writePlot(path string, cfg config, reps []sizeReport) error {
 	y := func(v float64) float64 { return h - bottom - v/ymax*(h-top-bottom) }
 	colors := []string{"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"}
 
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" font-family="sans-serif" font-size="12">`+"\n", w, h, w, h)
-	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	stat := "median"
 	if cfg.Best {
 		stat = "best"
 	}
-	fmt.Fprintf(&b, `<text x="%.0f" y="20" font-size="14">Cost per record as the input grows (%s of %d runs, %d channels)</text>`+"\n", left, stat, cfg.Runs, cfg.Channels)
+	d := newSVG(w, h, left, fmt.Sprintf("Cost per record as the input grows (%s of %d runs, %d channels)", stat, cfg.Runs, cfg.Channels))
 	// Axes, grid and ticks.
-	fmt.Fprintf(&b, `<path d="M%.1f %.1f V%.1f H%.1f" stroke="black" fill="none"/>`+"\n", left, top, h-bottom, w-right)
+	d.printf(`<path d="M%.1f %.1f V%.1f H%.1f" stroke="black" fill="none"/>`+"\n", left, top, h-bottom, w-right)
 	for i := 0; i <= 4; i++ {
 		v := ymax * float64(i) / 4
-		fmt.Fprintf(&b, `<path d="M%.1f %.1f H%.1f" stroke="#ddd"/><text x="%.1f" y="%.1f" text-anchor="end">%.2g</text>`+"\n", left, y(v), w-right, left-6, y(v)+4, v)
+		d.printf(`<path d="M%.1f %.1f H%.1f" stroke="#ddd"/><text x="%.1f" y="%.1f" text-anchor="end">%.2g</text>`+"\n", left, y(v), w-right, left-6, y(v)+4, v)
 	}
-	fmt.Fprintf(&b, `<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle">µs per record</text>`+"\n", (top+h-bottom)/2)
+	d.printf(`<text transform="translate(16 %.1f) rotate(-90)" text-anchor="middle">µs per record</text>`+"\n", (top+h-bottom)/2)
 	for _, rep := range reps {
-		fmt.Fprintf(&b, `<path d="M%.1f %.1f v5" stroke="black"/><text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n",
+		d.printf(`<path d="M%.1f %.1f v5" stroke="black"/><text x="%.1f" y="%.1f" text-anchor="middle">%s</text>`+"\n",
 			x(rep.Records), h-bottom, x(rep.Records), h-bottom+18, millions(rep.Records))
 	}
-	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" text-anchor="middle">records in the input (log scale)</text>`+"\n", (left+w-right)/2, h-12)
+	d.printf(`<text x="%.1f" y="%.1f" text-anchor="middle">records in the input (log scale)</text>`+"\n", (left+w-right)/2, h-12)
 	// One solid (CPU) and one dashed (wall) line per scenario, and the key.
 	for i, s := range all {
 		c := colors[i%len(colors)]
 		for _, line := range []struct {
 			v    []float64
-			dash string
-		}{{s.cpu, ""}, {s.wall, ` stroke-dasharray="5 4"`}} {
-			var d strings.Builder
+			dash bool
+		}{{s.cpu, false}, {s.wall, true}} {
+			pts := make([][2]float64, len(line.v))
 			for j, v := range line.v {
-				cmd := "L"
-				if j == 0 {
-					cmd = "M"
-				}
-				fmt.Fprintf(&d, "%s%.1f %.1f ", cmd, x(reps[j].Records), y(v))
+				pts[j] = [2]float64{x(reps[j].Records), y(v)}
 			}
-			fmt.Fprintf(&b, `<path d="%s" stroke="%s" stroke-width="2" fill="none"%s/>`+"\n", strings.TrimSpace(d.String()), c, line.dash)
-			for j, v := range line.v {
-				fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"/>`+"\n", x(reps[j].Records), y(v), c)
-			}
+			d.line(pts, c, line.dash)
 		}
-		ky := top + 10 + float64(i)*20
-		fmt.Fprintf(&b, `<path d="M%.1f %.1f h20" stroke="%s" stroke-width="2"/><text x="%.1f" y="%.1f">%s</text>`+"\n", w-right+10, ky, c, w-right+35, ky+4, s.name)
+		d.key(w-right+10, top+10+float64(i)*20, c, s.name)
 	}
 	ky := top + 10 + float64(len(all))*20 + 10
-	fmt.Fprintf(&b, `<text x="%.1f" y="%.1f">solid: CPU</text><text x="%.1f" y="%.1f">dashed: wall</text>`+"\n", w-right+10, ky, w-right+10, ky+16)
-	b.WriteString("</svg>\n")
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	d.printf(`<text x="%.1f" y="%.1f">solid: CPU</text><text x="%.1f" y="%.1f">dashed: wall</text>`+"\n", w-right+10, ky, w-right+10, ky+16)
+	return d.save(path)
 }
 
 // niceCeil rounds v up to 1, 2 or 5 times a power of ten.

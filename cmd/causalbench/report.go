@@ -61,7 +61,7 @@ func (s *sizeReport) find(name string) *result {
 
 // writeReport writes the Markdown report: a table per size, then the
 // targets.
-func writeReport(w io.Writer, cfg config, base measurement, reps []sizeReport) error {
+func writeReport(w io.Writer, cfg config, base measurement, reps []sizeReport, fl fleetReport) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "causalbench: %d runs of each scenario (after %d warm-up), %d channels, %s %s/%s, %d CPUs, %s; a child doing nothing peaks at %.1f MiB RSS\n\n",
 		cfg.Runs, cfg.Warmup, cfg.Channels, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().UTC().Format("2006-01-02"), base.RSS)
@@ -87,13 +87,14 @@ func writeReport(w io.Writer, cfg config, base measurement, reps []sizeReport) e
 		}
 		b.WriteString("\n")
 	}
+	writeFleet(&b, fl)
 	if cfg.Best {
-		b.WriteString("\nTargets take each figure as the best (minimum) of the runs.\n\n")
+		b.WriteString("Targets take each figure as the best (minimum) of the runs.\n\n")
 	} else {
-		b.WriteString("\nTargets take each figure as the median of the runs.\n\n")
+		b.WriteString("Targets take each figure as the median of the runs.\n\n")
 	}
 	b.WriteString("| target | measured | met |\n|---|---|---|\n")
-	for _, t := range targets(reps, cfg.Best) {
+	for _, t := range append(targets(reps, cfg.Best), fleetTargets(fl, cfg.Best)...) {
 		met := "no"
 		if t.met {
 			met = "yes"
@@ -114,6 +115,9 @@ type target struct {
 // the first and last sizes); a target whose scenarios did not run is left
 // out.
 func targets(reps []sizeReport, best bool) []target {
+	if len(reps) == 0 {
+		return nil
+	}
 	first := &reps[0]
 	med := func(rep *sizeReport, name string, f func(*result) []float64) (float64, bool) {
 		r := rep.find(name)
@@ -181,6 +185,93 @@ func targets(reps []sizeReport, best bool) []target {
 		if kcat, ok := med(first, "kcat-json", (*result).wall); ok {
 			out = append(out, target{"capture writing ≥ 3 × faster than kcat -J", fmt.Sprintf("%.2f×", kcat/capture), kcat >= 3*capture})
 		}
+	}
+	return out
+}
+
+// writeFleet writes the tables of the fleet scenarios.
+func writeFleet(b *strings.Builder, fl fleetReport) {
+	if st := fl.State; st != nil {
+		fmt.Fprintf(b, "### Ordering state: %d changelog entries over %d tasks (%d tombstones, %d held records live)\n\n", st.Entries, fleetTasks, st.Deleted, st.Held)
+		b.WriteString("| scenario | wall median (min–max) | CPU median (min–max) | peak RSS median (max) | entries/s | entries per CPU-second | wall ÷ floor | CPU ÷ floor |\n|---|---|---|---|---|---|---|---|\n")
+		for _, r := range []*result{&st.Floor, &st.Result} {
+			wall, cpu, rss := r.wall(), r.cpu(), r.rss()
+			ratios := "— | —"
+			if r != &st.Floor && len(st.Floor.Runs) > 0 {
+				ratios = fmt.Sprintf("%.2f× | %.2f×", median(wall)/median(st.Floor.wall()), median(cpu)/median(st.Floor.cpu()))
+			}
+			fmt.Fprintf(b, "| %s | %.3f s (%.3f–%.3f) | %.3f s (%.3f–%.3f) | %.0f MiB (%.0f) | %.2f M | %.2f M | %s |\n",
+				r.Name, median(wall), wall[0], wall[len(wall)-1], median(cpu), cpu[0], cpu[len(cpu)-1], median(rss), rss[len(rss)-1],
+				float64(st.Entries)/median(wall)/1e6, float64(st.Entries)/median(cpu)/1e6, ratios)
+		}
+		b.WriteString("\n")
+	}
+	if len(fl.Fleet) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "### Parsley processes of %d tasks: processes, and the exporter following them\n\n", fleetTasks)
+	b.WriteString("| processes | `processes` wall median (min–max) | CPU median (min–max) | peak RSS median (max) | scrape median (min–max) | scrape size | exporter: first refresh | idle refresh | CPU per idle refresh | tasks diagnosed, first / idle | exporter peak RSS |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, fs := range fl.Fleet {
+		fmt.Fprintf(b, "| %d |", fs.Procs)
+		if r := fs.Processes; r != nil {
+			wall, cpu, rss := r.wall(), r.cpu(), r.rss()
+			fmt.Fprintf(b, " %.3f s (%.3f–%.3f) | %.3f s (%.3f–%.3f) | %.0f MiB (%.0f) |", median(wall), wall[0], wall[len(wall)-1],
+				median(cpu), cpu[0], cpu[len(cpu)-1], median(rss), rss[len(rss)-1])
+		} else {
+			b.WriteString(" — | — | — |")
+		}
+		if sr := fs.Scrape; sr != nil {
+			sc := scrapeMillis(sr)
+			fmt.Fprintf(b, " %.1f ms (%.1f–%.1f) | %.0f KiB | %.3f s | %.3f s | %.0f ms | %.0f / %.0f | %.0f MiB |\n", median(sc), sc[0], sc[len(sc)-1],
+				float64(sr.Bytes)/1024, sr.FirstRefresh.Seconds(), sr.IdleRefresh.Seconds(), float64(sr.IdleCPU)/1e6, sr.Diagnosed, sr.Rediagnosed, sr.RSS)
+		} else {
+			b.WriteString(" — | — | — | — | — | — | — |\n")
+		}
+	}
+	b.WriteString("\n")
+}
+
+// scrapeMillis is the scrapes' times in milliseconds, sorted.
+func scrapeMillis(sr *scrapeResult) []float64 {
+	out := make([]float64, len(sr.Scrapes))
+	for i, d := range sr.Scrapes {
+		out[i] = float64(d) / 1e6
+	}
+	slices.Sort(out)
+	return out
+}
+
+// fleetTargets evaluates the targets of the fleet scenarios, at 200
+// processes (or the first count measured), on the medians or, with best,
+// on the best runs, as targets does.
+func fleetTargets(fl fleetReport, best bool) []target {
+	pick := median
+	if best {
+		pick = func(v []float64) float64 { return v[0] } // sorted
+	}
+	var out []target
+	if st := fl.State; st != nil && len(st.Result.Runs) > 0 {
+		rate := float64(st.Entries) / pick(st.Result.wall())
+		out = append(out, target{fmt.Sprintf("state over %d entries ≥ 1 M entries/s", st.Entries), fmt.Sprintf("%.2f M/s", rate/1e6), rate >= 1e6})
+	}
+	if len(fl.Fleet) == 0 {
+		return out
+	}
+	at := fl.Fleet[0]
+	for _, fs := range fl.Fleet {
+		if fs.Procs == 200 {
+			at = fs
+		}
+	}
+	if r := at.Processes; r != nil && len(r.Runs) > 0 {
+		wall := pick(r.wall())
+		out = append(out, target{fmt.Sprintf("processes, %d × %d tasks ≤ 3 s", at.Procs, fleetTasks), fmt.Sprintf("%.3f s", wall), wall <= 3})
+	}
+	if sr := at.Scrape; sr != nil && len(sr.Scrapes) > 0 {
+		ms := pick(scrapeMillis(sr))
+		out = append(out, target{fmt.Sprintf("exporter scrape, %d × %d tasks ≤ 100 ms", at.Procs, fleetTasks), fmt.Sprintf("%.1f ms", ms), ms <= 100})
+		out = append(out, target{"exporter idle refresh diagnoses no task again", fmt.Sprintf("%.0f diagnoses", sr.Rediagnosed), sr.Rediagnosed == 0})
 	}
 	return out
 }

@@ -16,7 +16,7 @@ import (
 // scenarioNames are the scenarios in the order each round runs them;
 // replay-capture reads the file capture wrote earlier in the round.
 var scenarioNames = []string{"floor", "replay", "replay-file", "kcat", "capture", "kcat-json", "replay-capture",
-	"replay-offline", "check", "check-8"}
+	"replay-offline", "check", "check-8", "state", "processes", "scrape"}
 
 // offlineNames are the scenarios that read the generated capture and need
 // no broker.
@@ -24,7 +24,19 @@ var offlineNames = []string{"replay-offline", "check", "check-8"}
 
 func offline(name string) bool { return slices.Contains(offlineNames, name) }
 
+// fleetNames are the scenarios of ordering-state reads, on clusters of
+// their own (fleet.go): not run over the bench topic's sizes.
+var fleetNames = []string{"state", "processes", "scrape"}
+
 func known(name string) bool { return slices.Contains(scenarioNames, name) }
+
+// wants reports whether the run asks for scenario name.
+func wants(only []string, name string) bool { return len(only) == 0 || slices.Contains(only, name) }
+
+// wantsBench reports whether any scenario over the bench topic is asked for.
+func wantsBench(only []string) bool {
+	return slices.ContainsFunc(scenarioNames, func(n string) bool { return !slices.Contains(fleetNames, n) && wants(only, n) })
+}
 
 // scenarioEnv is what the scenarios need to run.
 type scenarioEnv struct {
@@ -45,6 +57,8 @@ type scenario struct {
 	cmd  func(context.Context) (*exec.Cmd, error)
 	// check verifies the run from its standard output.
 	check func(stdout []byte) error
+	// exitOK are exit codes besides 0 that the command gives for a good run.
+	exitOK []int
 }
 
 // scenarios returns the scenarios to run, in round order: all of them, or
@@ -130,11 +144,71 @@ func scenarios(env scenarioEnv, only []string) []scenario {
 		if env.kcat == "" && (sc.name == "kcat" || sc.name == "kcat-json") {
 			continue
 		}
-		if len(only) == 0 || slices.Contains(only, sc.name) {
+		if wants(only, sc.name) {
 			out = append(out, sc)
 		}
 	}
 	return out
+}
+
+// stateScenario reads the seeded process's ordering state: every task,
+// with every held record live at the changelog's end and none corrupt. It
+// exits 4, something being held.
+func stateScenario(brokers, causalctl string, seed *stateSeed) scenario {
+	return scenario{
+		name: "state",
+		cmd: func(ctx context.Context) (*exec.Cmd, error) {
+			return exec.CommandContext(ctx, causalctl, "state", "--brokers", brokers, "--app", stateApp, "-o", "json"), nil
+		},
+		check: func(out []byte) error {
+			var s struct {
+				HeldRecords int64 `json:"held_records"`
+				Tasks       []json.RawMessage
+				Corrupt     []json.RawMessage
+			}
+			if err := json.Unmarshal(out, &s); err != nil {
+				return fmt.Errorf("state output: %w", err)
+			}
+			if s.HeldRecords != seed.held || len(s.Tasks) != fleetTasks || len(s.Corrupt) != 0 {
+				return fmt.Errorf("state: %d held records in %d tasks (%d corrupt entries), want %d in %d", s.HeldRecords, len(s.Tasks), len(s.Corrupt), seed.held, fleetTasks)
+			}
+			return nil
+		},
+		exitOK: []int{4},
+	}
+}
+
+// processesScenario lists the fleet: every process, each with its lagging
+// heads on every other task.
+func processesScenario(brokers, causalctl string, procs int) scenario {
+	return scenario{
+		name: "processes",
+		cmd: func(ctx context.Context) (*exec.Cmd, error) {
+			return exec.CommandContext(ctx, causalctl, "processes", "--brokers", brokers, "-o", "json"), nil
+		},
+		check: func(out []byte) error {
+			var s struct {
+				Processes []struct {
+					App         string
+					HeldRecords int `json:"held_records"`
+					Error       any
+				}
+			}
+			if err := json.Unmarshal(out, &s); err != nil {
+				return fmt.Errorf("processes output: %w", err)
+			}
+			if len(s.Processes) != procs {
+				return fmt.Errorf("processes listed %d processes, want %d", len(s.Processes), procs)
+			}
+			for _, p := range s.Processes {
+				if p.HeldRecords != fleetTasks/2 || p.Error != nil {
+					return fmt.Errorf("processes: %s holds %d records (error %v), want %d", p.App, p.HeldRecords, p.Error, fleetTasks/2)
+				}
+			}
+			return nil
+		},
+		exitOK: []int{4},
+	}
 }
 
 // kcatArgs reads the whole topic to its end, quietly. librdkafka reads
@@ -184,7 +258,7 @@ func measure(ctx context.Context, self string, sc scenario) (measurement, error)
 	}
 	var u usage
 	derr := json.NewDecoder(ur).Decode(&u)
-	if err := c.Wait(); err != nil {
+	if err := c.Wait(); err != nil && !slices.Contains(sc.exitOK, c.ProcessState.ExitCode()) {
 		return measurement{}, fmt.Errorf("%v: %v\n%s", inner.Args, err, stderr.Bytes())
 	}
 	if derr != nil {

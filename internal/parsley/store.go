@@ -1,8 +1,10 @@
 package parsley
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"slices"
 
@@ -29,29 +31,113 @@ func (e *CorruptError) Error() string {
 // Store is the live content of one changelog partition: the last value of
 // every key, tombstoned keys gone. Apply entries in changelog order; only
 // live entries are kept, so its size follows the store, not the changelog.
+//
+// Keys and values are copied into an arena of byte chunks and found
+// through an index from the key's hash to a slot: nothing in it holds a
+// pointer but the chunk list, so the garbage collector does not walk a
+// million-entry store, and a key already present costs no allocation. What
+// replaced or deleted values leave behind is reclaimed by compaction, which
+// copies the live entries into fresh chunks once the dead bytes are half
+// the live ones: the arena stays within about 1.5 times the live store.
 type Store struct {
 	partition int32
-	live      map[string]liveValue
+	seed      maphash.Seed
+	index     map[uint64]int32 // key hash → first slot of its chain
+	slots     []slot
+	free      []int32 // slots of deleted keys, for reuse
+	live      int
+	arena     arena
+	liveBytes int // key and value bytes of the live entries
+	deadBytes int // arena bytes no live entry uses
+
+	decoded *Task // Decode's result until the next Apply
+
+	// Set by NewStore; tests shrink them to force compactions and hash
+	// chains.
+	compactMin int
+	hashMask   uint64
 }
 
-type liveValue struct {
-	offset int64
-	value  []byte
+// slot is one live key, or a free one (live false).
+type slot struct {
+	offset     int64
+	hash       uint64
+	key, value span
+	next       int32 // next slot of the same hash, −1 at the chain's end
+	live       bool
+}
+
+// span is where bytes lie in the arena.
+type span struct{ chunk, off, n uint32 }
+
+// arena holds bytes that are never changed once written: a decoded task
+// aliases them, and a compaction starts new chunks instead of moving bytes
+// in old ones.
+type arena struct{ chunks [][]byte }
+
+const (
+	chunkSize = 64 << 10
+	// compactMin is the least dead bytes worth a compaction: a small store
+	// lives with its garbage.
+	compactMin = 1 << 20
+)
+
+func (a *arena) add(b []byte) span {
+	n := len(a.chunks)
+	if n == 0 || cap(a.chunks[n-1])-len(a.chunks[n-1]) < len(b) {
+		a.chunks = append(a.chunks, make([]byte, 0, max(chunkSize, len(b))))
+		n++
+	}
+	c := a.chunks[n-1]
+	sp := span{chunk: uint32(n - 1), off: uint32(len(c)), n: uint32(len(b))}
+	a.chunks[n-1] = append(c, b...)
+	return sp
+}
+
+// bytes returns the bytes at sp, capped so that an append by the caller
+// cannot reach the next entry; never nil.
+func (a *arena) bytes(sp span) []byte {
+	return a.chunks[sp.chunk][sp.off : sp.off+sp.n : sp.off+sp.n]
 }
 
 // NewStore returns an empty store for changelog partition p.
-func NewStore(p int32) *Store { return &Store{partition: p, live: map[string]liveValue{}} }
+func NewStore(p int32) *Store {
+	return &Store{partition: p, seed: maphash.MakeSeed(), index: map[uint64]int32{}, compactMin: compactMin, hashMask: ^uint64(0)}
+}
+
+func (s *Store) hash(key []byte) uint64 { return maphash.Bytes(s.seed, key) & s.hashMask }
 
 // Partition is the changelog partition, which is the task.
 func (s *Store) Partition() int32 { return s.partition }
 
 // Len is the number of live keys.
-func (s *Store) Len() int { return len(s.live) }
+func (s *Store) Len() int { return s.live }
+
+// find returns the slot of key and its chain's predecessor (−1 when
+// first), or −1.
+func (s *Store) find(h uint64, key []byte) (at, prev int32) {
+	i, ok := s.index[h]
+	if !ok {
+		return -1, -1
+	}
+	prev = -1
+	for i >= 0 {
+		sl := &s.slots[i]
+		if sl.live && sl.hash == h && bytes.Equal(s.arena.bytes(sl.key), key) {
+			return i, prev
+		}
+		prev, i = i, sl.next
+	}
+	return -1, -1
+}
 
 // Value returns the live value of key, which the store owns.
 func (s *Store) Value(key []byte) ([]byte, bool) {
-	v, ok := s.live[string(key)]
-	return v.value, ok
+	i, _ := s.find(s.hash(key), key)
+	if i < 0 {
+		return nil, false
+	}
+	return s.arena.bytes(s.slots[i].value), true
 }
 
 // Apply applies one committed changelog entry at offset: a null value
@@ -59,11 +145,91 @@ func (s *Store) Value(key []byte) ([]byte, bool) {
 // own copies of key and value, and never changes a value it stored (a new
 // value is a new copy), so a Task decoded from it may alias them.
 func (s *Store) Apply(offset int64, key, value []byte) {
-	if value == nil {
-		delete(s.live, string(key))
+	s.decoded = nil
+	h := s.hash(key)
+	i, prev := s.find(h, key)
+	switch {
+	case value == nil && i < 0:
+		return
+	case value == nil:
+		sl := &s.slots[i]
+		if prev < 0 {
+			if sl.next < 0 {
+				delete(s.index, h)
+			} else {
+				s.index[h] = sl.next
+			}
+		} else {
+			s.slots[prev].next = sl.next
+		}
+		n := int(sl.key.n + sl.value.n)
+		s.liveBytes -= n
+		s.deadBytes += n
+		*sl = slot{next: -1}
+		s.free = append(s.free, i)
+		s.live--
+	case i >= 0:
+		sl := &s.slots[i]
+		s.liveBytes += len(value) - int(sl.value.n)
+		s.deadBytes += int(sl.value.n)
+		sl.offset, sl.value = offset, s.arena.add(value)
+	default:
+		sl := slot{offset: offset, hash: h, key: s.arena.add(key), value: s.arena.add(value), next: -1, live: true}
+		if head, ok := s.index[h]; ok {
+			sl.next = head
+		}
+		if n := len(s.free); n > 0 {
+			i = s.free[n-1]
+			s.free = s.free[:n-1]
+			s.slots[i] = sl
+		} else {
+			i = int32(len(s.slots))
+			s.slots = append(s.slots, sl)
+		}
+		s.index[h] = i
+		s.liveBytes += len(key) + len(value)
+		s.live++
+	}
+	if s.deadBytes > s.compactMin && 2*s.deadBytes > s.liveBytes {
+		s.compact()
+	}
+}
+
+// compact copies the live entries into fresh chunks and, when most slots
+// are free, renumbers the slots and rebuilds the index. The old chunks are
+// left as they are, for any task decoded from them.
+func (s *Store) compact() {
+	var a arena
+	rebuild := len(s.free) > len(s.slots)/2
+	var slots []slot
+	if rebuild {
+		slots = make([]slot, 0, s.live)
+	}
+	for i := range s.slots {
+		sl := &s.slots[i]
+		if !sl.live {
+			continue
+		}
+		sl.key = a.add(s.arena.bytes(sl.key))
+		sl.value = a.add(s.arena.bytes(sl.value))
+		if rebuild {
+			slots = append(slots, *sl)
+		}
+	}
+	s.arena, s.deadBytes = a, 0
+	if !rebuild {
 		return
 	}
-	s.live[string(key)] = liveValue{offset: offset, value: append([]byte(nil), value...)}
+	s.slots, s.free = slots, nil
+	s.index = make(map[uint64]int32, len(slots))
+	for i := range s.slots {
+		sl := &s.slots[i]
+		sl.next = -1
+		if head, ok := s.index[sl.hash]; ok {
+			sl.next = head
+		}
+		s.index[sl.hash] = int32(i)
+	}
 }
 
 // Task is one task's ordering state, decoded from its store.
@@ -139,8 +305,18 @@ func (t *Task) Channel(ch clock.Channel) *Channel {
 // Decode decodes the live store into a task. Corrupt entries are listed in
 // Task.Corrupt and left out; everything else is decoded. The task's held
 // records alias the store's values, which Apply never changes: they stay
-// valid however the store goes on.
+// valid however the store goes on. Until the next Apply every Decode
+// returns the same task (a process's reading decodes each store for its
+// bindings, its start check and its diagnosis): read it, never change it.
 func (s *Store) Decode() *Task {
+	if s.decoded != nil {
+		return s.decoded
+	}
+	s.decoded = s.decode()
+	return s.decoded
+}
+
+func (s *Store) decode() *Task {
 	t := &Task{Task: s.partition, Names: map[string]clock.TopicID{}}
 	chans := map[clock.Channel]*Channel{}
 	channel := func(ch clock.Channel) *Channel {
@@ -151,11 +327,28 @@ func (s *Store) Decode() *Task {
 		}
 		return c
 	}
-	corrupt := func(key string, v liveValue, err error) {
-		t.Corrupt = append(t.Corrupt, &CorruptError{Partition: s.partition, Offset: v.offset, Key: []byte(key), Reason: err.Error()})
+	corrupt := func(key []byte, v liveValue, err error) {
+		t.Corrupt = append(t.Corrupt, &CorruptError{Partition: s.partition, Offset: v.offset, Key: bytes.Clone(key), Reason: err.Error()})
 	}
-	for key, v := range s.live {
-		k, err := ParseKey([]byte(key))
+	// Held entries are decoded in a second pass, channel by channel in
+	// position order, into one array sized for them all: the queues come
+	// out sorted and are never regrown.
+	type heldAt struct {
+		bucket, slot int32
+		pos          int64
+	}
+	var held []heldAt
+	buckets := map[clock.Channel]int32{}
+	var bucketCh []clock.Channel
+	var bucketN []int
+	for i := range s.slots {
+		sl := &s.slots[i]
+		if !sl.live {
+			continue
+		}
+		key := s.arena.bytes(sl.key)
+		v := liveValue{offset: sl.offset, value: s.arena.bytes(sl.value)}
+		k, err := ParseKey(key)
 		if err != nil {
 			corrupt(key, v, err)
 			continue
@@ -191,24 +384,63 @@ func (s *Store) Decode() *Task {
 			}
 			t.Names[k.Name] = id
 		case TagHeld:
-			rec, err := ParseHeldRecord(v.value)
-			if err != nil {
-				corrupt(key, v, err)
-				continue
+			b, ok := buckets[k.Channel]
+			if !ok {
+				b = int32(len(bucketCh))
+				buckets[k.Channel] = b
+				bucketCh = append(bucketCh, k.Channel)
+				bucketN = append(bucketN, 0)
 			}
-			c := channel(k.Channel)
-			c.Held = append(c.Held, Held{Offset: k.Position, Record: rec})
+			bucketN[b]++
+			held = append(held, heldAt{bucket: b, slot: int32(i), pos: k.Position})
 		}
 	}
-	if t.Version == 0 && len(s.live) > 0 && !slices.ContainsFunc(t.Corrupt, func(e *CorruptError) bool { return len(e.Key) == 1 && e.Key[0] == byte(TagVersion) }) {
+	if len(held) > 0 {
+		// A counting sort by channel, then each channel's run by position
+		// (already in order, mostly: a task writes its queue in order).
+		base := make([]int, len(bucketN)+1)
+		for b, n := range bucketN {
+			base[b+1] = base[b] + n
+		}
+		byChan := make([]heldAt, len(held))
+		next := slices.Clone(base[:len(bucketN)])
+		for _, h := range held {
+			byChan[next[h.bucket]] = h
+			next[h.bucket]++
+		}
+		held = nil
+		all := make([]Held, len(byChan))
+		var causes []clock.Entry // the held records' causes, carved from shared blocks
+		for b, ch := range bucketCh {
+			run := byChan[base[b]:base[b+1]]
+			slices.SortFunc(run, func(x, y heldAt) int { return cmp.Compare(x.pos, y.pos) })
+			for _, h := range run {
+				sl := &s.slots[h.slot]
+				v := liveValue{offset: sl.offset, value: s.arena.bytes(sl.value)}
+				rec, err := parseHeldRecord(v.value, &causes)
+				if err != nil {
+					corrupt(s.arena.bytes(sl.key), v, err)
+					continue
+				}
+				c := channel(ch)
+				if c.Held == nil {
+					c.Held = all[base[b]:base[b]:base[b+1]]
+				}
+				c.Held = append(c.Held, Held{Offset: h.pos, Record: rec})
+			}
+		}
+	}
+	if t.Version == 0 && s.live > 0 && !slices.ContainsFunc(t.Corrupt, func(e *CorruptError) bool { return len(e.Key) == 1 && e.Key[0] == byte(TagVersion) }) {
 		t.Corrupt = append(t.Corrupt, &CorruptError{Partition: s.partition, Offset: -1, Reason: "entries present but no version key"})
 	}
 	t.Channels = slices.SortedFunc(maps.Values(chans), func(a, b *Channel) int { return a.Channel.Compare(b.Channel) })
-	for _, c := range t.Channels {
-		slices.SortFunc(c.Held, func(a, b Held) int { return cmp.Compare(a.Offset, b.Offset) })
-	}
 	slices.SortFunc(t.Corrupt, func(a, b *CorruptError) int { return cmp.Compare(a.Offset, b.Offset) })
 	return t
+}
+
+type liveValue struct {
+	offset int64
+	value  []byte
 }
 
 // TaskScope returns task p's scope (SPEC §6): partition p of every received

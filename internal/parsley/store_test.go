@@ -205,3 +205,98 @@ func TestDecodedTaskOutlivesTheStore(t *testing.T) {
 		t.Fatalf("the decoded record changed:\n%x\n%x", before, after)
 	}
 }
+
+// TestStoreIndexAgainstMap applies random changelogs — a few dozen keys of
+// every length, the empty key and empty values among them, rewritten and
+// tombstoned — to a Store whose index is made to collide (hash chains of
+// many keys) and whose arena compacts after a few dead bytes, and to a
+// plain map. After every entry the store answers as the map does, its
+// arena holds the live bytes and at most half as much again of garbage,
+// and a task decoded earlier still reads as it did.
+func TestStoreIndexAgainstMap(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 27))
+		s := NewStore(0)
+		s.compactMin = rng.IntN(200)
+		s.hashMask = uint64(1)<<rng.IntN(4) - 1 // 1 to 8 chains
+		ref := map[string][]byte{}
+		keys := make([][]byte, 1+rng.IntN(40))
+		for i := range keys {
+			keys[i] = make([]byte, rng.IntN(12))
+			for j := range keys[i] {
+				keys[i][j] = byte(rng.IntN(3)) // few distinct bytes: near-equal keys
+			}
+		}
+		var early *Task
+		var earlyHeld []byte
+		o0 := clock.Channel{Topic: orders, Partition: 0}
+		for off := range int64(300 + rng.IntN(700)) {
+			k := keys[rng.IntN(len(keys))]
+			var v []byte
+			switch rng.IntN(3) {
+			case 0: // a tombstone
+			case 1:
+				v = []byte{}
+			default:
+				v = make([]byte, 1+rng.IntN(60))
+				for j := range v {
+					v[j] = byte(rng.Uint32())
+				}
+			}
+			s.Apply(off, k, v)
+			if v == nil {
+				delete(ref, string(k))
+			} else {
+				ref[string(k)] = bytes.Clone(v)
+			}
+			if len(v) > 0 {
+				v[0] ^= 0xff // the caller reuses its buffer
+			}
+			if got, ok := s.Value(k); ok != (ref[string(k)] != nil) || !bytes.Equal(got, ref[string(k)]) {
+				t.Fatalf("seed %d offset %d: key %x reads %x %v, want %x", seed, off, k, got, ok, ref[string(k)])
+			}
+			if s.Len() != len(ref) || len(s.slots)-len(s.free) != len(ref) {
+				t.Fatalf("seed %d offset %d: %d live keys (%d slots, %d free), want %d", seed, off, s.Len(), len(s.slots), len(s.free), len(ref))
+			}
+			arena := 0
+			for _, c := range s.arena.chunks {
+				arena += len(c)
+			}
+			if arena != s.liveBytes+s.deadBytes || s.deadBytes > max(s.compactMin, s.liveBytes/2) {
+				t.Fatalf("seed %d offset %d: arena %d bytes, %d live, %d dead (compacting past %d)", seed, off, arena, s.liveBytes, s.deadBytes, s.compactMin)
+			}
+			if off == 100 {
+				s.Apply(off, heldKey(o0, 7), heldValue(100, clock.Entry{Channel: o0, Position: 3}))
+				early = s.Decode()
+				earlyHeld = AppendHeldRecord(nil, &early.Channel(o0).Held[0].Record)
+				s.Apply(off, heldKey(o0, 7), nil)
+			}
+		}
+		for _, k := range keys {
+			if got, ok := s.Value(k); ok != (ref[string(k)] != nil) || !bytes.Equal(got, ref[string(k)]) {
+				t.Fatalf("seed %d: key %x reads %x %v at the end, want %x", seed, k, got, ok, ref[string(k)])
+			}
+		}
+		if early != nil && !bytes.Equal(AppendHeldRecord(nil, &early.Channel(o0).Held[0].Record), earlyHeld) {
+			t.Fatalf("seed %d: a task decoded before later compactions changed", seed)
+		}
+	}
+}
+
+// Decode decodes once until the store changes: the same task until the
+// next Apply, then one that shows it.
+func TestDecodeIsKeptUntilApply(t *testing.T) {
+	o0 := clock.Channel{Topic: orders, Partition: 0}
+	s := NewStore(0)
+	s.Apply(0, []byte{'v'}, []byte{1})
+	s.Apply(1, heldKey(o0, 3), heldValue(100))
+	first := s.Decode()
+	if again := s.Decode(); again != first {
+		t.Error("a second Decode of an unchanged store decoded again")
+	}
+	s.Apply(2, heldKey(o0, 4), heldValue(101))
+	after := s.Decode()
+	if after == first || after.HeldCount() != 2 || first.HeldCount() != 1 {
+		t.Errorf("after an Apply: same task %v, held %d (before: %d)", after == first, after.HeldCount(), first.HeldCount())
+	}
+}

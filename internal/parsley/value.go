@@ -96,7 +96,16 @@ func (r *reader) bytesField(what string, nullable bool) ([]byte, error) {
 
 // ParseHeldRecord decodes a held-record value. The slices of the result
 // alias b; Clone it to keep it past b's reuse.
-func ParseHeldRecord(b []byte) (HeldRecord, error) {
+func ParseHeldRecord(b []byte) (HeldRecord, error) { return parseHeldRecord(b, nil) }
+
+// causeBlock is how many causes parseHeldRecord allocates at once when it
+// is given a block to carve from.
+const causeBlock = 1024
+
+// parseHeldRecord is ParseHeldRecord; with block non-nil, the causes are
+// carved from *block (a new one allocated when it has no room), so that a
+// store's worth of records costs a few allocations, not one each.
+func parseHeldRecord(b []byte, block *[]clock.Entry) (HeldRecord, error) {
 	var rec HeldRecord
 	r := reader{b}
 	v, ok := r.u8()
@@ -168,7 +177,15 @@ func ParseHeldRecord(b []byte) (HeldRecord, error) {
 	if nc < 0 || int64(nc)*causeSize > int64(len(r.b)) {
 		return rec, fmt.Errorf("cause count %d beyond the %d bytes left", nc, len(r.b))
 	}
-	if nc > 0 {
+	switch {
+	case nc > 0 && block != nil:
+		if cap(*block)-len(*block) < int(nc) {
+			*block = make([]clock.Entry, 0, max(causeBlock, int(nc)))
+		}
+		n := len(*block)
+		*block = (*block)[:n+int(nc)]
+		rec.Causes = (*block)[n : n+int(nc) : n+int(nc)]
+	case nc > 0:
 		rec.Causes = make([]clock.Entry, nc)
 	}
 	for i := range rec.Causes {
