@@ -21,13 +21,7 @@ func TestDemoHintsRunAsPrinted(t *testing.T) {
 	for _, fault := range []string{"dangling", "unfolded", "open-txn", "marker-claim"} {
 		t.Run(fault, func(t *testing.T) {
 			stdout, _, stop := startAsync(t, false, "demo", "--no-tui", "--listen", "127.0.0.1:0", "--fault", fault, "--tick", "20ms")
-			deadline := time.Now().Add(10 * time.Second)
-			for !strings.Contains(stdout.String(), "Ctrl-C stops it") {
-				if time.Now().After(deadline) {
-					t.Fatalf("no introduction:\n%s", stdout)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			stdout.Wait(t, 20*time.Second, "the introduction", func(s string) bool { return strings.Contains(s, "Ctrl-C stops it") })
 			hints := hintRE.FindAllStringSubmatch(stdout.String(), -1)
 			var faultHint bool
 			for _, h := range hints {
