@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -38,10 +37,11 @@ func lookTool(t *testing.T, name string) string {
 func startPrometheus(t *testing.T, prom, config string) promAPI {
 	t.Helper()
 	web := testutil.FreeAddr(t)
-	var log bytes.Buffer
+	log := &testutil.SyncBuffer{}
+	// At info level it says when it is ready: the test waits on that line.
 	cmd := exec.Command(prom, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(t.TempDir(), "data"),
-		"--web.listen-address="+web, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &log, &log
+		"--web.listen-address="+web, "--log.level=info")
+	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -59,20 +59,10 @@ func startPrometheus(t *testing.T, prom, config string) promAPI {
 			t.Logf("prometheus (%s) log:\n%s", config, log.String())
 		}
 	})
-	api := promAPI{t: t, base: "http://" + web}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if c, err := http.Get(api.base + "/-/ready"); err == nil {
-			c.Body.Close()
-			if c.StatusCode == 200 {
-				return api
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("prometheus is not ready:\n%s", log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	log.Wait(t, 60*time.Second, "prometheus ready", func(s string) bool {
+		return strings.Contains(s, "Server is ready to receive web requests")
+	})
+	return promAPI{t: t, base: "http://" + web}
 }
 
 // promAPI queries a Prometheus server's HTTP API.
