@@ -409,15 +409,16 @@ func (n *Notifier) commit(ctx context.Context, recs []*kgo.Record, offsets map[c
 		// version so that the offsets commit inside one.
 		recs = []*kgo.Record{n.tasks[0].record(parsley.Key{Tag: parsley.TagVersion}, []byte{parsley.StoreVersion})}
 	}
-	if err := n.prod.BeginTransaction(); err != nil {
-		return err
-	}
-	err := n.prod.ProduceSync(ctx, recs...).FirstErr()
-	if err == nil && len(offsets) > 0 {
-		err = n.commitOffsets(ctx, offsets)
-	}
+	err := inTxn(ctx, n.prod, func() (int, error) {
+		if err := n.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			return 0, err
+		}
+		if len(offsets) > 0 {
+			return 0, n.commitOffsets(ctx, offsets)
+		}
+		return 0, nil
+	}, nil)
 	if err != nil {
-		_ = n.prod.EndTransaction(ctx, kgo.TryAbort)
 		return err
 	}
 	return n.prod.EndTransaction(ctx, kgo.TryCommit)

@@ -103,6 +103,17 @@ func diffState(d *demo.Demo, tasks map[int32]*parsley.Task, state []demo.TaskSta
 // notifier received everything written, then stops it.
 func runNotifier(t *testing.T, sabotage bool) (*demo.Demo, []demo.TaskState) {
 	t.Helper()
+	return runNotifierWith(t, func(_ *demo.Demo, n *demo.Notifier) {
+		if sabotage {
+			demo.SkipTombstones(n)
+		}
+	})
+}
+
+// runNotifierWith is runNotifier calling before once the notifier has
+// started, before the pipeline runs.
+func runNotifierWith(t *testing.T, before func(*demo.Demo, *demo.Notifier)) (*demo.Demo, []demo.TaskState) {
+	t.Helper()
 	d := start(t, demo.Config{Seed: 4, Fault: demo.FaultDangling, FaultStep: 8, Steps: 40,
 		Lags: map[string]time.Duration{demo.TopicOrders: 300 * time.Millisecond, demo.TopicPayments: 100 * time.Millisecond}})
 	ctx := testCtx(t)
@@ -110,9 +121,7 @@ func runNotifier(t *testing.T, sabotage bool) (*demo.Demo, []demo.TaskState) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sabotage {
-		demo.SkipTombstones(n)
-	}
+	before(d, n)
 	if err := d.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +181,22 @@ func TestNotifierState(t *testing.T) {
 	}
 	if n != len(d.Channels()) || len(offsets) != n {
 		t.Errorf("%d channels in the tasks, %d committed offsets, want %d", n, len(offsets), len(d.Channels()))
+	}
+}
+
+// TestNotifierRefusedBatch checks that a notifier whose batch the broker
+// refuses aborts its transaction and commits the same entries and offsets
+// in a new one: its changelog still says what its gates hold.
+func TestNotifierRefusedBatch(t *testing.T) {
+	var refused <-chan struct{}
+	d, state := runNotifierWith(t, func(d *demo.Demo, _ *demo.Notifier) { refused = refuseOnce(d, demo.NotifierTxnID) })
+	select {
+	case <-refused:
+	default:
+		t.Fatal("the broker refused nothing: the test shows nothing")
+	}
+	for _, diff := range diffState(d, readChangelog(t, d.Addr()), state) {
+		t.Error(diff)
 	}
 }
 

@@ -174,12 +174,7 @@ func (p *pipeline) openTxn(ctx context.Context) error {
 	r := p.emit(p.pay, TopicPayments, 1, "")
 	p.pay.out = p.pay.out[:len(p.pay.out)-1] // written here, not by the service's flush
 	r.value = fmt.Appendf(nil, `{"id":%d,"type":"payment","order":%q,"payment":"late-%d"}`, r.id, r.order, r.id)
-	cl := p.d.txns[3]
-	if err := cl.BeginTransaction(); err != nil {
-		return err
-	}
-	if err := produce(ctx, cl, []*simRec{r}); err != nil {
-		_ = cl.EndTransaction(ctx, kgo.TryAbort)
+	if err := p.begin(ctx, p.d.txns[3], []*simRec{r}); err != nil {
 		return err
 	}
 	r.step, r.fault = p.now, true
@@ -358,7 +353,7 @@ func (p *pipeline) flush(ctx context.Context, s *service, plainPct int) error {
 	roll := p.rng.IntN(100)
 	switch {
 	case roll < plainPct:
-		if err := produce(ctx, p.d.plain, recs); err != nil {
+		if _, err := produce(ctx, p.d.plain, recs); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 	default:
@@ -366,7 +361,6 @@ func (p *pipeline) flush(ctx context.Context, s *service, plainPct int) error {
 			if err := p.txn(ctx, s.cl, recs, false); err != nil {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
-			p.d.aborted.Add(int64(len(recs)))
 		}
 		if err := p.txn(ctx, s.cl, recs, true); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
@@ -376,8 +370,9 @@ func (p *pipeline) flush(ctx context.Context, s *service, plainPct int) error {
 	return nil
 }
 
-// produce writes recs and notes their offsets.
-func produce(ctx context.Context, cl *kgo.Client, recs []*simRec) error {
+// produce writes recs and notes their offsets. It returns how many of
+// them the broker took, all of them unless err is set.
+func produce(ctx context.Context, cl *kgo.Client, recs []*simRec) (written int, err error) {
 	krs := make([]*kgo.Record, len(recs))
 	for i, r := range recs {
 		krs[i] = &kgo.Record{Topic: r.topic, Partition: r.ch.Partition, Key: []byte(r.order), Value: r.value}
@@ -385,25 +380,40 @@ func produce(ctx context.Context, cl *kgo.Client, recs []*simRec) error {
 			krs[i].Headers = []kgo.RecordHeader{{Key: clock.HeaderCauses, Value: r.header}}
 		}
 	}
-	if err := cl.ProduceSync(ctx, krs...).FirstErr(); err != nil {
-		return err
+	res := cl.ProduceSync(ctx, krs...)
+	for _, pr := range res {
+		if pr.Err == nil {
+			written++
+		}
+	}
+	if err := res.FirstErr(); err != nil {
+		return written, err
 	}
 	for i, r := range recs {
 		r.off = krs[i].Offset
 	}
+	return written, nil
+}
+
+// txn writes recs in one transaction and commits it, or aborts it when
+// commit is false; the records of every aborted attempt count in Aborted.
+func (p *pipeline) txn(ctx context.Context, cl *kgo.Client, recs []*simRec, commit bool) error {
+	if err := p.begin(ctx, cl, recs); err != nil {
+		return err
+	}
+	if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+		return err
+	}
+	if !commit {
+		p.d.aborted.Add(int64(len(recs)))
+	}
 	return nil
 }
 
-// txn writes recs in one transaction and commits or aborts it.
-func (p *pipeline) txn(ctx context.Context, cl *kgo.Client, recs []*simRec, commit bool) error {
-	if err := cl.BeginTransaction(); err != nil {
-		return err
-	}
-	if err := produce(ctx, cl, recs); err != nil {
-		_ = cl.EndTransaction(ctx, kgo.TryAbort)
-		return err
-	}
-	return cl.EndTransaction(ctx, kgo.TransactionEndTry(commit))
+// begin begins a transaction of cl and writes recs in it, leaving it open.
+func (p *pipeline) begin(ctx context.Context, cl *kgo.Client, recs []*simRec) error {
+	return inTxn(ctx, cl, func() (int, error) { return produce(ctx, cl, recs) },
+		func(written int) { p.d.aborted.Add(int64(written)) })
 }
 
 // committed hands committed records to the services that read their topic
@@ -463,7 +473,7 @@ func (p *pipeline) forgeCycle(ctx context.Context) error {
 	fp := forged(TopicPayments, pay, clock.Entry{Channel: ship, Position: se.Offset}, "payment")
 	fs := forged(TopicShipments, ship, clock.Entry{Channel: pay, Position: pe.Offset}, "shipment")
 	for _, r := range []*simRec{fp, fs} {
-		if err := produce(ctx, p.d.plain, []*simRec{r}); err != nil {
+		if _, err := produce(ctx, p.d.plain, []*simRec{r}); err != nil {
 			return err
 		}
 	}
