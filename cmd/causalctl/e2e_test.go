@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
 // The end-to-end tests run the built binary the way a person does: in a
@@ -130,10 +132,7 @@ func (tm *tmux) waitUntil(timeout time.Duration, lacks func(screen string) strin
 }
 
 func TestReplayStepperInTmux(t *testing.T) {
-	capturePath, err := filepath.Abs("../../internal/cli/replay/testdata/basic.ndjson")
-	if err != nil {
-		t.Fatal(err)
-	}
+	capturePath := testutil.Testdata("captures", "basic.ndjson")
 	tm := startTmux(t, 100, 30, []string{"NO_COLOR=1"}, "replay", "-f", capturePath, "--tui")
 	tm.waitFor(5*time.Second, "item 0 of 9", "orders/0", "payments/0", "shipments/0")
 	tm.keys("Space")
@@ -167,7 +166,7 @@ func TestReplayStepperInTmux(t *testing.T) {
 }
 
 func TestTooSmallInTmux(t *testing.T) {
-	capturePath, _ := filepath.Abs("../../internal/cli/replay/testdata/basic.ndjson")
+	capturePath := testutil.Testdata("captures", "basic.ndjson")
 	tm := startTmux(t, 60, 15, nil, "replay", "-f", capturePath, "--tui")
 	tm.waitFor(5*time.Second, "too small")
 }

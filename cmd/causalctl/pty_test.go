@@ -8,7 +8,6 @@ import (
 	"errors"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -159,10 +158,7 @@ func TestNoTerminalQueries(t *testing.T) {
 		assertNoQueries(t, out)
 	}
 
-	capturePath, err := filepath.Abs("../../internal/cli/replay/testdata/basic.ndjson")
-	if err != nil {
-		t.Fatal(err)
-	}
+	capturePath := testutil.Testdata("captures", "basic.ndjson")
 	s := startPTY(t, ptyEnv(t), binary, "replay", "-f", capturePath, "--tui")
 	s.waitFor(10*time.Second, "item 0 of 9")
 	if _, err := s.master.WriteString("q"); err != nil {

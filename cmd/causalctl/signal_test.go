@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
 // TestSignalWhileOpening: Ctrl-C (SIGINT) or SIGTERM while the binary is
@@ -49,7 +51,7 @@ func TestSignalWhileOpening(t *testing.T) {
 // TestFullDeviceAndBrokenPipe: stdout on /dev/full is exit 1 with the
 // cause; a reader that goes away (head -1) ends the command silently.
 func TestFullDeviceAndBrokenPipe(t *testing.T) {
-	capturePath, _ := filepath.Abs("../../internal/cli/replay/testdata/basic.ndjson")
+	capturePath := testutil.Testdata("captures", "basic.ndjson")
 	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
 		t.Skipf("no /dev/full: %v", err)

@@ -14,15 +14,18 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
-var cliTestdata = filepath.Join("..", "cli", "replay", "testdata")
+// captures is the directory of the captures the replay command, the views
+// and the stepper share.
+var captures = testutil.Testdata("captures")
 
 // openFile returns an open function over a capture held in memory, and the
 // scope and names a replay of it uses by default.
 func openFile(t testing.TB, name string) (func() (replay.Source, error), []clock.Channel, *clock.Names) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(cliTestdata, name))
+	b, err := os.ReadFile(filepath.Join(captures, name))
 	if err != nil {
 		t.Fatal(err)
 	}

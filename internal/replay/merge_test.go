@@ -13,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/record"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
 // chunky yields the items of a capture in its own order.
@@ -67,7 +68,7 @@ func (p *perChannel) NextOf(i int) (*record.Item, error) {
 // end per channel), and never returns an item its channel has reused.
 func TestMergeMatchesReorder(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(conformanceDir(t), "*.ndjson"))
-	files = append(files, "../cli/replay/testdata/basic.ndjson", "../cli/replay/testdata/faults.ndjson")
+	files = append(files, testutil.Testdata("captures", "basic.ndjson"), testutil.Testdata("captures", "faults.ndjson"))
 	for _, path := range files {
 		names := &clock.Names{}
 		items, chans := readCapture(t, path, names)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/testutil"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -25,11 +25,11 @@ func plainStyles() *Styles {
 	return NewStyles(lipgloss.NewRenderer(io.Discard), false)
 }
 
-// newStepper returns a stepper over a capture of the replay command's
-// testdata, with the scope and names a replay of it would use.
+// newStepper returns a stepper over one of the shared captures
+// (testdata/captures), with the scope and names a replay of it would use.
 func newStepper(t testing.TB, name string) *inspect.Stepper {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "cli", "replay", "testdata", name))
+	b, err := os.ReadFile(testutil.Testdata("captures", name))
 	if err != nil {
 		t.Fatal(err)
 	}

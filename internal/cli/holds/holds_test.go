@@ -14,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/spf13/cobra"
 )
 
@@ -69,7 +70,7 @@ func TestRunTerminalAndPipe(t *testing.T) {
 		f := cmdutiltest.Factory(ios, "")
 		f.Now = func() time.Time { return now }
 		cmd := newCmd(f, nil)
-		cmd.SetArgs([]string{"-f", "../replay/testdata/basic.ndjson", "-o", format})
+		cmd.SetArgs([]string{"-f", testutil.Testdata("captures", "basic.ndjson"), "-o", format})
 		err := cmd.ExecuteContext(context.Background())
 		if errOut.Len() != 0 {
 			t.Errorf("tty %v %s: stderr %q", tty, format, errOut)

@@ -11,13 +11,14 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
 // TestOlderThanKeepsUndatedHeads: --older-than cannot show a head whose
 // record has no timestamp younger than the threshold, so it keeps it,
 // marked undated in text and with a null age in JSON, and exits 4.
 func TestOlderThanKeepsUndatedHeads(t *testing.T) {
-	data, err := os.ReadFile("../replay/testdata/basic.ndjson")
+	data, err := os.ReadFile(testutil.Testdata("captures", "basic.ndjson"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
+// basicCapture is one of the captures several packages read.
+var basicCapture = testutil.Testdata("captures", "basic.ndjson")
+
 // exec runs the replay command in-process, as root would, and returns its
 // error, stdout and stderr.
 func exec(t *testing.T, ctx context.Context, tty bool, stdin string, args ...string) (error, string, string) {
@@ -45,9 +48,10 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestGolden(t *testing.T) {
-	captures, _ := filepath.Glob("testdata/*.ndjson")
+	dir := testutil.Testdata("captures")
+	captures, _ := filepath.Glob(filepath.Join(dir, "*.ndjson"))
 	if len(captures) == 0 {
-		t.Fatal("no captures in testdata")
+		t.Fatal("no captures in testdata/captures")
 	}
 	for _, c := range captures {
 		base := strings.TrimSuffix(filepath.Base(c), ".ndjson")
@@ -68,6 +72,8 @@ func TestGolden(t *testing.T) {
 					// Failures are part of the golden output.
 					out += "error: " + err.Error() + "\n"
 				}
+				// The goldens name the capture by its path in the module.
+				out = strings.ReplaceAll(out, dir, "testdata/captures")
 				if stderr != "" {
 					t.Errorf("stderr: %q", stderr)
 				}
@@ -79,8 +85,8 @@ func TestGolden(t *testing.T) {
 
 func TestDeterministic(t *testing.T) {
 	for _, il := range []string{"file", "timestamp", "channel", "round-robin", "random:9"} {
-		_, a, _ := exec(t, context.Background(), false, "", "-f", "testdata/basic.ndjson", "--interleave", il)
-		_, b, _ := exec(t, context.Background(), false, "", "-f", "testdata/basic.ndjson", "--interleave", il)
+		_, a, _ := exec(t, context.Background(), false, "", "-f", basicCapture, "--interleave", il)
+		_, b, _ := exec(t, context.Background(), false, "", "-f", basicCapture, "--interleave", il)
 		if a != b || a == "" {
 			t.Errorf("%s: two runs differ", il)
 		}
@@ -88,11 +94,11 @@ func TestDeterministic(t *testing.T) {
 }
 
 func TestStdinMatchesFile(t *testing.T) {
-	data, err := os.ReadFile("testdata/basic.ndjson")
+	data, err := os.ReadFile(basicCapture)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, fromFile, _ := exec(t, context.Background(), false, "", "-f", "testdata/basic.ndjson")
+	_, fromFile, _ := exec(t, context.Background(), false, "", "-f", basicCapture)
 	err, fromStdin, _ := exec(t, context.Background(), false, string(data), "-f", "-")
 	if err != nil || fromStdin != fromFile {
 		t.Errorf("stdin replay differs from the file's (%v)", err)
@@ -100,7 +106,7 @@ func TestStdinMatchesFile(t *testing.T) {
 }
 
 func TestExitCodes(t *testing.T) {
-	err, out, _ := exec(t, context.Background(), false, "", "-f", "testdata/basic.ndjson", "--fail-on-held", "-o", "json")
+	err, out, _ := exec(t, context.Background(), false, "", "-f", basicCapture, "--fail-on-held", "-o", "json")
 	if cmdutil.ExitCode(err) != cmdutil.ExitHeld || !strings.Contains(err.Error(), "3 records still held") {
 		t.Errorf("--fail-on-held with holds: %v", err)
 	}
@@ -109,7 +115,7 @@ func TestExitCodes(t *testing.T) {
 	}
 	// One held record is one, not "1 records" (its first three lines: a
 	// payment waiting on an order not in the capture).
-	data, rerr := os.ReadFile("testdata/basic.ndjson")
+	data, rerr := os.ReadFile(basicCapture)
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
@@ -118,13 +124,13 @@ func TestExitCodes(t *testing.T) {
 		t.Errorf("--fail-on-held with one hold: %v", err)
 	}
 	// With the cause of every hold in scope removed, nothing is held.
-	err, _, _ = exec(t, context.Background(), false, "", "-f", "testdata/basic.ndjson", "--fail-on-held", "--scope", "orders")
+	err, _, _ = exec(t, context.Background(), false, "", "-f", basicCapture, "--fail-on-held", "--scope", "orders")
 	if err != nil {
 		t.Errorf("--fail-on-held without holds: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err, out, _ = exec(t, ctx, false, "", "-f", "testdata/basic.ndjson", "-o", "json")
+	err, out, _ = exec(t, ctx, false, "", "-f", basicCapture, "-o", "json")
 	if cmdutil.ExitCode(err) != cmdutil.ExitInterrupted {
 		t.Errorf("interrupted: %v", err)
 	}
@@ -144,7 +150,7 @@ func TestScopeAndStart(t *testing.T) {
 		}
 	}) {
 		t.Helper()
-		err, out, stderr := exec(t, context.Background(), false, "", append([]string{"-f", "testdata/basic.ndjson", "-o", "json"}, args...)...)
+		err, out, stderr := exec(t, context.Background(), false, "", append([]string{"-f", basicCapture, "-o", "json"}, args...)...)
 		if err != nil {
 			t.Fatalf("%v: %v %s", args, err, stderr)
 		}
@@ -172,7 +178,7 @@ func TestScopeAndStart(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	dir := t.TempDir()
-	good, err := os.ReadFile("testdata/basic.ndjson")
+	good, err := os.ReadFile(basicCapture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +269,7 @@ func TestBadInput(t *testing.T) {
 // nowhere else; every other test asserts a failure from the typed error
 // or summary (replaytest).
 func TestFailClosedKeepsEvents(t *testing.T) {
-	good, _ := os.ReadFile("testdata/basic.ndjson")
+	good, _ := os.ReadFile(basicCapture)
 	lines := strings.Split(string(good), "\n")
 	lines[3] = strings.Replace(lines[3], `"value":"AQA="`, `"value":null`, 1)
 	p := filepath.Join(t.TempDir(), "c.ndjson")
@@ -320,7 +326,7 @@ func TestEmptyHeaderValue(t *testing.T) {
 // TestInterruptWhileReading: Ctrl-C stops a replay whose stdin is still
 // open and still being read for the first pass.
 func TestInterruptWhileReading(t *testing.T) {
-	good, _ := os.ReadFile("testdata/basic.ndjson")
+	good, _ := os.ReadFile(basicCapture)
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	// A producer that keeps the pipe open: it writes the capture and never
@@ -364,7 +370,7 @@ func TestTUIInBackground(t *testing.T) {
 	ios.SetTTY(true)
 	ios.Foreground = false
 	cmd := cmdutiltest.AsRoot(NewCmdReplay(cmdutiltest.Factory(ios, ""), nil))
-	cmd.SetArgs([]string{"-f", "testdata/basic.ndjson", "--tui"})
+	cmd.SetArgs([]string{"-f", basicCapture, "--tui"})
 	if err := cmd.ExecuteContext(context.Background()); err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}

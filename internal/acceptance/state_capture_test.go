@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/causalctl/causalctl/internal/cli"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -30,7 +31,7 @@ func runAt(t *testing.T, brokers string, now time.Time, args ...string) (int, st
 	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(k string) string { return env[k] }, Version: "test", Now: func() time.Time { return now }}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	code := Run(ctx, f, args)
+	code := cli.Run(ctx, f, args)
 	return code, out.String(), errOut.String()
 }
 

@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"bytes"
@@ -247,7 +247,7 @@ func TestJSONOutputMatchesTheSchemas(t *testing.T) {
 		args   []string
 	}
 	var runs []schemaRun
-	for _, capture := range []string{"replay/testdata/basic.ndjson", "replay/testdata/faults.ndjson"} {
+	for _, capture := range []string{basicCapture, faultsCapture} {
 		runs = append(runs,
 			schemaRun{"decode.schema.json", []string{"decode", "-f", capture, "-o", "json"}},
 			schemaRun{"replay-summary.schema.json", []string{"replay", "-f", capture, "-o", "json"}},
@@ -371,7 +371,7 @@ func TestSchemaCausesAreTheClassifiers(t *testing.T) {
 // schema's causes are the classifier's.
 func TestProcessesJSONMatchesTheSchema(t *testing.T) {
 	s := loadSchemas(t)
-	paths, err := filepath.Glob("processes/testdata/*json.golden")
+	paths, err := filepath.Glob("../cli/processes/testdata/*json.golden")
 	if err != nil || len(paths) < 2 {
 		t.Fatalf("goldens %v: %v", paths, err)
 	}

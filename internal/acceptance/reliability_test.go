@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/cli"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -18,7 +19,11 @@ import (
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
-const basicCapture = "replay/testdata/basic.ndjson"
+// The captures several packages read (testdata/captures at the module root).
+var (
+	basicCapture  = testutil.Testdata("captures", "basic.ndjson")
+	faultsCapture = testutil.Testdata("captures", "faults.ndjson")
+)
 
 // runCtx runs causalctl in-process under ctx, with stdout a buffer, and
 // fails the test when it does not return within limit: a hang is a bug.
@@ -29,7 +34,7 @@ func runCtx(t *testing.T, ctx context.Context, limit time.Duration, args ...stri
 	ios.Out = out
 	f := cmdutiltest.Factory(ios, "")
 	done := make(chan int, 1)
-	go func() { done <- Run(ctx, f, args) }()
+	go func() { done <- cli.Run(ctx, f, args) }()
 	select {
 	case code = <-done:
 	case <-time.After(limit):
@@ -133,37 +138,6 @@ func TestFIFOWithoutWriterInterrupted(t *testing.T) {
 	}
 }
 
-// TestFullDevice: every command writing to a full device (/dev/full)
-// exits 1 naming the cause, including output that only the last flush
-// writes.
-func TestFullDevice(t *testing.T) {
-	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
-	if err != nil {
-		t.Skipf("no /dev/full: %v", err)
-	}
-	defer full.Close()
-	for _, args := range [][]string{
-		{"decode", "-f", basicCapture},
-		{"decode", "-f", basicCapture, "-o", "json"},
-		{"decode", "--hex", "0100"},
-		{"encode", "{}"},
-		{"replay", "-f", basicCapture},
-		{"replay", "-f", basicCapture, "-o", "json"},
-		{"replay", "-f", basicCapture, "-o", "text"},
-		{"help"},
-	} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			ios, _, _, errOut := iostreams.Test()
-			ios.Out = full
-			f := cmdutiltest.Factory(ios, "")
-			code := Run(context.Background(), f, args)
-			if code != cmdutil.ExitFailure || !strings.Contains(errOut.String(), "no space left on device") {
-				t.Errorf("exit %d, stderr %q; want 1 and the cause", code, errOut.String())
-			}
-		})
-	}
-}
-
 var brokerCommands = [][]string{
 	{"topics"},
 	{"capture", "-t", "orders"},
@@ -198,23 +172,6 @@ func TestSilentSeedBesideAGoodOne(t *testing.T) {
 	}
 }
 
-// TestInterruptAgainstSilentBroker: Ctrl-C while a broker command waits on
-// a broker that never answers exits 130 at once, saying interrupted, not
-// "context canceled".
-func TestInterruptAgainstSilentBroker(t *testing.T) {
-	addr := kafkatest.SilentListener(t)
-	for _, args := range brokerCommands {
-		t.Run(args[0], func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			time.AfterFunc(300*time.Millisecond, cancel)
-			code, _, stderr := runCtx(t, ctx, 5*time.Second, append(args, "--brokers", addr)...)
-			if code != cmdutil.ExitInterrupted || !strings.Contains(stderr, "interrupted") || strings.Contains(stderr, "context canceled") {
-				t.Errorf("exit %d, stderr %q; want 130, interrupted", code, stderr)
-			}
-		})
-	}
-}
-
 // TestWatchBrokerKilled: the broker dies under watch in a pipe. The status
 // lines say disconnected and for how long it has been retrying, not
 // running; after the request timeout watch exits 1 naming the channel and
@@ -227,7 +184,7 @@ func TestWatchBrokerKilled(t *testing.T) {
 	f := cmdutiltest.Factory(ios, "")
 	done := make(chan int, 1)
 	go func() {
-		done <- Run(context.Background(), f, []string{"watch", "--brokers", p.addr, "-t", "orders,payments",
+		done <- cli.Run(context.Background(), f, []string{"watch", "--brokers", p.addr, "-t", "orders,payments",
 			"--offsets", "start", "--interval", "200ms", "--request-timeout", "3s", "--dial-timeout", "500ms"})
 	}()
 	out.Wait(t, 10*time.Second, "watch to catch up", func(s string) bool { return strings.Contains(s, "received=6") })

@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/causalctl/causalctl/internal/cli"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/cli/root"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -24,7 +25,7 @@ func run(t *testing.T, tty bool, stdin string, args ...string) (code int, stdout
 	in.WriteString(stdin)
 	f := cmdutiltest.Factory(ios, "")
 	f.Version = "v1.2.3-test"
-	code = Run(context.Background(), f, args)
+	code = cli.Run(context.Background(), f, args)
 	return code, out.String(), errOut.String()
 }
 
@@ -71,12 +72,12 @@ func TestDecodeEncodeCommands(t *testing.T) {
 		{name: "bad topic-id", args: []string{"decode", "--hex", "0100", "--topic-id", "orders"}, code: 2, stderr: "NAME=UUID"},
 		{name: "unknown flag", args: []string{"decode", "--nope"}, code: 2, stderr: "unknown flag: --nope"},
 		{name: "unknown command", args: []string{"nope"}, code: 2, stderr: "unknown command"},
-		{name: "records of a capture", args: []string{"decode", "-f", "replay/testdata/faults.ndjson"}, code: 1,
+		{name: "records of a capture", args: []string{"decode", "-f", faultsCapture}, code: 1,
 			stdout: "a/0@0\t1970-01-01T00:00:00.005Z\tb/0=0\n", substr: true,
 			stderr: "undecodable headers: 1 of 6 records, the first at line 4: c/0 offset 1: unknown-version"},
-		{name: "records show the reason", args: []string{"decode", "-f", "replay/testdata/faults.ndjson"}, code: 1,
+		{name: "records show the reason", args: []string{"decode", "-f", faultsCapture}, code: 1,
 			stdout: "c/0@1\t1970-01-01T00:00:00.002Z\tUNDECODABLE unknown-version: version 2, want 1\n", substr: true, stderr: "undecodable"},
-		{name: "records as json", args: []string{"decode", "-f", "replay/testdata/basic.ndjson", "-o", "json"},
+		{name: "records as json", args: []string{"decode", "-f", basicCapture, "-o", "json"},
 			stdout: `{"channel":"payments/0","offset":0,"timestamp":1001,"line":3,"format":"parsley.causes","size":28,"entries":[{"topic_id":"00000000-0000-0000-0000-00000000000a","topic":"orders","partition":0,"position":1}]}` + "\n", substr: true},
 		{name: "records from stdin", stdin: `{"topic_id":"01020304-0506-0708-090a-0b0c0d0e0f10","partition":1,"offset":7,"headers":[{"key":"parsley.causes","value":"AQA="}]}` + "\n",
 			args: []string{"decode", "-f", "-", "--topic-id", ordersID}, stdout: "orders/1@7\t-\t{}\n"},

@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"bufio"
@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/cli"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
@@ -35,7 +36,7 @@ func runEnv(t *testing.T, env map[string]string, args ...string) (code int, stdo
 	f.Getenv = func(k string) string { return env[k] }
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	code = Run(ctx, f, args)
+	code = cli.Run(ctx, f, args)
 	return code, out.String(), errOut.String()
 }
 

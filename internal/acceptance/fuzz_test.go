@@ -1,10 +1,11 @@
-package cli
+package acceptance
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	"github.com/causalctl/causalctl/internal/cli"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -35,7 +36,7 @@ func FuzzTextForms(f *testing.F) {
 			ios, _, _, errOut := iostreams.Test()
 			fac := cmdutiltest.Factory(ios, "")
 			fac.Version = "fuzz"
-			code := Run(context.Background(), fac, args)
+			code := cli.Run(context.Background(), fac, args)
 			stderr := errOut.String()
 			switch code {
 			case cmdutil.ExitOK:

@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/cli"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
@@ -29,7 +30,7 @@ func runFor(t *testing.T, d time.Duration, tty bool, args ...string) (code int, 
 	f := cmdutiltest.Factory(ios, "")
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	code = Run(ctx, f, args)
+	code = cli.Run(ctx, f, args)
 	return code, out.String(), errOut.String()
 }
 
@@ -149,7 +150,7 @@ func startAsyncAt(t *testing.T, tty bool, now func() time.Time, args ...string) 
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
-	go func() { done <- Run(ctx, f, args) }()
+	go func() { done <- cli.Run(ctx, f, args) }()
 	var once sync.Once
 	code := -1
 	stop = func() int {

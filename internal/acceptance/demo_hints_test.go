@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/cli"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/iostreams"
 )
@@ -53,5 +54,5 @@ func runHint(t *testing.T, args []string) (int, string) {
 	// notifier's open transactions and holds reads a growing log.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	return Run(ctx, f, args), errOut.String()
+	return cli.Run(ctx, f, args), errOut.String()
 }

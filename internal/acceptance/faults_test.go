@@ -1,4 +1,4 @@
-package cli
+package acceptance
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/causalctl/causalctl/internal/cli"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -132,7 +133,7 @@ func faultRunEnv(t *testing.T, brokers string, env map[string]string, args ...st
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	done := make(chan int, 1)
-	go func() { done <- Run(ctx, f, args) }()
+	go func() { done <- cli.Run(ctx, f, args) }()
 	select {
 	case code = <-done:
 	case <-time.After(25 * time.Second):
