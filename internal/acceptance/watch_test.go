@@ -34,39 +34,6 @@ func runFor(t *testing.T, d time.Duration, tty bool, args ...string) (code int, 
 	return code, out.String(), errOut.String()
 }
 
-// TestWatchStatusLines follows the pipeline in a pipe: plain status lines,
-// one per interval, the held payment counted, nothing written to the
-// cluster, exit 130 with a last line when interrupted.
-func TestWatchStatusLines(t *testing.T) {
-	p := newPipeline(t)
-	stdout, stderr, stop := startAsync(t, false,
-		"watch", "--brokers", p.addr, "-t", "orders,payments", "--offsets", "start", "--interval", "50ms")
-	wants := []string{"state=running", "scope=3", "received=6", "delivered=5", "held=1", "held_channels=1"}
-	lastHasAll := func(out string) bool {
-		for _, want := range wants {
-			if !strings.Contains(lastLine(out), want+" ") {
-				return false
-			}
-		}
-		return true
-	}
-	// Three lines after the one that shows the held payment: the lines go
-	// on, interval after interval, and say the same.
-	first := testutil.Lines(stdout.Wait(t, 10*time.Second, "the held payment", lastHasAll))
-	stdout.Wait(t, 10*time.Second, "three more status lines", func(out string) bool { return testutil.Lines(out) >= first+3 && lastHasAll(out) })
-	if code := stop(); code != cmdutil.ExitInterrupted {
-		t.Errorf("exit %d (%s), want %d", code, stderr, cmdutil.ExitInterrupted)
-	}
-	out := stdout.String()
-	if !strings.HasSuffix(out, "\n") || !lastHasAll(out) {
-		t.Errorf("the last status line, after the interruption, is not the state:\n%s", out)
-	}
-	if strings.ContainsRune(out, '\x1b') {
-		t.Errorf("escape sequence in piped output: %q", out)
-	}
-	p.checkReadOnly(t)
-}
-
 // writeUndecodable appends a record to payments/0 (offset 6) whose header
 // is cut short: truncated.
 func writeUndecodable(t *testing.T, p *pipeline) {

@@ -88,8 +88,9 @@ func options(ios *iostreams.IOStreams, addr string) *Options {
 		Names: &clock.Names{}, OpenFollow: f.OpenFollow, Now: time.Now}
 }
 
-// TestRunPipe: in a pipe, plain status lines with the held payment, and
-// exit 130 with a last line when interrupted.
+// TestRunPipe: in a pipe, plain status lines with the held payment, one
+// per interval, and exit 130 with a last line, still the state, when
+// interrupted.
 func TestRunPipe(t *testing.T) {
 	addr := cluster(t)
 	ios, _, _, _ := iostreams.Test()
@@ -99,15 +100,25 @@ func TestRunPipe(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, options(ios, addr)) }()
 	const want = "state=running scope=2 received=2 delivered=1 dropped=0 held=1 held_channels=1 "
-	out.Wait(t, 10*time.Second, "the held payment", func(s string) bool { return strings.Contains(s, want) })
+	first := testutil.Lines(out.Wait(t, 10*time.Second, "the held payment", func(s string) bool { return strings.Contains(s, want) }))
+	// The lines go on, interval after interval, and say the same.
+	out.Wait(t, 10*time.Second, "three more status lines", func(s string) bool {
+		return testutil.Lines(s) >= first+3 && strings.HasSuffix(s, "\n") && strings.Contains(lastLine(s), want)
+	})
 	cancel()
 	err := <-done
 	if cmdutil.ExitCode(err) != cmdutil.ExitInterrupted {
 		t.Errorf("interrupted: %v, want exit 130", err)
 	}
-	if o := out.String(); strings.Contains(o, "\x1b") || !strings.HasSuffix(o, "\n") {
-		t.Errorf("status lines:\n%q", o)
+	if o := out.String(); strings.Contains(o, "\x1b") || !strings.HasSuffix(o, "\n") || !strings.Contains(lastLine(o), want) {
+		t.Errorf("status lines (the last, after the interruption, the state):\n%q", o)
 	}
+}
+
+// lastLine is the last complete line of out.
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	return lines[len(lines)-1]
 }
 
 // TestRunTerminal: on a terminal the view gets the snapshots, and a
