@@ -11,6 +11,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/demo/demotest"
 	"github.com/causalctl/causalctl/internal/iostreams"
 )
 
@@ -33,15 +34,7 @@ func runDemo(t *testing.T, fault demo.Fault, steps int) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	d, err := demo.New(ctx, demo.Config{Seed: 3, Fault: fault, FaultStep: 10, Steps: steps})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	if err := d.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return d.Addr()
+	return demotest.Pipeline(ctx, t, demo.Config{Seed: 3, Fault: fault, FaultStep: 10, Steps: steps}).Addr()
 }
 
 type report struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/demo/demotest"
 	"github.com/causalctl/causalctl/internal/iostreams"
 )
 
@@ -25,15 +26,7 @@ func testCtx(t *testing.T) context.Context {
 func runDemo(t *testing.T, cfg demo.Config, steps int) *demo.Demo {
 	t.Helper()
 	cfg.Steps, cfg.Tick = steps, 0
-	d, err := demo.New(testCtx(t), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	if err := d.Run(testCtx(t)); err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return demotest.Pipeline(testCtx(t), t, cfg)
 }
 
 // report is the part of the JSON schema these tests read.

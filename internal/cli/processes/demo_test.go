@@ -7,6 +7,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/demo/demotest"
 	"github.com/causalctl/causalctl/internal/parsley"
 )
 
@@ -16,27 +17,7 @@ import (
 func TestDemoNotifier(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	d, err := demo.New(ctx, demo.Config{Seed: 4, Fault: demo.FaultDangling, FaultStep: 8, Steps: 40,
-		Lags: map[string]time.Duration{demo.TopicOrders: 300 * time.Millisecond, demo.TopicPayments: 100 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	n, err := d.StartNotifier(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.WaitRecords(ctx, d.Produced()); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-n.Joined():
-	case <-ctx.Done():
-		t.Fatal("the notifier's member never joined")
-	}
+	d, n := demotest.DanglingJoined(ctx, t)
 	held, heads := 0, 0
 	for _, ts := range n.State() {
 		for _, cs := range ts.Channels {

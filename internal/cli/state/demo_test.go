@@ -13,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/demo/demotest"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 )
@@ -106,27 +107,7 @@ func sameAsGates(t *testing.T, what string, rep jsonReport, gates []demo.TaskSta
 func TestStateOfTheDemoNotifier(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	d, err := demo.New(ctx, demo.Config{Seed: 4, Fault: demo.FaultDangling, FaultStep: 8, Steps: 40,
-		Lags: map[string]time.Duration{demo.TopicOrders: 300 * time.Millisecond, demo.TopicPayments: 100 * time.Millisecond}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	n, err := d.StartNotifier(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.WaitRecords(ctx, d.Produced()); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-n.Joined():
-	case <-ctx.Done():
-		t.Fatal("the notifier never joined its group")
-	}
+	d, n := demotest.DanglingJoined(ctx, t)
 
 	// The read is compared with the gates as they were before and after
 	// it; a transaction in between (the position moving past trailing

@@ -1,5 +1,6 @@
 // Package demotest sets up the demo for tests of the commands that read
-// it: a run with its notifier caught up, and records written after it.
+// it: a run of the pipeline alone, a run with its notifier caught up (and
+// joined), and records written after it.
 package demotest
 
 import (
@@ -12,12 +13,51 @@ import (
 	"github.com/causalctl/causalctl/internal/demo"
 )
 
+// Pipeline runs the demo's pipeline with cfg to its last step (cfg.Steps
+// must be set; a zero Tick runs the steps back to back), without a
+// notifier, and leaves its broker up until the test ends.
+func Pipeline(ctx context.Context, t testing.TB, cfg demo.Config) *demo.Demo {
+	t.Helper()
+	d, err := demo.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	if err := d.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // Dangling runs the demo unpaced with a dangling shipment (seed 4, the
 // fault at step 8, 30 steps, no lags) and its notifier, and waits until
 // the notifier has read every record. Both stop when the test ends.
 func Dangling(ctx context.Context, t testing.TB) (*demo.Demo, *demo.Notifier) {
 	t.Helper()
-	d, err := demo.New(ctx, demo.Config{Seed: 4, Fault: demo.FaultDangling, FaultStep: 8, Steps: 30, Tick: 0, Lags: map[string]time.Duration{}})
+	return withNotifier(ctx, t, demo.Config{Seed: 4, Fault: demo.FaultDangling, FaultStep: 8, Steps: 30, Tick: 0, Lags: map[string]time.Duration{}})
+}
+
+// DanglingJoined is Dangling over 40 steps with the watched node lagging
+// on orders (300ms) and payments (100ms), and waits besides until the
+// notifier's member has joined its group: a process as it runs, with a
+// group, an assignment and committed offsets to report.
+func DanglingJoined(ctx context.Context, t testing.TB) (*demo.Demo, *demo.Notifier) {
+	t.Helper()
+	d, n := withNotifier(ctx, t, demo.Config{Seed: 4, Fault: demo.FaultDangling, FaultStep: 8, Steps: 40,
+		Lags: map[string]time.Duration{demo.TopicOrders: 300 * time.Millisecond, demo.TopicPayments: 100 * time.Millisecond}})
+	select {
+	case <-n.Joined():
+	case <-ctx.Done():
+		t.Fatal("the notifier's member never joined its group")
+	}
+	return d, n
+}
+
+// withNotifier runs the demo with cfg and its notifier, and waits until
+// the notifier has read every record.
+func withNotifier(ctx context.Context, t testing.TB, cfg demo.Config) (*demo.Demo, *demo.Notifier) {
+	t.Helper()
+	d, err := demo.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
