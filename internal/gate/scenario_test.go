@@ -1,6 +1,7 @@
 package gate_test
 
-// The scenario driver: testdata/*.txt hold blocks of commands, a "----" line
+// The scenario driver: testdata/gate/*.txt at the module root (the
+// replay command runs them too) hold blocks of commands, a "----" line
 // and the trace they must produce, ended by a blank line. Commands:
 //
 //	scope CH...          start a new gate over these channels (or none)
@@ -31,12 +32,13 @@ import (
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
-var update = flag.Bool("update", false, "rewrite the expected traces in testdata/*.txt")
+var update = flag.Bool("update", false, "rewrite the expected traces in testdata/gate/*.txt")
 
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
+	files, err := filepath.Glob(testutil.Testdata("gate", "*.txt"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no scenarios: %v", err)
 	}

@@ -13,9 +13,10 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
-// scenario is one gate scenario of internal/gate/testdata: a scope and the
+// scenario is one gate scenario of testdata/gate: a scope and the
 // inputs fed to one gate, with the deliveries, drops and failure the gate
 // test expects.
 type scenario struct {
@@ -108,7 +109,7 @@ func parseScenarios(t *testing.T, file string) []*scenario {
 // capture file and the replay command, and expects the same deliveries,
 // drops and fail-closed error as the gate test does.
 func TestGateScenariosEndToEnd(t *testing.T) {
-	files, _ := filepath.Glob("../../gate/testdata/*.txt")
+	files, _ := filepath.Glob(testutil.Testdata("gate", "*.txt"))
 	if len(files) == 0 {
 		t.Fatal("no gate scenarios found")
 	}
