@@ -18,7 +18,7 @@ import (
 )
 
 // The JSON schema (docs/state.md, docs/schemas/state.schema.json;
-// internal/cli: TestStateJSONMatchesTheSchemas). Field
+// internal/acceptance: TestStateJSONMatchesTheSchemas). Field
 // names are stable; a field is null when unknown, never left out.
 type jsonReport struct {
 	App         *string       `json:"app"`
