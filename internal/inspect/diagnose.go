@@ -148,7 +148,7 @@ func Diagnose(in Input) *Report {
 	if names == nil {
 		names = &clock.Names{}
 	}
-	t := &Tracker{names: names}
+	t := &Labels{Names: names}
 	warn := in.RetentionWarn
 	rep := &Report{Now: in.Now, RecordsHeld: g.Stats().Held, Cycles: [][]string{}}
 	for _, cyc := range g.Cycles() {
@@ -159,18 +159,15 @@ func Diagnose(in Input) *Report {
 		rep.Cycles = append(rep.Cycles, append(names[at:], names[:at]...))
 	}
 
-	order, _, _ := t.displayOrder(g)
-	var held []heldInfo
-	heldIdx := map[clock.Channel]int32{}
+	order, _, _ := t.Order(g)
+	var c Chains
 	for _, ch := range order {
-		head, ok := g.Head(ch)
-		if !ok {
-			continue
+		if head, ok := g.Head(ch); ok {
+			c.Add(ch, head, g.Blockers(ch))
 		}
-		heldIdx[ch] = int32(len(held))
-		held = append(held, heldInfo{ch: ch, head: head, blockers: g.Blockers(ch)})
 	}
-	linkChains(held, heldIdx)
+	c.Link()
+	held, heldIdx := c.held, c.idx
 	own := make([]Cause, len(held))
 	for k := range held {
 		own[k] = in.Facts.ownCause(g, held, heldIdx, k)
@@ -184,11 +181,11 @@ func Diagnose(in Input) *Report {
 	for k := range held {
 		h := &held[k]
 		hd := Head{
-			Channel:     t.name(h.ch),
-			TopicID:     t.topicID(h.ch),
+			Channel:     t.Name(h.ch),
+			TopicID:     t.TopicID(h.ch),
 			Offset:      h.head.Offset,
 			Queued:      g.Depth(h.ch),
-			Clock:       t.clockText(h.head.Clock, -1),
+			Clock:       t.Clock(h.head.Clock, -1),
 			Undecodable: h.head.Undecodable,
 			Cause:       own[k],
 			ch:          h.ch,
@@ -208,7 +205,7 @@ func Diagnose(in Input) *Report {
 		hd.Retention = in.Facts.headroom(h.ch, hd.Timestamp, in.Now, warn)
 
 		for _, b := range h.blockers {
-			bd := Blocker{Channel: t.name(b.Channel), Required: b.Required, Settled: b.Settled}
+			bd := Blocker{Channel: t.Name(b.Channel), Required: b.Required, Settled: b.Settled}
 			bd.Cause, bd.Producer = in.Facts.blockerCause(g, held, heldIdx, b)
 			if in.Facts.Log != nil {
 				if lf, ok := in.Facts.Log(b.Channel); ok {
@@ -216,20 +213,20 @@ func Diagnose(in Input) *Report {
 				}
 			}
 			if j, ok := heldIdx[b.Channel]; ok && b.Kind == gate.BlockerHeld {
-				bd.Root = t.name(held[held[j].root].ch)
+				bd.Root = t.Name(held[held[j].root].ch)
 			}
 			hd.Blockers = append(hd.Blockers, bd)
 		}
 		hd.ChainLen = h.depth
 		hd.Chain = make([]string, 0, min(h.depth, MaxChain))
 		for j, n := int32(k), 0; n < h.depth && n < MaxChain; j, n = held[j].next, n+1 {
-			hd.Chain = append(hd.Chain, t.name(held[j].ch))
+			hd.Chain = append(hd.Chain, t.Name(held[j].ch))
 		}
 		if h.depth > MaxChain {
-			hd.Chain[MaxChain-1] = t.name(held[h.root].ch)
+			hd.Chain[MaxChain-1] = t.Name(held[h.root].ch)
 		}
 		root := &held[h.root]
-		hd.Root, hd.RootOffset, hd.RootCause = t.name(root.ch), root.head.Offset, own[h.root]
+		hd.Root, hd.RootOffset, hd.RootCause = t.Name(root.ch), root.head.Offset, own[h.root]
 		if h.cyclic {
 			hd.RootCause = CauseCycle
 			hd.Cycle = cycles.names[cycles.start[h.root]]
@@ -403,7 +400,7 @@ type waitCycles struct {
 
 // waitCycles finds the cycle of every head on one (linkChains set onCycle),
 // walking each cycle twice in all: once for its start, once for its names.
-func (t *Tracker) waitCycles(held []heldInfo) waitCycles {
+func (t *Labels) waitCycles(held []heldInfo) waitCycles {
 	w := waitCycles{start: make([]int32, len(held)), names: map[int32][]string{}}
 	for k := range w.start {
 		w.start[k] = -1
@@ -419,7 +416,7 @@ func (t *Tracker) waitCycles(held []heldInfo) waitCycles {
 		var names []string
 		for j := first; ; {
 			w.start[j] = first
-			names = append(names, t.name(held[j].ch))
+			names = append(names, t.Name(held[j].ch))
 			if j = held[j].next; j == first {
 				break
 			}
@@ -429,10 +426,10 @@ func (t *Tracker) waitCycles(held []heldInfo) waitCycles {
 	return w
 }
 
-func (t *Tracker) names2(chs []clock.Channel) []string {
+func (t *Labels) names2(chs []clock.Channel) []string {
 	out := make([]string, len(chs))
 	for i, ch := range chs {
-		out[i] = t.name(ch)
+		out[i] = t.Name(ch)
 	}
 	return out
 }

@@ -123,8 +123,8 @@ func SummaryOf(r *replay.Replayer, f Facts) *Summary {
 	for i := range rep.Heads {
 		heads[rep.Heads[i].ch] = &rep.Heads[i]
 	}
-	t := &Tracker{names: names}
-	order, labels, ids := t.displayOrder(g)
+	t := &Labels{Names: names}
+	order, labels, ids := t.Order(g)
 	for i, ch := range order {
 		cs := ChannelSummary{
 			Channel:      labels[i],
@@ -155,11 +155,11 @@ func SummaryOf(r *replay.Replayer, f Facts) *Summary {
 // *replay.InputError from a gate that failed closed.
 func (s *Summary) SetFailure(err error) {
 	if ie, ok := replay.FailureOf(err); ok {
-		s.Failed = failureOf(ie)
+		s.Failed = NewFailure(ie)
 	}
 }
 
-// failureOf is the Failure of a gate that failed closed.
-func failureOf(ie *replay.InputError) *Failure {
+// NewFailure is the Failure of a gate that failed closed.
+func NewFailure(ie *replay.InputError) *Failure {
 	return &Failure{Channel: ie.Channel, Offset: ie.Offset, Line: ie.Line, Code: string(ie.Code), Error: ie.Err.Error()}
 }

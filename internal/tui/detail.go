@@ -6,6 +6,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // detail shows the selected channel: its head's full clock, every blocker
@@ -13,12 +14,12 @@ import (
 // chain, and the node's stamp.
 type detail struct {
 	common
-	snap *inspect.Snapshot
-	row  *inspect.ChannelRow
+	snap *view.Snapshot
+	row  *view.ChannelRow
 }
 
 // Set points the pane at a channel of a snapshot (row may be nil).
-func (d *detail) Set(s *inspect.Snapshot, row *inspect.ChannelRow) {
+func (d *detail) Set(s *view.Snapshot, row *view.ChannelRow) {
 	d.snap, d.row = s, row
 }
 
@@ -69,7 +70,7 @@ func (d *detail) lines() []string {
 	return out
 }
 
-func (d *detail) head(h *inspect.HeadDetail, label func(string) string, field func(string, string) []string) []string {
+func (d *detail) head(h *view.HeadDetail, label func(string) string, field func(string, string) []string) []string {
 	st := d.styles
 	var out []string
 	// Both ages, named: holds reports the one since written.

@@ -1,4 +1,4 @@
-package inspect
+package view
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -167,7 +168,7 @@ func TestStepperJumps(t *testing.T) {
 	if err := replay.Run(t.Context(), src, r, func(*replay.Event) error { return nil }, nil, time.Now); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := SummaryOf(s.Replayer(), Facts{}), SummaryOf(r, Facts{}); !reflect.DeepEqual(got, want) {
+	if got, want := inspect.SummaryOf(s.Replayer(), inspect.Facts{}), inspect.SummaryOf(r, inspect.Facts{}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("JumpEnd summary %+v, want %+v", got, want)
 	}
 
@@ -303,7 +304,7 @@ func TestStepperFailClosed(t *testing.T) {
 		t.Fatalf("after the failure: %+v, want %+v", got, want)
 	}
 	snap = s.Snapshot()
-	want := &Failure{Channel: "c/0", Offset: 1, Line: 4, Code: "unknown-version", Error: "unknown-version: version 2, want 1"}
+	want := &inspect.Failure{Channel: "c/0", Offset: 1, Line: 4, Code: "unknown-version", Error: "unknown-version: version 2, want 1"}
 	if !reflect.DeepEqual(snap.Failure, want) {
 		t.Fatalf("Failure %+v, want %+v", snap.Failure, want)
 	}
