@@ -127,8 +127,9 @@ func (t *Labels) Clock(c clock.Clock, limit int) string {
 // view's snapshots both walk chains through it. Heads are numbered in the
 // order they were added; Reset and reuse one to keep from allocating.
 type Chains struct {
-	held []heldInfo
-	idx  map[clock.Channel]int32
+	held   []heldInfo
+	idx    map[clock.Channel]int32
+	cycles *waitCycles // found on first use after Link
 }
 
 // heldInfo is one held head of Chains.
@@ -147,7 +148,7 @@ type heldInfo struct {
 // Reset empties c, keeping its space.
 func (c *Chains) Reset() {
 	clear(c.held) // drop the clocks and blockers
-	c.held = c.held[:0]
+	c.held, c.cycles = c.held[:0], nil
 	if c.idx == nil {
 		c.idx = map[clock.Channel]int32{}
 	}
@@ -165,7 +166,10 @@ func (c *Chains) Add(ch clock.Channel, head gate.Held, blockers []gate.Blocker) 
 }
 
 // Link links every head's wait chain.
-func (c *Chains) Link() { linkChains(c.held, c.idx) }
+func (c *Chains) Link() {
+	linkChains(c.held, c.idx)
+	c.cycles = nil
+}
 
 // Len is the number of heads.
 func (c *Chains) Len() int { return len(c.held) }

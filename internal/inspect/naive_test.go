@@ -53,14 +53,15 @@ func naiveDiagnose(in Input) *Report {
 	for k := range held {
 		h := &held[k]
 		hd := Head{
-			Channel:     t.Name(h.ch),
-			TopicID:     t.TopicID(h.ch),
-			Offset:      h.head.Offset,
-			Queued:      g.Depth(h.ch),
-			Clock:       t.Clock(h.head.Clock, -1),
-			Undecodable: h.head.Undecodable,
-			Cause:       own[k],
-			ch:          h.ch,
+			Channel:      t.Name(h.ch),
+			TopicID:      t.TopicID(h.ch),
+			Offset:       h.head.Offset,
+			Queued:       g.Depth(h.ch),
+			Clock:        t.Clock(h.head.Clock, -1),
+			ClockEntries: h.head.Clock.Len(),
+			Undecodable:  h.head.Undecodable,
+			Cause:        own[k],
+			ch:           h.ch,
 		}
 		if in.Timestamp != nil {
 			if ts, ok := in.Timestamp(h.ch, h.head.Offset); ok {
