@@ -90,8 +90,6 @@ type Head struct {
 	Retention *Headroom
 	// NextStep is the advice for the root cause.
 	NextStep string
-
-	ch clock.Channel
 }
 
 // Blocker is one unmet entry of a head's clock.
@@ -257,7 +255,6 @@ func (c *Chains) Describe(in *Input, t *Labels, k int, lim Limits) Head {
 		ClockEntries: h.head.Clock.Len(),
 		Undecodable:  h.head.Undecodable,
 		Cause:        c.Cause(&in.Facts, g, k),
-		ch:           h.ch,
 	}
 	if in.Timestamp != nil {
 		if ts, ok := in.Timestamp(h.ch, h.head.Offset); ok {

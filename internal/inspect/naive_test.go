@@ -61,7 +61,6 @@ func naiveDiagnose(in Input) *Report {
 			ClockEntries: h.head.Clock.Len(),
 			Undecodable:  h.head.Undecodable,
 			Cause:        own[k],
-			ch:           h.ch,
 		}
 		if in.Timestamp != nil {
 			if ts, ok := in.Timestamp(h.ch, h.head.Offset); ok {

@@ -1,7 +1,6 @@
 package inspect
 
 import (
-	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -119,9 +118,9 @@ func SummaryOf(r *replay.Replayer, f Facts) *Summary {
 	}
 	rep := Diagnose(Input{Gate: g, Names: names, Facts: f})
 	s.Cycles = rep.Cycles
-	heads := make(map[clock.Channel]*Head, len(rep.Heads))
+	heads := make(map[string]*Head, len(rep.Heads))
 	for i := range rep.Heads {
-		heads[rep.Heads[i].ch] = &rep.Heads[i]
+		heads[rep.Heads[i].Channel] = &rep.Heads[i]
 	}
 	t := &Labels{Names: names}
 	order, labels, ids := t.Order(g)
@@ -133,7 +132,7 @@ func SummaryOf(r *replay.Replayer, f Facts) *Summary {
 			ReceivedUpTo: position(g.Fed(ch)),
 			Held:         g.Depth(ch),
 		}
-		if h := heads[ch]; h != nil {
+		if h := heads[labels[i]]; h != nil {
 			hs := &HeadSummary{Offset: h.Offset, Undecodable: h.Undecodable, Blockers: []BlockerSummary{},
 				Cause: h.Cause, RootCause: h.RootCause}
 			for _, b := range h.Blockers {

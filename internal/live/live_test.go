@@ -253,7 +253,7 @@ func TestHoldsAgeAndDrain(t *testing.T) {
 		if len(s.Heads) != 1 || len(s.Heads[0].Blockers) != 1 {
 			t.Fatalf("heads %+v", s.Heads)
 		}
-		if b := s.Heads[0].Blockers[0]; b.Kind != inspect.CauseLagging || b.Channel != "a/0" || b.LogEnd != 5 {
+		if b := s.Heads[0].Blockers[0]; b.Cause != inspect.CauseLagging || b.Channel != "a/0" || b.Log == nil || b.Log.StableEnd() != 5 {
 			t.Errorf("blocker %+v: want a/0 lagging below its log end 5", b)
 		}
 		// The requirement beyond the log end: not yet written. The next
@@ -261,7 +261,7 @@ func TestHoldsAgeAndDrain(t *testing.T) {
 		src.setEnd(a0, 2)
 		synctest.Wait()
 		<-d.Snapshots() // possibly taken before the change
-		if s := <-d.Snapshots(); len(s.Heads) != 1 || s.Heads[0].Blockers[0].Kind != inspect.CauseBeyondLogEnd {
+		if s := <-d.Snapshots(); len(s.Heads) != 1 || s.Heads[0].Blockers[0].Cause != inspect.CauseBeyondLogEnd {
 			t.Errorf("heads %+v: want a/0 beyond its log end", s.Heads)
 		}
 		for off := range int64(4) {

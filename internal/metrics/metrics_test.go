@@ -61,10 +61,10 @@ func twoChannels() view.Snapshot {
 			{Channel: unnamedID + "/0", TopicID: unnamedID, Partition: 0, Settled: -1, ReceivedUpTo: -1, LogEnd: -1, HighWatermark: -1,
 				HeadOffset: -1, Head: -1},
 		},
-		Heads: []view.HeadDetail{{Channel: "orders/1", Offset: 41, Cause: inspect.CauseBeyondLogEnd, Blockers: []view.BlockerDetail{
-			{Channel: "orders/0", Kind: inspect.CauseHeld, Required: 3, LogEnd: 9},
-			{Channel: "payments/0", Kind: inspect.CauseBeyondLogEnd, Required: 7, LogEnd: 7},
-		}}},
+		Heads: []view.HeadDetail{{Head: inspect.Head{Channel: "orders/1", Offset: 41, Cause: inspect.CauseBeyondLogEnd, Blockers: []inspect.Blocker{
+			{Channel: "orders/0", Cause: inspect.CauseHeld, Required: 3},
+			{Channel: "payments/0", Cause: inspect.CauseBeyondLogEnd, Required: 7},
+		}}}},
 	}
 }
 
@@ -208,7 +208,7 @@ func TestBlockedByCause(t *testing.T) {
 	// Every cause inspect knows is a label value, and a head counts under
 	// its own cause (inspect ranks the blockers).
 	for _, c := range inspect.Causes() {
-		s := view.Snapshot{HeldChannels: 1, Heads: []view.HeadDetail{{Cause: c, RootCause: inspect.CauseLagging}}}
+		s := view.Snapshot{HeldChannels: 1, Heads: []view.HeadDetail{{Head: inspect.Head{Cause: c, RootCause: inspect.CauseLagging}}}}
 		got := BlockedByCause(&s)
 		if got[string(c)] != 1 || len(got) != 1 {
 			t.Errorf("%s: %v", c, got)
@@ -219,7 +219,7 @@ func TestBlockedByCause(t *testing.T) {
 	}
 	// Heads beyond the detail cap are counted, unclassified.
 	s := view.Snapshot{HeldChannels: 5, HeadsOmitted: 3, Heads: []view.HeadDetail{
-		{Cause: inspect.CauseHeld}, {Cause: inspect.CauseLagging},
+		{Head: inspect.Head{Cause: inspect.CauseHeld}}, {Head: inspect.Head{Cause: inspect.CauseLagging}},
 	}}
 	got := BlockedByCause(&s)
 	if got[CauseUnclassified] != 3 || got[CauseHeld] != 1 || got[CauseLagging] != 1 {

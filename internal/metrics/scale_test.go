@@ -29,7 +29,7 @@ func bigSnapshot(n int) view.Snapshot {
 			Partition: int32(k % 100), Settled: int64(k), ReceivedUpTo: int64(k), LogEnd: int64(k + 1), HighWatermark: int64(k + 1), Head: -1}
 		if k%10 == 0 {
 			row.Held, row.Blocked, row.Head = 1, true, len(s.Heads)
-			s.Heads = append(s.Heads, view.HeadDetail{Channel: row.Channel, Cause: inspect.CauseLagging})
+			s.Heads = append(s.Heads, view.HeadDetail{Head: inspect.Head{Channel: row.Channel, Cause: inspect.CauseLagging}})
 			s.HeldChannels++
 		}
 		s.Channels = append(s.Channels, row)

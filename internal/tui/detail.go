@@ -95,21 +95,21 @@ func (d *detail) head(h *view.HeadDetail, label func(string) string, field func(
 			name = "blockers"
 		}
 		text := b.Channel + " ≥ " + strconv.FormatInt(b.Required, 10) + ", settled " + startText(b.Settled) + "  "
-		kind := b.Kind.String()
-		if b.Kind == inspect.CauseHeld || b.Kind == inspect.CauseCycle {
+		kind := b.Cause.String()
+		if b.Cause == inspect.CauseHeld || b.Cause == inspect.CauseCycle {
 			text += st.KindHeld.Render(kind)
-			if b.Cyclic {
+			if b.Cause == inspect.CauseCycle {
 				text += " " + st.Glyphs.Cycle + " in a wait cycle"
 			} else if b.Root != "" {
 				text += st.Glyphs.Chain + "root " + b.Root
-				if b.RootWaits != "" {
-					text += ": " + b.RootWaits
+				if h.RootWaits != nil && h.RootWaits[k] != "" {
+					text += ": " + h.RootWaits[k]
 				}
 			}
 		} else {
 			text += st.KindMissing.Render(kind)
-			if b.LogEnd >= 0 {
-				text += " (log end " + posText(b.LogEnd) + ")"
+			if b.Log != nil {
+				text += " (log end " + posText(b.Log.StableEnd()) + ")"
 			}
 			if t := b.Producer; t != nil {
 				text += " producer " + strconv.FormatInt(t.ProducerID, 10)
@@ -123,12 +123,12 @@ func (d *detail) head(h *view.HeadDetail, label func(string) string, field func(
 	if len(h.Blockers) == 0 && h.Undecodable == "" {
 		out = append(out, label("blockers")+st.Muted.Render("none"))
 	}
-	if h.ChainLen > 1 || h.Cyclic {
+	if h.ChainLen > 1 || h.Cycle != nil {
 		chain := strings.Join(h.Chain, st.Glyphs.Chain)
 		if h.ChainLen > len(h.Chain) {
 			chain = strings.Join(h.Chain[:len(h.Chain)-1], st.Glyphs.Chain) + st.Glyphs.Chain + "… (" + strconv.Itoa(h.ChainLen) + " channels)" + st.Glyphs.Chain + h.Chain[len(h.Chain)-1]
 		}
-		if h.Cyclic {
+		if h.Cycle != nil {
 			chain += "  " + st.Glyphs.Cycle + " cycle: a stamp broke the contract"
 		} else {
 			chain += "  (root)"

@@ -13,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 	tea "github.com/charmbracelet/bubbletea"
@@ -91,28 +92,30 @@ func liveSnapshot(n int, received int64) view.Snapshot {
 			r.HeadWritten = inspect.Age{D: r.HeadAge.D + 2*time.Second, Known: true}
 			r.Waits = fmt.Sprintf("waits payments/%d ≥ %d, settled %d", k+1, 2000+k, 1000+k)
 			r.Head = len(s.Heads)
-			h := view.HeadDetail{
-				Channel: r.Channel, Offset: r.HeadOffset, Age: r.HeadAge, Written: r.HeadWritten,
+			h := view.HeadDetail{Head: inspect.Head{
+				Channel: r.Channel, Offset: r.HeadOffset, Age: r.HeadAge,
 				Clock:        fmt.Sprintf("orders/%d=%d,payments/%d=%d", k, 990+k, k+1, 2000+k),
 				ClockEntries: 2,
-				Blockers: []view.BlockerDetail{{Channel: fmt.Sprintf("payments/%d", k+1), Required: int64(2000 + k),
-					Settled: int64(1000 + k), Kind: inspect.CauseLagging, LogEnd: int64(2100 + k)}},
+				Blockers: []inspect.Blocker{{Channel: fmt.Sprintf("payments/%d", k+1), Required: int64(2000 + k),
+					Settled: int64(1000 + k), Cause: inspect.CauseLagging, Log: logEnd(int64(2100 + k))}},
 				Chain: []string{r.Channel}, ChainLen: 1,
 				Cause: inspect.CauseLagging, RootCause: inspect.CauseLagging,
-			}
+			}, Written: r.HeadWritten}
 			switch k {
 			case 20: // a stamp beyond the log end
-				h.Blockers[0].Kind, h.Cause, h.RootCause = inspect.CauseBeyondLogEnd, inspect.CauseBeyondLogEnd, inspect.CauseBeyondLogEnd
+				h.Blockers[0].Cause, h.Cause, h.RootCause = inspect.CauseBeyondLogEnd, inspect.CauseBeyondLogEnd, inspect.CauseBeyondLogEnd
 			case 50: // behind it
-				h.Blockers[0] = view.BlockerDetail{Channel: "shipments/6", Required: 1021, Settled: 1020,
-					Kind: inspect.CauseHeld, LogEnd: 1220, Root: "shipments/6", RootWaits: "waits payments/21 ≥ 2020, settled 1020"}
+				h.Blockers[0] = inspect.Blocker{Channel: "shipments/6", Required: 1021, Settled: 1020,
+					Cause: inspect.CauseHeld, Log: logEnd(1220), Root: "shipments/6"}
+				h.RootWaits = []string{"waits payments/21 ≥ 2020, settled 1020"}
 				h.Chain, h.ChainLen = []string{r.Channel, "shipments/6"}, 2
 				h.Cause, h.RootCause = inspect.CauseHeld, inspect.CauseBeyondLogEnd
 				r.Waits = "waits shipments/6 ≥ 1021, settled 1020"
 			}
 			if k == 10 {
-				h.Blockers = append(h.Blockers, view.BlockerDetail{Channel: "orders/0", Required: 1001, Settled: 1000,
-					Kind: inspect.CauseHeld, LogEnd: 1200, Root: "orders/0", RootWaits: "waits payments/1 ≥ 2000, settled 1000"})
+				h.Blockers = append(h.Blockers, inspect.Blocker{Channel: "orders/0", Required: 1001, Settled: 1000,
+					Cause: inspect.CauseHeld, Log: logEnd(1200), Root: "orders/0"})
+				h.RootWaits = []string{"", "waits payments/1 ≥ 2000, settled 1000"}
 				h.Chain, h.ChainLen = []string{r.Channel, "orders/0"}, 2
 			}
 			s.Heads = append(s.Heads, h)
@@ -213,4 +216,9 @@ func taskSnapshot(n int, received int64) view.Snapshot {
 		s.Heads[i].Task = s.Channels[i*10].Task
 	}
 	return s
+}
+
+// logEnd is the log facts of a channel whose log ends at end.
+func logEnd(end int64) *record.LogFacts {
+	return &record.LogFacts{LastStable: end, HighWatermark: end}
 }

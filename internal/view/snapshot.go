@@ -12,7 +12,6 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -121,31 +120,24 @@ type ChannelRow struct {
 	Task int32
 }
 
-// HeadDetail is a held head and everything that holds it.
+// HeadDetail is a held head and everything that holds it: the diagnosis'
+// Head (inspect.Chains.Describe, cut to the snapshot's caps) with what only
+// the view shows.
+//
+// Of the Head, Age is ChannelRow.HeadAge (since received), Clock is cut
+// after SnapshotOptions.MaxClockEntries entries, Blockers after 32, Chain
+// after 16 channels (the root kept last), and NextStep, advice per root,
+// is left empty.
 type HeadDetail struct {
-	Channel string
-	Offset  int64
-	// Age is ChannelRow.HeadAge (since received), Written
-	// ChannelRow.HeadWritten (since the record's timestamp).
-	Age, Written inspect.Age
-	// Clock is the head's full clock as received, names resolved, cut
-	// after SnapshotOptions.MaxClockEntries entries; ClockEntries is the
-	// full count.
-	Clock        string
-	ClockEntries int
-	Undecodable  string
-	// Blockers are the unmet entries, in channel order.
-	Blockers []BlockerDetail
-	// Chain is the wait chain from this channel through first held
-	// blockers to its root (the last element), cut after maxChain
-	// channels; ChainLen is its full length. Cyclic is set when the chain
-	// runs into a wait cycle.
-	Chain    []string
-	ChainLen int
-	Cyclic   bool
-	// Cause is the head's own cause, RootCause that of its chain's root
-	// (CauseCycle when the chain runs into a wait cycle).
-	Cause, RootCause inspect.Cause
+	inspect.Head
+	// Written is ChannelRow.HeadWritten: the age since the record's
+	// timestamp.
+	Written inspect.Age
+	// RootWaits says, for each held blocker of Blockers (those with a
+	// Root), what the head its chain ends at waits for, as
+	// ChannelRow.Waits does; "" for the others. Nil when no blocker is
+	// held.
+	RootWaits []string
 	// Task is the head's task (SnapshotOfTasks); 0 for one gate.
 	Task int32
 }
@@ -160,27 +152,6 @@ func (h *HeadDetail) MostTelling() inspect.Cause {
 		return h.RootCause
 	}
 	return h.Cause
-}
-
-// BlockerDetail is one unmet entry of a head's clock.
-type BlockerDetail struct {
-	Channel  string
-	Required int64
-	Settled  int64
-	Kind     inspect.Cause
-	// Producer is, for an open transaction, the one holding Required,
-	// when the brokers named it.
-	Producer *record.OpenTransaction
-	// LogEnd of the blocking channel, −1 when unknown.
-	LogEnd int64
-	// Root is, for a held blocker, the channel at the end of the wait
-	// chain from the blocking channel, and RootWaits that head's own
-	// first blocker text.
-	Root      string
-	RootWaits string
-	// Cyclic is set when the chain from a held blocker runs into a wait
-	// cycle: its "root" is then only where the walk stopped.
-	Cyclic bool
 }
 
 // RecentEvent is one line of the recent-events strip.
@@ -363,6 +334,7 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 	for k := range c.Len() {
 		rows[rowOf[k]].Waits = t.waitsText(c.Head(k), c.Blockers(k))
 	}
+	in := inspect.Input{Gate: g, Names: t.lab.Names, Facts: opts.Facts, Timestamp: t.Timestamp, HeldSince: t.HeldSince, Now: opts.Now}
 	s.Heads = make([]HeadDetail, 0, min(c.Len(), maxHeads))
 	for k := range c.Len() {
 		if len(s.Heads) == maxHeads {
@@ -370,7 +342,7 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 			break
 		}
 		rows[rowOf[k]].Head = len(s.Heads)
-		s.Heads = append(s.Heads, t.headDetail(g, k, &rows[rowOf[k]], &opts, maxClock))
+		s.Heads = append(s.Heads, t.headDetail(&in, k, &rows[rowOf[k]], maxClock))
 	}
 	s.Channels = rows
 
@@ -436,55 +408,23 @@ func (s *Snapshot) setStop(t *Tracker, g *gate.Gate) {
 	}
 }
 
-func (t *Tracker) headDetail(g *gate.Gate, k int, row *ChannelRow, opts *SnapshotOptions, maxClock int) HeadDetail {
+func (t *Tracker) headDetail(in *inspect.Input, k int, row *ChannelRow, maxClock int) HeadDetail {
 	c := &t.chains
-	f := &opts.Facts
-	head, blockers, root := c.Head(k), c.Blockers(k), c.Root(k)
 	d := HeadDetail{
-		Channel:      row.Channel,
-		Offset:       head.Offset,
-		Age:          row.HeadAge,
-		Written:      row.HeadWritten,
-		Clock:        t.lab.Clock(head.Clock, maxClock),
-		ClockEntries: head.Clock.Len(),
-		Undecodable:  head.Undecodable,
-		Cyclic:       c.Cyclic(k),
-		ChainLen:     c.Depth(k),
-		Blockers:     make([]BlockerDetail, 0, min(len(blockers), maxBlockers)),
-		Cause:        c.Cause(f, g, k),
-		RootCause:    c.Cause(f, g, root),
+		Head:    c.Describe(in, &t.lab, k, inspect.Limits{ClockEntries: maxClock, Blockers: maxBlockers, Chain: maxChain}),
+		Written: row.HeadWritten,
 	}
-	if d.Cyclic {
-		d.RootCause = inspect.CauseCycle
-	}
-	for _, b := range blockers {
-		if len(d.Blockers) == maxBlockers {
-			break
+	for i, b := range c.Blockers(k)[:len(d.Blockers)] {
+		if b.Kind != gate.BlockerHeld {
+			continue
 		}
-		bd := BlockerDetail{Channel: t.lab.Name(b.Channel), Required: b.Required, Settled: b.Settled, LogEnd: -1}
-		if opts.LogEnd != nil {
-			if end, ok := opts.LogEnd(b.Channel); ok {
-				bd.LogEnd = end
+		if j, ok := c.Index(b.Channel); ok {
+			if d.RootWaits == nil {
+				d.RootWaits = make([]string, len(d.Blockers))
 			}
+			r := c.Root(j)
+			d.RootWaits[i] = t.waitsText(c.Head(r), c.Blockers(r))
 		}
-		bd.Kind, bd.Producer = c.BlockerCause(f, g, b)
-		if b.Kind == gate.BlockerHeld {
-			if j, ok := c.Index(b.Channel); ok {
-				r := c.Root(j)
-				bd.Cyclic = c.Cyclic(j)
-				bd.Root = t.lab.Name(c.Channel(r))
-				bd.RootWaits = t.waitsText(c.Head(r), c.Blockers(r))
-			}
-		}
-		d.Blockers = append(d.Blockers, bd)
-	}
-	// The chain as far as maxChain channels, the root kept at the end.
-	d.Chain = make([]string, 0, min(d.ChainLen, maxChain))
-	for j, n := k, 0; n < d.ChainLen && n < maxChain; j, n = c.Next(j), n+1 {
-		d.Chain = append(d.Chain, t.lab.Name(c.Channel(j)))
-	}
-	if d.ChainLen > maxChain {
-		d.Chain[maxChain-1] = t.lab.Name(c.Channel(root))
 	}
 	return d
 }

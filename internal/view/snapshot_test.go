@@ -137,21 +137,24 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 	}
 	hc := s.Heads[rc.Head]
 	wantHead := HeadDetail{
-		Channel: "t3/0", Offset: 0, Age: inspect.Age{D: 500 * time.Millisecond, Known: true},
-		Clock: "t1/0=7,t2/0=1", ClockEntries: 2,
-		Blockers: []BlockerDetail{
-			{Channel: "t1/0", Required: 7, Settled: 0, Kind: inspect.CauseBeyondLogEnd, LogEnd: 6},
-			{Channel: "t2/0", Required: 1, Settled: -1, Kind: inspect.CauseHeld, LogEnd: 2, Root: "t2/0", RootWaits: "waits t1/0 ≥ 4, settled 0"},
+		Head: inspect.Head{
+			Channel: "t3/0", TopicID: c.Topic.String(), Offset: 0, Age: inspect.Age{D: 500 * time.Millisecond, Known: true},
+			Queued: 1, Clock: "t1/0=7,t2/0=1", ClockEntries: 2,
+			Blockers: []inspect.Blocker{
+				{Channel: "t1/0", Required: 7, Settled: 0, Cause: inspect.CauseBeyondLogEnd, Log: &record.LogFacts{LastStable: 6, HighWatermark: 6}},
+				{Channel: "t2/0", Required: 1, Settled: -1, Cause: inspect.CauseHeld, Log: &record.LogFacts{LastStable: 2, HighWatermark: 3}, Root: "t2/0"},
+			},
+			Chain: []string{"t3/0", "t2/0"}, ChainLen: 2, Root: "t2/0", RootOffset: 0,
+			// Its own cause is the most telling blocker's; its chain's root
+			// t2/0 waits t1/0 ≥ 4 below the log end: lagging.
+			Cause: inspect.CauseBeyondLogEnd, RootCause: inspect.CauseLagging,
 		},
-		Chain: []string{"t3/0", "t2/0"}, ChainLen: 2,
-		// Its own cause is the most telling blocker's; its chain's root
-		// t2/0 waits t1/0 ≥ 4 below the log end: lagging.
-		Cause: inspect.CauseBeyondLogEnd, RootCause: inspect.CauseLagging,
+		RootWaits: []string{"", "waits t1/0 ≥ 4, settled 0"},
 	}
 	if !reflect.DeepEqual(hc, wantHead) {
 		t.Fatalf("head t3/0:\n got %+v\nwant %+v", hc, wantHead)
 	}
-	if k := s.Heads[rb.Head].Blockers[0].Kind; k != inspect.CauseLagging {
+	if k := s.Heads[rb.Head].Blockers[0].Cause; k != inspect.CauseLagging {
 		t.Fatalf("t2/0 waits t1/0 ≥ 4 below its log end 6: kind %v, want lagging", k)
 	}
 	if s.Stamp != "t1/0=7,t2/0=1" || s.StampEntries != 2 {
@@ -173,14 +176,14 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 
 	// Without log ends: not received; without a tracker: no ages, no events.
 	s = SnapshotOf(f.r, SnapshotOptions{})
-	if k := s.Heads[0].Blockers[0].Kind; k != inspect.CauseNotReceived {
+	if k := s.Heads[0].Blockers[0].Cause; k != inspect.CauseNotReceived {
 		t.Fatalf("kind without log end %v", k)
 	}
 	if s.OldestHold.Known || len(s.Recent) != 0 {
 		t.Fatalf("no tracker: oldest %v, recent %v", s.OldestHold, s.Recent)
 	}
 	s = SnapshotOf(f.r, SnapshotOptions{Facts: inspect.Facts{Exhausted: true}})
-	if k := s.Heads[0].Blockers[0].Kind; k != inspect.CauseBeyondInput {
+	if k := s.Heads[0].Blockers[0].Cause; k != inspect.CauseBeyondInput {
 		t.Fatalf("kind when exhausted %v", k)
 	}
 }
@@ -260,15 +263,15 @@ func TestSnapshotChains(t *testing.T) {
 		}
 		cyclicSet := []string{"t42/0", "t43/0", "t44/0", "t45/0", "t46/0"}
 		cyclic := slices.Contains(cyclicSet, row.Channel)
-		if h.Cyclic != cyclic {
-			t.Fatalf("%s: cyclic %v", row.Channel, h.Cyclic)
+		if (h.Cycle != nil) != cyclic {
+			t.Fatalf("%s: cycle %v", row.Channel, h.Cycle)
 		}
 		for _, b := range h.Blockers {
-			if b.Kind != inspect.CauseHeld {
+			if b.Cause != inspect.CauseHeld && b.Cause != inspect.CauseCycle {
 				continue
 			}
-			if b.Cyclic != slices.Contains(cyclicSet, b.Channel) {
-				t.Fatalf("%s: blocker %s cyclic %v", row.Channel, b.Channel, b.Cyclic)
+			if (b.Cause == inspect.CauseCycle) != slices.Contains(cyclicSet, b.Channel) {
+				t.Fatalf("%s: blocker %s cause %v", row.Channel, b.Channel, b.Cause)
 			}
 			bc, _ := f.r.Names().ParseChannel(b.Channel)
 			bchain := g.WaitChain(bc)
@@ -502,7 +505,7 @@ func TestMostTelling(t *testing.T) {
 		{inspect.CauseOpenTransaction, inspect.CauseOpenTransaction, inspect.CauseOpenTransaction}, // its own root
 		{inspect.CauseUndecodable, "", inspect.CauseUndecodable},
 	} {
-		h := HeadDetail{Cause: c.own, RootCause: c.root}
+		h := HeadDetail{Head: inspect.Head{Cause: c.own, RootCause: c.root}}
 		if got := h.MostTelling(); got != c.want {
 			t.Errorf("own %s, root %s: %s, want %s", c.own, c.root, got, c.want)
 		}
