@@ -636,7 +636,7 @@ func (s Status) String() string {
 	field("dropped", strconv.FormatInt(s.Dropped, 10))
 	field("held", strconv.FormatInt(s.Held, 10))
 	field("held_channels", strconv.Itoa(s.HeldChannels))
-	field("oldest_hold", s.OldestHold.String())
+	field("oldest_hold", view.AgeText(s.OldestHold))
 	if s.Causes != "" {
 		field("causes", s.Causes)
 	}

@@ -161,7 +161,7 @@ func (t *table) SetRows(s *view.Snapshot) {
 	for c := range t.colW {
 		t.colW[c] = len(column(c).title()) + 2
 	}
-	t.colW[colAge] = max(t.colW[colAge], 6) // Age.String is at most 6 cells
+	t.colW[colAge] = max(t.colW[colAge], 6) // view.AgeText is at most 6 cells
 	t.colW[colWritten] = max(t.colW[colWritten], 6)
 	for i := range rows {
 		if c := t.cause(&rows[i]); len(c) > t.colW[colCause] {

@@ -14,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/view"
 	"github.com/causalctl/causalctl/internal/parsley"
 )
 
@@ -343,7 +344,7 @@ func headText(at string, h *jsonHead) string {
 	var b strings.Builder
 	b.WriteString(at)
 	if h.WrittenMsAgo != nil {
-		fmt.Fprintf(&b, "  written %s ago", inspect.Age{D: time.Duration(*h.WrittenMsAgo) * time.Millisecond, Known: true})
+		fmt.Fprintf(&b, "  written %s ago", view.AgeText(inspect.Age{D: time.Duration(*h.WrittenMsAgo) * time.Millisecond, Known: true}))
 	}
 	for i, bl := range h.Blockers {
 		sep := "  waits "
