@@ -108,8 +108,8 @@ func (h *header) View() string {
 	if s.RowsOmitted > 0 {
 		third = append(third, st.Muted.Render("rows: held first, "+count(int64(s.RowsOmitted))+" cut"))
 	}
-	if p := s.Position; p != nil && p.Notice != "" {
-		third = append(third, st.Notice.Render(p.Notice))
+	if p := s.Position; p != nil && p.Notice.Kind != replay.NoticeNone {
+		third = append(third, st.Notice.Render(view.NoticeText(p.Notice)))
 	}
 	lines = append(lines, fit(strings.Join(third, "  "), h.width))
 

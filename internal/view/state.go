@@ -57,3 +57,30 @@ func PositionText(p replay.Position) string {
 func Retrying(d time.Duration) string {
 	return fmt.Sprintf("disconnected (retrying, %ds)", int(d.Round(time.Second)/time.Second))
 }
+
+// NoticeText is what a stepper's last jump says, e.g. "at orders/0@41,
+// item 9, line 9"; "" for the zero Notice.
+func NoticeText(n replay.Notice) string {
+	item := strconv.FormatInt(n.Item, 10)
+	switch n.Kind {
+	case replay.NoticeStart:
+		return "at the start"
+	case replay.NoticeEnd:
+		return "at the end"
+	case replay.NoticeAtItem:
+		return "at item " + item
+	case replay.NoticeItemNotReached:
+		return "item " + strconv.FormatInt(n.Target, 10) + " not reached: the input stopped at item " + item
+	case replay.NoticeAtOffset:
+		s := "at " + n.Channel + "@" + strconv.FormatInt(n.Target, 10) + ", item " + item
+		if n.Line > 0 {
+			s += ", line " + strconv.FormatInt(n.Line, 10)
+		}
+		return s
+	case replay.NoticeOffsetNotReached:
+		return n.Channel + "@" + strconv.FormatInt(n.Target, 10) + " not reached: the input stopped at item " + item
+	case replay.NoticeNoEvent:
+		return "no " + n.Event.String() + " after item " + strconv.FormatInt(n.From, 10) + ": the input stopped at item " + item
+	}
+	return ""
+}

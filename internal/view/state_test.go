@@ -25,3 +25,24 @@ func TestStateAndPositionText(t *testing.T) {
 		t.Errorf("Retrying: %q", got)
 	}
 }
+
+func TestNoticeText(t *testing.T) {
+	for _, c := range []struct {
+		n    replay.Notice
+		want string
+	}{
+		{replay.Notice{}, ""},
+		{replay.Notice{Kind: replay.NoticeStart}, "at the start"},
+		{replay.Notice{Kind: replay.NoticeEnd, Item: 10}, "at the end"},
+		{replay.Notice{Kind: replay.NoticeAtItem, Item: 4}, "at item 4"},
+		{replay.Notice{Kind: replay.NoticeItemNotReached, Item: 9, Target: 50}, "item 50 not reached: the input stopped at item 9"},
+		{replay.Notice{Kind: replay.NoticeAtOffset, Item: 3, Line: 5, Channel: "a/0", Target: 2}, "at a/0@2, item 3, line 5"},
+		{replay.Notice{Kind: replay.NoticeAtOffset, Item: 3, Channel: "a/0", Target: 2}, "at a/0@2, item 3"},
+		{replay.Notice{Kind: replay.NoticeOffsetNotReached, Item: 9, Channel: "a/0", Target: 99}, "a/0@99 not reached: the input stopped at item 9"},
+		{replay.Notice{Kind: replay.NoticeNoEvent, Item: 9, Event: replay.EventDrop, From: 2}, "no drop after item 2: the input stopped at item 9"},
+	} {
+		if got := NoticeText(c.n); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.n, got, c.want)
+		}
+	}
+}

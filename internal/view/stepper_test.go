@@ -128,8 +128,8 @@ func TestStepperStepTo(t *testing.T) {
 			t.Fatalf("StepTo(%v): at item %d, want %d", st.to, s.Item(), st.item)
 		}
 	}
-	if s.State() != replay.StateFinished || !strings.Contains(s.Notice(), "no drop") {
-		t.Fatalf("after a fruitless StepTo: state %v, notice %q", s.State(), s.Notice())
+	if s.State() != replay.StateFinished || !strings.Contains(NoticeText(s.Notice()), "no drop") {
+		t.Fatalf("after a fruitless StepTo: state %v, notice %q", s.State(), NoticeText(s.Notice()))
 	}
 
 	s = newStepper(t, "basic.ndjson")
@@ -191,8 +191,8 @@ func TestStepperJumps(t *testing.T) {
 	if err := s.JumpToItem(50); err != nil {
 		t.Fatal(err)
 	}
-	if s.Item() != 9 || s.State() != replay.StateFinished || !strings.Contains(s.Notice(), "not reached") {
-		t.Fatalf("JumpToItem(50): item %d, state %v, notice %q", s.Item(), s.State(), s.Notice())
+	if s.Item() != 9 || s.State() != replay.StateFinished || !strings.Contains(NoticeText(s.Notice()), "not reached") {
+		t.Fatalf("JumpToItem(50): item %d, state %v, notice %q", s.Item(), s.State(), NoticeText(s.Notice()))
 	}
 
 	offsets := []struct {
@@ -212,8 +212,8 @@ func TestStepperJumps(t *testing.T) {
 		if err := s.Jump(o.spec); err != nil {
 			t.Fatalf("Jump(%q): %v", o.spec, err)
 		}
-		if s.Item() != o.item || s.Notice() != o.note {
-			t.Fatalf("Jump(%q): item %d, notice %q; want item %d, %q", o.spec, s.Item(), s.Notice(), o.item, o.note)
+		if s.Item() != o.item || NoticeText(s.Notice()) != o.note {
+			t.Fatalf("Jump(%q): item %d, notice %q; want item %d, %q", o.spec, s.Item(), NoticeText(s.Notice()), o.item, o.note)
 		}
 	}
 	s.JumpToItem(6)
