@@ -9,8 +9,8 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/view"
 	"github.com/causalctl/causalctl/internal/record"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 func write(w io.Writer, format string, rep *inspect.Report, opts *Options) error {

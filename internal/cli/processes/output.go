@@ -10,8 +10,8 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/view"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/view"
 	"github.com/olekukonko/tablewriter"
 )
 

@@ -14,8 +14,8 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/view"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // The JSON schema (docs/state.md, docs/schemas/state.schema.json;
