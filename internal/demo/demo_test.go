@@ -584,7 +584,7 @@ func TestSlowFaultLive(t *testing.T) {
 		case s := <-drv.Snapshots():
 			for _, h := range s.Heads {
 				for _, b := range h.Blockers {
-					stalled = stalled || strings.HasPrefix(b.Channel, demo.TopicPayments+"/") && b.Kind == inspect.CauseLagging
+					stalled = stalled || strings.HasPrefix(b.Channel, demo.TopicPayments+"/") && b.Cause == inspect.CauseLagging
 				}
 			}
 		case <-ctx.Done():

@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -59,9 +60,12 @@ type Head struct {
 	Age Age
 	// Queued counts the records held on the channel, the head included.
 	Queued int
-	// Clock is its full clock as received, names resolved.
-	Clock       string
-	Undecodable string
+	// Clock is its clock as received, names resolved (in full from
+	// Diagnose, cut as Limits say from Describe); ClockEntries is the
+	// clock's number of entries.
+	Clock        string
+	ClockEntries int
+	Undecodable  string
 	// Cause is the head's own: undecodable, or its most telling blocker's
 	// (see Cause.Rank).
 	Cause Cause
@@ -86,8 +90,6 @@ type Head struct {
 	Retention *Headroom
 	// NextStep is the advice for the root cause.
 	NextStep string
-
-	ch clock.Channel
 }
 
 // Blocker is one unmet entry of a head's clock.
@@ -148,8 +150,7 @@ func Diagnose(in Input) *Report {
 	if names == nil {
 		names = &clock.Names{}
 	}
-	t := &Tracker{names: names}
-	warn := in.RetentionWarn
+	t := &Labels{Names: names}
 	rep := &Report{Now: in.Now, RecordsHeld: g.Stats().Held, Cycles: [][]string{}}
 	for _, cyc := range g.Cycles() {
 		// Written from the member first in name order, as the heads'
@@ -159,82 +160,23 @@ func Diagnose(in Input) *Report {
 		rep.Cycles = append(rep.Cycles, append(names[at:], names[:at]...))
 	}
 
-	order, _, _ := t.displayOrder(g)
-	var held []heldInfo
-	heldIdx := map[clock.Channel]int32{}
+	order, _, _ := t.Order(g)
+	var c Chains
 	for _, ch := range order {
-		head, ok := g.Head(ch)
-		if !ok {
-			continue
+		if head, ok := g.Head(ch); ok {
+			c.Add(ch, head, g.Blockers(ch))
 		}
-		heldIdx[ch] = int32(len(held))
-		held = append(held, heldInfo{ch: ch, head: head, blockers: g.Blockers(ch)})
 	}
-	linkChains(held, heldIdx)
-	own := make([]Cause, len(held))
-	for k := range held {
-		own[k] = in.Facts.ownCause(g, held, heldIdx, k)
-	}
-	cycles := t.waitCycles(held)
+	c.Link()
+	held := c.held
+	cycles := c.waitCycles(t)
 
 	// rootAt maps a root to its index in rep.Roots: a heldInfo index, or
 	// for a chain into a wait cycle −1 − the cycle's start, a cycle having
 	// no one root.
 	rootAt := map[int32]int{}
 	for k := range held {
-		h := &held[k]
-		hd := Head{
-			Channel:     t.name(h.ch),
-			TopicID:     t.topicID(h.ch),
-			Offset:      h.head.Offset,
-			Queued:      g.Depth(h.ch),
-			Clock:       t.clockText(h.head.Clock, -1),
-			Undecodable: h.head.Undecodable,
-			Cause:       own[k],
-			ch:          h.ch,
-		}
-		if in.Timestamp != nil {
-			if ts, ok := in.Timestamp(h.ch, h.head.Offset); ok {
-				hd.Timestamp = ts
-			}
-		}
-		since, known := hd.Timestamp, !hd.Timestamp.IsZero()
-		if in.HeldSince != nil {
-			since, known = in.HeldSince(h.ch, h.head.Offset)
-		}
-		if known && !in.Now.IsZero() {
-			hd.Age = Age{D: in.Now.Sub(since), Known: true}
-		}
-		hd.Retention = in.Facts.headroom(h.ch, hd.Timestamp, in.Now, warn)
-
-		for _, b := range h.blockers {
-			bd := Blocker{Channel: t.name(b.Channel), Required: b.Required, Settled: b.Settled}
-			bd.Cause, bd.Producer = in.Facts.blockerCause(g, held, heldIdx, b)
-			if in.Facts.Log != nil {
-				if lf, ok := in.Facts.Log(b.Channel); ok {
-					bd.Log = lf
-				}
-			}
-			if j, ok := heldIdx[b.Channel]; ok && b.Kind == gate.BlockerHeld {
-				bd.Root = t.name(held[held[j].root].ch)
-			}
-			hd.Blockers = append(hd.Blockers, bd)
-		}
-		hd.ChainLen = h.depth
-		hd.Chain = make([]string, 0, min(h.depth, MaxChain))
-		for j, n := int32(k), 0; n < h.depth && n < MaxChain; j, n = held[j].next, n+1 {
-			hd.Chain = append(hd.Chain, t.name(held[j].ch))
-		}
-		if h.depth > MaxChain {
-			hd.Chain[MaxChain-1] = t.name(held[h.root].ch)
-		}
-		root := &held[h.root]
-		hd.Root, hd.RootOffset, hd.RootCause = t.name(root.ch), root.head.Offset, own[h.root]
-		if h.cyclic {
-			hd.RootCause = CauseCycle
-			hd.Cycle = cycles.names[cycles.start[h.root]]
-		}
-		rep.Heads = append(rep.Heads, hd)
+		rep.Heads = append(rep.Heads, c.Describe(&in, t, k, Limits{}))
 	}
 	// Advice is given once per root, from the root's own first blocker
 	// of its cause.
@@ -281,6 +223,93 @@ func Diagnose(in Input) *Report {
 		}
 	}
 	return rep
+}
+
+// Limits cap what Chains.Describe names of a head, for a view that shows a
+// screenful: zero takes the default.
+type Limits struct {
+	// ClockEntries cuts Head.Clock after this many entries (default: none
+	// cut).
+	ClockEntries int
+	// Blockers keeps the first Blockers (default: every one).
+	Blockers int
+	// Chain names at most this many channels of the wait chain, the root
+	// kept last (default and most: MaxChain).
+	Chain int
+}
+
+// Describe is head k of c, linked, as a Head: classified with in.Facts,
+// dated with in.Timestamp and in.HeldSince to in.Now, named with t, cut as
+// lim says. It is the one construction of a Head: Diagnose describes every
+// head so, and the live view its screenful of them. NextStep, advice given
+// per root, is Diagnose's; Describe leaves it empty.
+func (c *Chains) Describe(in *Input, t *Labels, k int, lim Limits) Head {
+	g := in.Gate
+	h := &c.held[k]
+	hd := Head{
+		Channel:      t.Name(h.ch),
+		TopicID:      t.TopicID(h.ch),
+		Offset:       h.head.Offset,
+		Queued:       g.Depth(h.ch),
+		Clock:        t.Clock(h.head.Clock, cmp.Or(lim.ClockEntries, -1)),
+		ClockEntries: h.head.Clock.Len(),
+		Undecodable:  h.head.Undecodable,
+		Cause:        c.Cause(&in.Facts, g, k),
+	}
+	if in.Timestamp != nil {
+		if ts, ok := in.Timestamp(h.ch, h.head.Offset); ok {
+			hd.Timestamp = ts
+		}
+	}
+	since, known := hd.Timestamp, !hd.Timestamp.IsZero()
+	if in.HeldSince != nil {
+		since, known = in.HeldSince(h.ch, h.head.Offset)
+	}
+	if known && !in.Now.IsZero() {
+		hd.Age = Age{D: in.Now.Sub(since), Known: true}
+	}
+	hd.Retention = in.Facts.headroom(h.ch, hd.Timestamp, in.Now, in.RetentionWarn)
+
+	bs := h.blockers
+	if lim.Blockers > 0 && len(bs) > lim.Blockers {
+		bs = bs[:lim.Blockers]
+	}
+	if len(bs) > 0 {
+		hd.Blockers = make([]Blocker, 0, len(bs))
+	}
+	for _, b := range bs {
+		bd := Blocker{Channel: t.Name(b.Channel), Required: b.Required, Settled: b.Settled}
+		bd.Cause, bd.Producer = c.BlockerCause(&in.Facts, g, b)
+		if in.Facts.Log != nil {
+			if lf, ok := in.Facts.Log(b.Channel); ok {
+				bd.Log = lf
+			}
+		}
+		if j, ok := c.idx[b.Channel]; ok && b.Kind == gate.BlockerHeld {
+			bd.Root = t.Name(c.held[c.held[j].root].ch)
+		}
+		hd.Blockers = append(hd.Blockers, bd)
+	}
+	maxChain := MaxChain
+	if lim.Chain > 0 {
+		maxChain = min(lim.Chain, MaxChain)
+	}
+	hd.ChainLen = h.depth
+	hd.Chain = make([]string, 0, min(h.depth, maxChain))
+	for j, n := int32(k), 0; n < h.depth && n < maxChain; j, n = c.held[j].next, n+1 {
+		hd.Chain = append(hd.Chain, t.Name(c.held[j].ch))
+	}
+	if h.depth > maxChain {
+		hd.Chain[maxChain-1] = t.Name(c.held[h.root].ch)
+	}
+	root := &c.held[h.root]
+	hd.Root, hd.RootOffset, hd.RootCause = t.Name(root.ch), root.head.Offset, c.Cause(&in.Facts, g, int(h.root))
+	if h.cyclic {
+		cycles := c.waitCycles(t)
+		hd.RootCause = CauseCycle
+		hd.Cycle = cycles.names[cycles.start[h.root]]
+	}
+	return hd
 }
 
 // OlderThan returns the report restricted to heads held at least d (heads
@@ -402,9 +431,15 @@ type waitCycles struct {
 }
 
 // waitCycles finds the cycle of every head on one (linkChains set onCycle),
-// walking each cycle twice in all: once for its start, once for its names.
-func (t *Tracker) waitCycles(held []heldInfo) waitCycles {
-	w := waitCycles{start: make([]int32, len(held)), names: map[int32][]string{}}
+// walking each cycle twice in all: once for its start, once for its names;
+// once per Link.
+func (c *Chains) waitCycles(t *Labels) *waitCycles {
+	if c.cycles != nil {
+		return c.cycles
+	}
+	held := c.held
+	w := &waitCycles{start: make([]int32, len(held)), names: map[int32][]string{}}
+	c.cycles = w
 	for k := range w.start {
 		w.start[k] = -1
 	}
@@ -419,7 +454,7 @@ func (t *Tracker) waitCycles(held []heldInfo) waitCycles {
 		var names []string
 		for j := first; ; {
 			w.start[j] = first
-			names = append(names, t.name(held[j].ch))
+			names = append(names, t.Name(held[j].ch))
 			if j = held[j].next; j == first {
 				break
 			}
@@ -429,10 +464,10 @@ func (t *Tracker) waitCycles(held []heldInfo) waitCycles {
 	return w
 }
 
-func (t *Tracker) names2(chs []clock.Channel) []string {
+func (t *Labels) names2(chs []clock.Channel) []string {
 	out := make([]string, len(chs))
 	for i, ch := range chs {
-		out[i] = t.name(ch)
+		out[i] = t.Name(ch)
 	}
 	return out
 }

@@ -19,7 +19,7 @@ func naiveDiagnose(in Input) *Report {
 	if names == nil {
 		names = &clock.Names{}
 	}
-	t := &Tracker{names: names}
+	t := &Labels{Names: names}
 	warn := in.RetentionWarn
 	rep := &Report{Now: in.Now, RecordsHeld: g.Stats().Held, Cycles: [][]string{}}
 	for _, cyc := range g.Cycles() {
@@ -30,7 +30,7 @@ func naiveDiagnose(in Input) *Report {
 		rep.Cycles = append(rep.Cycles, append(names[at:], names[:at]...))
 	}
 
-	order, _, _ := t.displayOrder(g)
+	order, _, _ := t.Order(g)
 	var held []heldInfo
 	heldIdx := map[clock.Channel]int32{}
 	for _, ch := range order {
@@ -53,14 +53,14 @@ func naiveDiagnose(in Input) *Report {
 	for k := range held {
 		h := &held[k]
 		hd := Head{
-			Channel:     t.name(h.ch),
-			TopicID:     t.topicID(h.ch),
-			Offset:      h.head.Offset,
-			Queued:      g.Depth(h.ch),
-			Clock:       t.clockText(h.head.Clock, -1),
-			Undecodable: h.head.Undecodable,
-			Cause:       own[k],
-			ch:          h.ch,
+			Channel:      t.Name(h.ch),
+			TopicID:      t.TopicID(h.ch),
+			Offset:       h.head.Offset,
+			Queued:       g.Depth(h.ch),
+			Clock:        t.Clock(h.head.Clock, -1),
+			ClockEntries: h.head.Clock.Len(),
+			Undecodable:  h.head.Undecodable,
+			Cause:        own[k],
 		}
 		if in.Timestamp != nil {
 			if ts, ok := in.Timestamp(h.ch, h.head.Offset); ok {
@@ -77,7 +77,7 @@ func naiveDiagnose(in Input) *Report {
 		hd.Retention = in.Facts.headroom(h.ch, hd.Timestamp, in.Now, warn)
 
 		for _, b := range h.blockers {
-			bd := Blocker{Channel: t.name(b.Channel), Required: b.Required, Settled: b.Settled}
+			bd := Blocker{Channel: t.Name(b.Channel), Required: b.Required, Settled: b.Settled}
 			bd.Cause, bd.Producer = in.Facts.blockerCause(g, held, heldIdx, b)
 			if in.Facts.Log != nil {
 				if lf, ok := in.Facts.Log(b.Channel); ok {
@@ -85,15 +85,15 @@ func naiveDiagnose(in Input) *Report {
 				}
 			}
 			if j, ok := heldIdx[b.Channel]; ok && b.Kind == gate.BlockerHeld {
-				bd.Root = t.name(held[held[j].root].ch)
+				bd.Root = t.Name(held[held[j].root].ch)
 			}
 			hd.Blockers = append(hd.Blockers, bd)
 		}
 		for j, n := int32(k), 0; n < h.depth; j, n = held[j].next, n+1 {
-			hd.Chain = append(hd.Chain, t.name(held[j].ch))
+			hd.Chain = append(hd.Chain, t.Name(held[j].ch))
 		}
 		root := &held[h.root]
-		hd.Root, hd.RootOffset, hd.RootCause = t.name(root.ch), root.head.Offset, own[h.root]
+		hd.Root, hd.RootOffset, hd.RootCause = t.Name(root.ch), root.head.Offset, own[h.root]
 		if h.cyclic {
 			hd.RootCause = CauseCycle
 			hd.Cycle = naiveCycleOf(t, held, h)
@@ -192,14 +192,14 @@ func naiveCycleStart(held []heldInfo, h *heldInfo) int32 {
 
 // naiveCycleOf is the wait cycle the chain from h runs into, from its
 // member first in held's order.
-func naiveCycleOf(t *Tracker, held []heldInfo, h *heldInfo) []string {
+func naiveCycleOf(t *Labels, held []heldInfo, h *heldInfo) []string {
 	var out []string
 	start := naiveCycleStart(held, h)
 	for j, n := start, 0; j >= 0 && n <= len(held); j, n = held[j].next, n+1 {
 		if n > 0 && j == start {
 			break
 		}
-		out = append(out, t.name(held[j].ch))
+		out = append(out, t.Name(held[j].ch))
 	}
 	return out
 }

@@ -3,12 +3,9 @@ package inspect
 import (
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
-	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/parsley"
 )
 
@@ -139,47 +136,4 @@ func storedHeadCause(t *Task, c *parsley.Channel) Cause {
 		return CauseReady
 	}
 	return dh.Cause
-}
-
-// ProcessColumns are the titles of ProcessSummary.Cells.
-var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "NEXT START"}
-
-// Cells are the row's table cells, in the order of ProcessColumns; none
-// holds a space, so plain columns split on blanks.
-func (r *ProcessSummary) Cells() []string {
-	tasks := strconv.Itoa(int(r.Tasks))
-	if r.Err != nil {
-		return []string{r.App, tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
-	}
-	group, members := "-", "-"
-	if r.Group != nil {
-		group, members = escape.Text(r.Group.State), strconv.Itoa(len(r.Group.Members))
-	}
-	receives := strings.Join(r.Receives, ",")
-	if receives == "" {
-		receives = "-"
-	}
-	oldest := Age{D: r.Oldest, Known: r.Dated}.String()
-	if r.Undated > 0 {
-		u := "undated:" + strconv.Itoa(r.Undated)
-		if r.Dated {
-			oldest += "+" + u
-		} else {
-			oldest = u
-		}
-	}
-	var causes []string
-	for _, c := range slices.Sorted(maps.Keys(r.Causes)) {
-		causes = append(causes, string(c)+":"+strconv.Itoa(r.Causes[c]))
-	}
-	causeText := strings.Join(causes, ",")
-	if causeText == "" {
-		causeText = "-"
-	}
-	lag := "-"
-	if r.LagKnown {
-		lag = strconv.FormatInt(r.MaxLag, 10)
-	}
-	return []string{r.App, tasks, group, members, receives, r.ReceivesFrom, strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
-		oldest, causeText, lag, r.NextStart}
 }

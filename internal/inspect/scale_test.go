@@ -167,31 +167,3 @@ func TestDiagnoseCutsLongChains(t *testing.T) {
 		t.Error("the heads of one cycle do not share its one list")
 	}
 }
-
-// BenchmarkSnapshotWideRoot is a snapshot of 2 000 heads that wait behind
-// one root whose clock has 5 000 unmet entries: each head's root cause is
-// that root's, classified once per snapshot, not once per head.
-func BenchmarkSnapshotWideRoot(b *testing.B) {
-	const heads, wide = 2000, 5000
-	scope := make([]clock.Channel, 0, 1+heads+wide)
-	for k := range 1 + heads + wide {
-		scope = append(scope, testChannel(k/100, int32(k%100)))
-	}
-	f := newFeeder(b, scope, 10)
-	var es []clock.Entry
-	for k := 1 + heads; k < len(scope); k++ {
-		es = append(es, clock.Entry{Channel: scope[k], Position: 3})
-	}
-	f.record(scope[0], 0, es...)
-	for k := 1; k <= heads; k++ {
-		f.record(scope[k], 0, clock.Entry{Channel: scope[0], Position: 0})
-	}
-	opts := SnapshotOptions{Title: "bench", Source: "bench", Now: f.at}
-	if s := f.snapshot(opts); len(s.Heads) != 1+heads-1 && len(s.Heads) != DefaultMaxHeads {
-		b.Fatalf("%d heads", len(s.Heads))
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		f.snapshot(opts)
-	}
-}

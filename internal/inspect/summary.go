@@ -1,7 +1,6 @@
 package inspect
 
 import (
-	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -119,12 +118,12 @@ func SummaryOf(r *replay.Replayer, f Facts) *Summary {
 	}
 	rep := Diagnose(Input{Gate: g, Names: names, Facts: f})
 	s.Cycles = rep.Cycles
-	heads := make(map[clock.Channel]*Head, len(rep.Heads))
+	heads := make(map[string]*Head, len(rep.Heads))
 	for i := range rep.Heads {
-		heads[rep.Heads[i].ch] = &rep.Heads[i]
+		heads[rep.Heads[i].Channel] = &rep.Heads[i]
 	}
-	t := &Tracker{names: names}
-	order, labels, ids := t.displayOrder(g)
+	t := &Labels{Names: names}
+	order, labels, ids := t.Order(g)
 	for i, ch := range order {
 		cs := ChannelSummary{
 			Channel:      labels[i],
@@ -133,7 +132,7 @@ func SummaryOf(r *replay.Replayer, f Facts) *Summary {
 			ReceivedUpTo: position(g.Fed(ch)),
 			Held:         g.Depth(ch),
 		}
-		if h := heads[ch]; h != nil {
+		if h := heads[labels[i]]; h != nil {
 			hs := &HeadSummary{Offset: h.Offset, Undecodable: h.Undecodable, Blockers: []BlockerSummary{},
 				Cause: h.Cause, RootCause: h.RootCause}
 			for _, b := range h.Blockers {
@@ -155,11 +154,11 @@ func SummaryOf(r *replay.Replayer, f Facts) *Summary {
 // *replay.InputError from a gate that failed closed.
 func (s *Summary) SetFailure(err error) {
 	if ie, ok := replay.FailureOf(err); ok {
-		s.Failed = failureOf(ie)
+		s.Failed = NewFailure(ie)
 	}
 }
 
-// failureOf is the Failure of a gate that failed closed.
-func failureOf(ie *replay.InputError) *Failure {
+// NewFailure is the Failure of a gate that failed closed.
+func NewFailure(ie *replay.InputError) *Failure {
 	return &Failure{Channel: ie.Channel, Offset: ie.Offset, Line: ie.Line, Code: string(ie.Code), Error: ie.Err.Error()}
 }

@@ -3,9 +3,9 @@
 // for the TUI of `watch` and `demo`, and a plain status line for output that
 // is not a terminal.
 //
-// One goroutine owns the gate (a replay.Replayer) and a inspect.Tracker: it
+// One goroutine owns the gate (a replay.Replayer) and a view.Tracker: it
 // feeds them the items a reader goroutine takes from the Source, and about
-// ten times a second builds a inspect.Snapshot and offers it on a channel
+// ten times a second builds a view.Snapshot and offers it on a channel
 // that holds one. A consumer that falls behind misses snapshots, never
 // records: the newest snapshot replaces an unread one, so the gate never
 // waits for the screen.
@@ -23,6 +23,7 @@ import (
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // Source is a feed of capture items that never ends by itself, and knows
@@ -82,15 +83,15 @@ type Config struct {
 	Now func() time.Time
 	// StampEvery is how often snapshots recompute the node's stamp, whose
 	// cost grows with the whole scope's clocks (default DefaultStampEvery;
-	// negative: every snapshot). See inspect.SnapshotOptions.
+	// negative: every snapshot). See view.SnapshotOptions.
 	StampEvery time.Duration
-	// Caps of the snapshots (see inspect.SnapshotOptions); zero means the
+	// Caps of the snapshots (see view.SnapshotOptions); zero means the
 	// default.
 	MaxRows, MaxHeads, MaxClockEntries, MaxStampEntries int
 
 	// Tasks runs one gate per Parsley task (replay.NewTasks): task p
 	// receives partition p of every channel in Replay.Scope, and snapshots
-	// say each row's and head's task (inspect.SnapshotOfTasks). The caps
+	// say each row's and head's task (view.SnapshotOfTasks). The caps
 	// apply per task.
 	Tasks bool
 	// Seeds, when not nil, are the tasks' starting states (implies Tasks;
@@ -115,22 +116,22 @@ type Driver struct {
 	src Source
 	cfg Config
 	r   *replay.Replayer
-	tr  *inspect.Tracker
+	tr  *view.Tracker
 	// With Config.Tasks: the tasks' gates, and a tracker for each (trs[i]
 	// serves ts.Tasks[i]); r and tr are then nil.
 	ts       *replay.Tasks
-	trs      []*inspect.Tracker
+	trs      []*view.Tracker
 	emitTask func(*replay.Task, *replay.Event) error
 	failed   int32 // the task of the item fed last
-	rate     inspect.RateMeter
+	rate     view.RateMeter
 	emit     func(*replay.Event) error
 	at       time.Time // when the items being fed arrived
 
-	snaps   chan inspect.Snapshot
+	snaps   chan view.Snapshot
 	stopped chan struct{}
 
 	mu      sync.Mutex
-	latest  inspect.Snapshot
+	latest  view.Snapshot
 	have    bool // latest is set
 	status  Status
 	err     error // what stopped the feed
@@ -158,7 +159,7 @@ func New(src Source, cfg Config) (*Driver, error) {
 	d := &Driver{
 		src:     src,
 		cfg:     cfg,
-		snaps:   make(chan inspect.Snapshot, 1),
+		snaps:   make(chan view.Snapshot, 1),
 		stopped: make(chan struct{}),
 	}
 	if cfg.Tasks || cfg.Seeds != nil {
@@ -168,7 +169,7 @@ func New(src Source, cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.r, d.tr = r, inspect.NewTracker(cfg.Recent)
+	d.r, d.tr = r, view.NewTracker(cfg.Recent)
 	d.emit = func(ev *replay.Event) error {
 		d.tr.Observe(ev, d.at)
 		return nil
@@ -185,9 +186,9 @@ func (d *Driver) newTasks() error {
 	}
 	d.ts = ts
 	at := d.cfg.Now()
-	byNum := map[int32]*inspect.Tracker{}
+	byNum := map[int32]*view.Tracker{}
 	for _, task := range ts.Tasks {
-		tr := inspect.NewTracker(d.cfg.Recent)
+		tr := view.NewTracker(d.cfg.Recent)
 		d.trs = append(d.trs, tr)
 		byNum[task.Task] = tr
 	}
@@ -246,7 +247,7 @@ func (d *Driver) observeGap(it *record.Item) {
 // Snapshots returns the channel snapshots are published on, at most one
 // per Interval. It holds one snapshot: an unread one is replaced by the
 // next. After the last snapshot, taken when Run stops, it is closed.
-func (d *Driver) Snapshots() <-chan inspect.Snapshot { return d.snaps }
+func (d *Driver) Snapshots() <-chan view.Snapshot { return d.snaps }
 
 // Stopped is closed when the feed stops before Run does: the gate failed
 // closed, or the Source failed (see Err). The driver goes on publishing
@@ -266,7 +267,7 @@ func (d *Driver) Err() error {
 // Latest returns the latest snapshot published, for readers besides the
 // one taking them from Snapshots (the metrics endpoint); false before the
 // first. Every caller gets the same snapshot: it must not be changed.
-func (d *Driver) Latest() (inspect.Snapshot, bool) {
+func (d *Driver) Latest() (view.Snapshot, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.latest, d.have
@@ -448,11 +449,11 @@ func (d *Driver) facts(r *replay.Replayer, ends, hws map[clock.Channel]int64) in
 	}}
 }
 
-func (d *Driver) snapshot(state replay.RunState) inspect.Snapshot {
+func (d *Driver) snapshot(state replay.RunState) view.Snapshot {
 	ends := d.src.LogEnds()
 	hws := d.highWatermarks()
 	now := d.cfg.Now()
-	opts := inspect.SnapshotOptions{
+	opts := view.SnapshotOptions{
 		Title:           d.cfg.Title,
 		Source:          d.cfg.Source,
 		State:           state,
@@ -467,7 +468,7 @@ func (d *Driver) snapshot(state replay.RunState) inspect.Snapshot {
 		MaxClockEntries: d.cfg.MaxClockEntries,
 		MaxStampEntries: d.cfg.MaxStampEntries,
 	}
-	var s inspect.Snapshot
+	var s view.Snapshot
 	if d.ts != nil {
 		// Every task's log facts are those its own replayer was given.
 		opts.Facts = inspect.Facts{Log: func(ch clock.Channel) (*record.LogFacts, bool) {
@@ -477,10 +478,10 @@ func (d *Driver) snapshot(state replay.RunState) inspect.Snapshot {
 			}
 			return d.facts(task.Replayer, ends, hws).Log(ch)
 		}}
-		s = inspect.SnapshotOfTasks(d.ts, d.trs, opts)
+		s = view.SnapshotOfTasks(d.ts, d.trs, opts)
 	} else {
 		opts.Facts = d.facts(d.r, ends, hws)
-		s = inspect.SnapshotOf(d.r, opts)
+		s = view.SnapshotOf(d.r, opts)
 	}
 	if rs, ok := d.src.(retryingSource); ok && s.State == replay.StateRunning {
 		if since := rs.Retrying(); !since.IsZero() {
@@ -497,7 +498,7 @@ func (d *Driver) publish(state replay.RunState) {
 // offer publishes s, replacing an unread snapshot. Only the driver's
 // goroutine sends, so after emptying the one-slot channel the send cannot
 // block.
-func (d *Driver) offer(s inspect.Snapshot) {
+func (d *Driver) offer(s view.Snapshot) {
 	st := StatusOf(&s)
 	d.mu.Lock()
 	d.status = st
@@ -522,7 +523,7 @@ type Status struct {
 	RetryingFor time.Duration
 	// Scope is the number of channels in scope.
 	Scope int
-	// Counters of the gate (inspect.Snapshot's).
+	// Counters of the gate (view.Snapshot's).
 	Received, Delivered, Dropped, Held int64
 	// HeldChannels counts channels with a non-empty hold queue.
 	HeldChannels int
@@ -558,7 +559,7 @@ type TaskStatus struct {
 }
 
 // StatusOf sums up a snapshot. Lag counts the rows the snapshot has.
-func StatusOf(s *inspect.Snapshot) Status {
+func StatusOf(s *view.Snapshot) Status {
 	st := Status{
 		State:        s.State,
 		RetryingFor:  s.RetryingFor,
@@ -610,9 +611,9 @@ func (s Status) String() string {
 		b.WriteString(v)
 	}
 	if s.State == replay.StateDisconnected {
-		field("state", strconv.Quote(replay.Retrying(s.RetryingFor))) // logfmt's quoting
+		field("state", strconv.Quote(view.Retrying(s.RetryingFor))) // logfmt's quoting
 	} else {
-		field("state", strings.ReplaceAll(s.State.String(), " ", "-"))
+		field("state", strings.ReplaceAll(view.StateText(s.State), " ", "-"))
 	}
 	if s.Failure != nil {
 		field("code", s.Failure.Code)
@@ -635,7 +636,7 @@ func (s Status) String() string {
 	field("dropped", strconv.FormatInt(s.Dropped, 10))
 	field("held", strconv.FormatInt(s.Held, 10))
 	field("held_channels", strconv.Itoa(s.HeldChannels))
-	field("oldest_hold", s.OldestHold.String())
+	field("oldest_hold", view.AgeText(s.OldestHold))
 	if s.Causes != "" {
 		field("causes", s.Causes)
 	}
@@ -652,7 +653,7 @@ func (s Status) String() string {
 
 // causeCounts counts heads by their own cause, the most telling first:
 // "beyond-log-end:1,held:2"; "" when none is held.
-func causeCounts(s *inspect.Snapshot) string {
+func causeCounts(s *view.Snapshot) string {
 	var parts []string
 	for _, c := range s.CauseCounts() {
 		parts = append(parts, c.Cause.String()+":"+strconv.Itoa(c.N))

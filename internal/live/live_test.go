@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/causalctl/causalctl/internal/view"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -130,7 +131,7 @@ func start(t *testing.T, src Source, cfg Config) (d *Driver, stop func() error) 
 func waitFor(t *testing.T, d *Driver, what string, ok func(Status) bool) Status {
 	t.Helper()
 	var st Status
-	waitSnapshot(t, d, what, func(s *inspect.Snapshot) bool {
+	waitSnapshot(t, d, what, func(s *view.Snapshot) bool {
 		st = StatusOf(s)
 		return ok(st)
 	})
@@ -139,7 +140,7 @@ func waitFor(t *testing.T, d *Driver, what string, ok func(Status) bool) Status 
 
 // waitSnapshot takes the driver's snapshots until ok holds for one, and
 // returns it; it gives up after 5 s.
-func waitSnapshot(t *testing.T, d *Driver, what string, ok func(*inspect.Snapshot) bool) inspect.Snapshot {
+func waitSnapshot(t *testing.T, d *Driver, what string, ok func(*view.Snapshot) bool) view.Snapshot {
 	t.Helper()
 	deadline := time.NewTimer(5 * time.Second)
 	defer deadline.Stop()
@@ -214,7 +215,7 @@ func TestSnapshotRate(t *testing.T) {
 		if err := stop(); err != nil {
 			t.Fatalf("run: %v", err)
 		}
-		var last inspect.Snapshot
+		var last view.Snapshot
 		for s := range d.Snapshots() {
 			last = s
 		}
@@ -252,7 +253,7 @@ func TestHoldsAgeAndDrain(t *testing.T) {
 		if len(s.Heads) != 1 || len(s.Heads[0].Blockers) != 1 {
 			t.Fatalf("heads %+v", s.Heads)
 		}
-		if b := s.Heads[0].Blockers[0]; b.Kind != inspect.CauseLagging || b.Channel != "a/0" || b.LogEnd != 5 {
+		if b := s.Heads[0].Blockers[0]; b.Cause != inspect.CauseLagging || b.Channel != "a/0" || b.Log == nil || b.Log.StableEnd() != 5 {
 			t.Errorf("blocker %+v: want a/0 lagging below its log end 5", b)
 		}
 		// The requirement beyond the log end: not yet written. The next
@@ -260,7 +261,7 @@ func TestHoldsAgeAndDrain(t *testing.T) {
 		src.setEnd(a0, 2)
 		synctest.Wait()
 		<-d.Snapshots() // possibly taken before the change
-		if s := <-d.Snapshots(); len(s.Heads) != 1 || s.Heads[0].Blockers[0].Kind != inspect.CauseBeyondLogEnd {
+		if s := <-d.Snapshots(); len(s.Heads) != 1 || s.Heads[0].Blockers[0].Cause != inspect.CauseBeyondLogEnd {
 			t.Errorf("heads %+v: want a/0 beyond its log end", s.Heads)
 		}
 		for off := range int64(4) {
@@ -396,7 +397,7 @@ func TestFollower(t *testing.T) {
 	// the last stable offset; the latest snapshot, besides the one-slot
 	// channel, shows both. Latest is set before a snapshot is sent: look
 	// at it as each one comes.
-	waitSnapshot(t, d, "a/0's high watermark above its log end", func(*inspect.Snapshot) bool {
+	waitSnapshot(t, d, "a/0's high watermark above its log end", func(*view.Snapshot) bool {
 		s, ok := d.Latest()
 		for _, r := range s.Channels {
 			if r.Channel == "a/0" {
@@ -425,13 +426,13 @@ func TestFollower(t *testing.T) {
 // gate with and without known log ends, a disconnected feed and a stopped
 // one.
 func TestStatusString(t *testing.T) {
-	snap := inspect.Snapshot{State: replay.StateRunning, Scope: 30, Received: 5000, Delivered: 4991, Held: 9, HeldChannels: 3,
+	snap := view.Snapshot{State: replay.StateRunning, Scope: 30, Received: 5000, Delivered: 4991, Held: 9, HeldChannels: 3,
 		OldestHold: inspect.Age{D: 83 * time.Second, Known: true}, RecvRate: 123456.7, DeliverRate: 120001}
 	want := "state=running scope=30 received=5000 delivered=4991 dropped=0 held=9 held_channels=3 oldest_hold=1m23s in=123457/s out=120001/s"
 	if got := StatusOf(&snap).String(); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	snap.Channels = []inspect.ChannelRow{{LogEnd: 10, ReceivedUpTo: 6}, {LogEnd: -1, ReceivedUpTo: 3}, {LogEnd: 4, ReceivedUpTo: 3}}
+	snap.Channels = []view.ChannelRow{{LogEnd: 10, ReceivedUpTo: 6}, {LogEnd: -1, ReceivedUpTo: 3}, {LogEnd: 4, ReceivedUpTo: 3}}
 	if got := StatusOf(&snap).String(); got != want+" lag=3" {
 		t.Errorf("with log ends: %s", got)
 	}
@@ -444,8 +445,8 @@ func TestStatusString(t *testing.T) {
 		t.Errorf("stopped: %s", got)
 	}
 	// Per-task gates say each task's held heads and records.
-	snap = inspect.Snapshot{State: replay.StateRunning, Scope: 6, Held: 4, HeldChannels: 2,
-		Tasks: []inspect.TaskRow{{Task: 0, Scope: 3, Held: 3, HeldChannels: 1}, {Task: 1, Scope: 3, Held: 1, HeldChannels: 1}, {Task: 2}}}
+	snap = view.Snapshot{State: replay.StateRunning, Scope: 6, Held: 4, HeldChannels: 2,
+		Tasks: []view.TaskRow{{Task: 0, Scope: 3, Held: 3, HeldChannels: 1}, {Task: 1, Scope: 3, Held: 1, HeldChannels: 1}, {Task: 2}}}
 	want = "state=running scope=6 tasks=3 task_heads=0:1,1:1,2:0 task_held=0:3,1:1,2:0 received=0"
 	if got := StatusOf(&snap).String(); !strings.HasPrefix(got, want) {
 		t.Errorf("tasks:\n got %s\nwant %s…", got, want)
@@ -466,7 +467,7 @@ func TestGap(t *testing.T) {
 		src.push(t, &record.Item{Kind: record.KindPosition, Topic: "a", TopicID: idA, Offset: 0})
 		src.push(t, &record.Item{Kind: record.KindPosition, Topic: "a", TopicID: idA, Offset: 10, Gap: &record.Gap{From: 0, To: 10}})
 		src.push(t, recordAt(a0, 10))
-		s := waitSnapshot(t, d, "the record after the gap", func(s *inspect.Snapshot) bool { return s.Delivered == 1 })
+		s := waitSnapshot(t, d, "the record after the gap", func(s *view.Snapshot) bool { return s.Delivered == 1 })
 		var kinds []string
 		for _, e := range s.Recent {
 			kinds = append(kinds, e.Kind+": "+e.Text)

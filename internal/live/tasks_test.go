@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
-	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 var (
@@ -71,7 +71,7 @@ func reference(t *testing.T, items []*record.Item, seeds []replay.TaskSeed) *rep
 // sameAsReference checks that the snapshot shows each task's gate as the
 // reference has it: per channel settled, received and held, per task the
 // counters.
-func sameAsReference(t *testing.T, s *inspect.Snapshot, ref *replay.Tasks) {
+func sameAsReference(t *testing.T, s *view.Snapshot, ref *replay.Tasks) {
 	t.Helper()
 	if len(s.Tasks) != len(ref.Tasks) {
 		t.Fatalf("%d tasks in the snapshot, want %d", len(s.Tasks), len(ref.Tasks))
@@ -86,7 +86,7 @@ func sameAsReference(t *testing.T, s *inspect.Snapshot, ref *replay.Tasks) {
 		}
 		for _, ch := range g.Scope() {
 			rows++
-			var row *inspect.ChannelRow
+			var row *view.ChannelRow
 			for k := range s.Channels {
 				if s.Channels[k].Partition == ch.Partition && s.Channels[k].TopicID == ch.Topic.String() {
 					row = &s.Channels[k]
@@ -111,7 +111,7 @@ func sameAsReference(t *testing.T, s *inspect.Snapshot, ref *replay.Tasks) {
 
 // feedAll gives the driver items and waits until its tasks have received
 // as many records as the reference's.
-func feedAll(t *testing.T, src *fakeSource, d *Driver, items []*record.Item, ref *replay.Tasks) inspect.Snapshot {
+func feedAll(t *testing.T, src *fakeSource, d *Driver, items []*record.Item, ref *replay.Tasks) view.Snapshot {
 	t.Helper()
 	go func() {
 		for _, it := range items {
@@ -126,7 +126,7 @@ func feedAll(t *testing.T, src *fakeSource, d *Driver, items []*record.Item, ref
 	for _, task := range ref.Tasks {
 		want += task.Gate().Stats().Received
 	}
-	return waitSnapshot(t, d, "every record received", func(s *inspect.Snapshot) bool {
+	return waitSnapshot(t, d, "every record received", func(s *view.Snapshot) bool {
 		var n int64
 		for _, task := range s.Tasks {
 			n += task.Received
@@ -217,7 +217,7 @@ func TestTaskGateDeliversCrossPartitionClaim(t *testing.T) {
 				src.items <- it
 			}
 		}()
-		s := waitSnapshot(t, d, "both records", func(s *inspect.Snapshot) bool { return s.Received == 2 })
+		s := waitSnapshot(t, d, "both records", func(s *view.Snapshot) bool { return s.Received == 2 })
 		if want := map[bool]int64{false: 1, true: 0}[tasks]; s.Held != want {
 			t.Errorf("tasks %v: %d held, want %d", tasks, s.Held, want)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // NewRegistry returns a registry of its own holding a Collector over src
@@ -79,9 +80,9 @@ func Health(src Snapshots) (ok bool, why string) {
 	case s.State == replay.StateDisconnected:
 		// Retrying: the gate runs, and restarting it would not bring the
 		// brokers back.
-		return true, "ok: " + replay.Retrying(s.RetryingFor)
+		return true, "ok: " + view.Retrying(s.RetryingFor)
 	case s.State != replay.StateRunning:
-		return false, s.State.String()
+		return false, view.StateText(s.State)
 	}
 	return true, "ok"
 }

@@ -24,13 +24,14 @@ import (
 
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // Snapshots gives the latest snapshot of a live gate; *live.Driver is one.
 type Snapshots interface {
 	// Latest returns the latest snapshot, false before the first. The
 	// snapshot is shared: it is read, never changed.
-	Latest() (inspect.Snapshot, bool)
+	Latest() (view.Snapshot, bool)
 }
 
 // Causes of a blocked head, the values of the cause label of
@@ -57,7 +58,7 @@ const (
 	CauseUndecodable  = string(inspect.CauseUndecodable)
 	CauseCycle        = string(inspect.CauseCycle)
 	// CauseUnclassified: a held head beyond the snapshot's detail cap
-	// (inspect.DefaultMaxHeads), counted but not looked into.
+	// (view.DefaultMaxHeads), counted but not looked into.
 	CauseUnclassified = "unclassified"
 )
 
@@ -210,12 +211,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 // exportedRows are the rows that get per-channel series: every row within
 // limit (0: no limit), else the held ones first, then the others, each in
 // channel order, up to limit.
-func exportedRows(rows []inspect.ChannelRow, limit int) []*inspect.ChannelRow {
+func exportedRows(rows []view.ChannelRow, limit int) []*view.ChannelRow {
 	all := limit <= 0 || len(rows) <= limit
 	if all {
 		limit = len(rows)
 	}
-	out := make([]*inspect.ChannelRow, 0, limit)
+	out := make([]*view.ChannelRow, 0, limit)
 	for _, held := range []bool{true, false} {
 		for i := range rows {
 			if len(out) < limit && (all || rows[i].Blocked == held) {
@@ -231,7 +232,7 @@ func exportedRows(rows []inspect.ChannelRow, limit int) []*inspect.ChannelRow {
 
 // counters returns the snapshot's counters, never below what was exported
 // before.
-func (c *Collector) counters(s *inspect.Snapshot) (recv, del, dro int64) {
+func (c *Collector) counters(s *view.Snapshot) (recv, del, dro int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.maxRecv = max(c.maxRecv, s.Received)
@@ -248,13 +249,13 @@ func ageSeconds(a inspect.Age) float64 {
 }
 
 // topicOf is the row's topic: its name, or its UUID when unnamed.
-func topicOf(row *inspect.ChannelRow) string {
+func topicOf(row *view.ChannelRow) string {
 	return strings.TrimSuffix(row.Channel, "/"+strconv.Itoa(int(row.Partition)))
 }
 
 // BlockedByCause counts the snapshot's held heads by cause (see Causes);
 // the counts add up to the held channels.
-func BlockedByCause(s *inspect.Snapshot) map[string]int {
+func BlockedByCause(s *view.Snapshot) map[string]int {
 	counts := make(map[string]int, len(Causes))
 	for i := range s.Heads {
 		counts[headCause(&s.Heads[i])]++
@@ -269,7 +270,7 @@ func BlockedByCause(s *inspect.Snapshot) map[string]int {
 // inspect classifies it (its undecodable header, a wait cycle, or its most
 // telling blocker; a head waiting behind another is held, and that head is
 // counted with its own cause).
-func headCause(h *inspect.HeadDetail) string {
+func headCause(h *view.HeadDetail) string {
 	if h.Cause == "" {
 		return CauseUnclassified
 	}

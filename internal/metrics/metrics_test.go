@@ -16,22 +16,23 @@ import (
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // fixed serves whatever snapshot the test sets.
 type fixed struct {
 	mu   sync.Mutex
-	s    inspect.Snapshot
+	s    view.Snapshot
 	have bool
 }
 
-func (f *fixed) Latest() (inspect.Snapshot, bool) {
+func (f *fixed) Latest() (view.Snapshot, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.s, f.have
 }
 
-func (f *fixed) set(s inspect.Snapshot) {
+func (f *fixed) set(s view.Snapshot) {
 	f.mu.Lock()
 	f.s, f.have = s, true
 	f.mu.Unlock()
@@ -43,8 +44,8 @@ const unnamedID = "0a000000-0000-0000-0000-000000000000"
 // twoChannels is a snapshot of a node holding 3 records on orders/1, its
 // head 90 s old and waiting beyond payments' log end, beside an unnamed
 // channel with nothing held and no log end known.
-func twoChannels() inspect.Snapshot {
-	return inspect.Snapshot{
+func twoChannels() view.Snapshot {
+	return view.Snapshot{
 		State:        replay.StateRunning,
 		Taken:        time.Unix(1700000000, 500_000_000),
 		Scope:        2,
@@ -54,16 +55,16 @@ func twoChannels() inspect.Snapshot {
 		Held:         3,
 		HeldChannels: 1,
 		OldestHold:   inspect.Age{D: 90 * time.Second, Known: true},
-		Channels: []inspect.ChannelRow{
+		Channels: []view.ChannelRow{
 			{Channel: "orders/1", TopicID: ordersID, Partition: 1, Settled: 40, ReceivedUpTo: 43, LogEnd: 44, HighWatermark: 46,
 				Held: 3, HeadOffset: 41, HeadAge: inspect.Age{D: 90 * time.Second, Known: true}, Blocked: true, Head: 0},
 			{Channel: unnamedID + "/0", TopicID: unnamedID, Partition: 0, Settled: -1, ReceivedUpTo: -1, LogEnd: -1, HighWatermark: -1,
 				HeadOffset: -1, Head: -1},
 		},
-		Heads: []inspect.HeadDetail{{Channel: "orders/1", Offset: 41, Cause: inspect.CauseBeyondLogEnd, Blockers: []inspect.BlockerDetail{
-			{Channel: "orders/0", Kind: inspect.CauseHeld, Required: 3, LogEnd: 9},
-			{Channel: "payments/0", Kind: inspect.CauseBeyondLogEnd, Required: 7, LogEnd: 7},
-		}}},
+		Heads: []view.HeadDetail{{Head: inspect.Head{Channel: "orders/1", Offset: 41, Cause: inspect.CauseBeyondLogEnd, Blockers: []inspect.Blocker{
+			{Channel: "orders/0", Cause: inspect.CauseHeld, Required: 3},
+			{Channel: "payments/0", Cause: inspect.CauseBeyondLogEnd, Required: 7},
+		}}}},
 	}
 }
 
@@ -207,7 +208,7 @@ func TestBlockedByCause(t *testing.T) {
 	// Every cause inspect knows is a label value, and a head counts under
 	// its own cause (inspect ranks the blockers).
 	for _, c := range inspect.Causes() {
-		s := inspect.Snapshot{HeldChannels: 1, Heads: []inspect.HeadDetail{{Cause: c, RootCause: inspect.CauseLagging}}}
+		s := view.Snapshot{HeldChannels: 1, Heads: []view.HeadDetail{{Head: inspect.Head{Cause: c, RootCause: inspect.CauseLagging}}}}
 		got := BlockedByCause(&s)
 		if got[string(c)] != 1 || len(got) != 1 {
 			t.Errorf("%s: %v", c, got)
@@ -217,8 +218,8 @@ func TestBlockedByCause(t *testing.T) {
 		}
 	}
 	// Heads beyond the detail cap are counted, unclassified.
-	s := inspect.Snapshot{HeldChannels: 5, HeadsOmitted: 3, Heads: []inspect.HeadDetail{
-		{Cause: inspect.CauseHeld}, {Cause: inspect.CauseLagging},
+	s := view.Snapshot{HeldChannels: 5, HeadsOmitted: 3, Heads: []view.HeadDetail{
+		{Head: inspect.Head{Cause: inspect.CauseHeld}}, {Head: inspect.Head{Cause: inspect.CauseLagging}},
 	}}
 	got := BlockedByCause(&s)
 	if got[CauseUnclassified] != 3 || got[CauseHeld] != 1 || got[CauseLagging] != 1 {
@@ -244,13 +245,13 @@ func TestCountersMonotonic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := inspect.NewTracker(8)
+	tr := view.NewTracker(8)
 	src := &fixed{}
 	c := NewCollector(src, Options{})
 	now := time.Unix(1000, 0)
 	rng := rand.New(rand.NewPCG(7, 7))
 	next := map[clock.Channel]int64{}
-	var snaps []inspect.Snapshot
+	var snaps []view.Snapshot
 	var last map[string]float64
 	heldGoesDown := false
 	for step := range 400 {
@@ -273,7 +274,7 @@ func TestCountersMonotonic(t *testing.T) {
 		if err := r.Feed(it, func(ev *replay.Event) error { tr.Observe(ev, now); return nil }); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
-		s := inspect.SnapshotOf(r, inspect.SnapshotOptions{State: replay.StateRunning, Now: now, Tracker: tr})
+		s := view.SnapshotOf(r, view.SnapshotOptions{State: replay.StateRunning, Now: now, Tracker: tr})
 		snaps = append(snaps, s)
 		src.set(s)
 		got := scrape(t, c)
@@ -342,7 +343,7 @@ func TestCollectorTaskLabel(t *testing.T) {
 	for i := range s.Channels {
 		s.Channels[i].Task = s.Channels[i].Partition
 	}
-	s.Tasks = []inspect.TaskRow{{Task: 0}, {Task: 1, Held: 3, HeldChannels: 1}}
+	s.Tasks = []view.TaskRow{{Task: 0}, {Task: 1, Held: 3, HeldChannels: 1}}
 	src := &fixed{}
 	src.set(s)
 	want := `

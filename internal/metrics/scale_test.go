@@ -16,19 +16,20 @@ import (
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tracker"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // bigSnapshot is a live snapshot of n channels (topics of 100 partitions),
 // every tenth holding a record.
-func bigSnapshot(n int) inspect.Snapshot {
-	s := inspect.Snapshot{State: replay.StateRunning, Taken: time.Unix(1700000000, 0), Scope: n}
+func bigSnapshot(n int) view.Snapshot {
+	s := view.Snapshot{State: replay.StateRunning, Taken: time.Unix(1700000000, 0), Scope: n}
 	for k := range n {
 		topic := "topic-" + strconv.Itoa(k/100)
-		row := inspect.ChannelRow{Channel: topic + "/" + strconv.Itoa(k%100), TopicID: fmt.Sprintf("00000000-0000-0000-0000-%012d", k/100),
+		row := view.ChannelRow{Channel: topic + "/" + strconv.Itoa(k%100), TopicID: fmt.Sprintf("00000000-0000-0000-0000-%012d", k/100),
 			Partition: int32(k % 100), Settled: int64(k), ReceivedUpTo: int64(k), LogEnd: int64(k + 1), HighWatermark: int64(k + 1), Head: -1}
 		if k%10 == 0 {
 			row.Held, row.Blocked, row.Head = 1, true, len(s.Heads)
-			s.Heads = append(s.Heads, inspect.HeadDetail{Channel: row.Channel, Cause: inspect.CauseLagging})
+			s.Heads = append(s.Heads, view.HeadDetail{Head: inspect.Head{Channel: row.Channel, Cause: inspect.CauseLagging}})
 			s.HeldChannels++
 		}
 		s.Channels = append(s.Channels, row)
@@ -91,7 +92,7 @@ func scrapeAll(h http.Handler, parallel int) []int {
 // over a snapshot no round before it scraped; B/op is what the round
 // allocates.
 func BenchmarkScrape(b *testing.B) {
-	lives := []inspect.Snapshot{bigSnapshot(20000), bigSnapshot(20000)}
+	lives := []view.Snapshot{bigSnapshot(20000), bigSnapshot(20000)}
 	procs := []*tracker.Snapshot{bigProcesses(500), bigProcesses(500)}
 	for _, name := range []string{"watch", "exporter"} {
 		for _, limit := range []int{0, DefaultMaxChannels} {

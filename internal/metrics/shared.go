@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // maxVariants bounds the renders kept at once: one per kind of scrape
@@ -116,7 +116,7 @@ func (r *recorder) WriteHeader(code int)        { r.status = code }
 // snapshot, and when it was taken. A snapshot without rows is not shared.
 func snapshotKey(src Snapshots) func() any {
 	type key struct {
-		rows  *inspect.ChannelRow
+		rows  *view.ChannelRow
 		n     int
 		taken int64
 	}

@@ -1,13 +1,7 @@
 package replay
 
-import (
-	"fmt"
-	"strconv"
-	"strings"
-	"time"
-)
-
-// RunState is what the feed of a gate is doing.
+// RunState is what the feed of a gate is doing; internal/view says it
+// in words (view.StateText).
 type RunState uint8
 
 const (
@@ -29,25 +23,6 @@ const (
 	StateDisconnected
 )
 
-// String returns the state as the TUI's header shows it.
-func (s RunState) String() string {
-	switch s {
-	case StateRunning:
-		return "running"
-	case StatePaused:
-		return "paused"
-	case StateFinished:
-		return "finished"
-	case StateFailedClosed:
-		return "failed closed"
-	case StateError:
-		return "error"
-	case StateDisconnected:
-		return "disconnected"
-	}
-	return "RunState(" + strconv.Itoa(int(s)) + ")"
-}
-
 // Position is where a stepper stands.
 type Position struct {
 	Item  int64 // items fed so far
@@ -56,36 +31,44 @@ type Position struct {
 	// Running is set while the stepper runs on its own.
 	Running bool
 	Speed   float64 // items per second when running
-	// Notice is the stepper's last message, e.g. where a jump landed.
-	Notice string
+	// Notice is what the stepper's last jump says, e.g. where it landed.
+	Notice Notice
 }
 
-// String returns e.g. "item 9 of 10 · line 9 · paused · 10 items/s".
-func (p Position) String() string {
-	var b strings.Builder
-	b.WriteString("item ")
-	b.WriteString(strconv.FormatInt(p.Item, 10))
-	if p.Total >= 0 {
-		b.WriteString(" of ")
-		b.WriteString(strconv.FormatInt(p.Total, 10))
-	}
-	if p.Line > 0 {
-		b.WriteString(" · line ")
-		b.WriteString(strconv.FormatInt(p.Line, 10))
-	}
-	if p.Running {
-		b.WriteString(" · running")
-	} else {
-		b.WriteString(" · paused")
-	}
-	b.WriteString(" · ")
-	b.WriteString(strconv.FormatFloat(p.Speed, 'f', -1, 64))
-	b.WriteString(" items/s")
-	return b.String()
+// Notice is what a stepper's last jump or step-to says of where it
+// landed, as values; internal/view says it in words (view.NoticeText).
+type Notice struct {
+	Kind NoticeKind
+	Item int64 // the item the stepper stands at
+	// Line is the capture line of that item, 0 unknown (NoticeAtOffset).
+	Line int64
+	// Target is the item (NoticeItemNotReached) or the offset on Channel
+	// (NoticeAtOffset, NoticeOffsetNotReached) that was asked for.
+	Target  int64
+	Channel string
+	// Event is the type a step-to looked for from item From
+	// (NoticeNoEvent).
+	Event EventType
+	From  int64
 }
 
-// Retrying is how a live feed that lost its brokers says so, in the status
-// line and the view alike: "disconnected (retrying, 7s)".
-func Retrying(d time.Duration) string {
-	return fmt.Sprintf("disconnected (retrying, %ds)", int(d.Round(time.Second)/time.Second))
-}
+// NoticeKind says which move a Notice reports.
+type NoticeKind uint8
+
+const (
+	// NoticeNone: the last move was no jump.
+	NoticeNone NoticeKind = iota
+	// NoticeStart and NoticeEnd: a jump to the start or the end.
+	NoticeStart
+	NoticeEnd
+	// NoticeAtItem: a jump to an item that got there.
+	NoticeAtItem
+	// NoticeItemNotReached: the input stopped before the item.
+	NoticeItemNotReached
+	// NoticeAtOffset: a jump to CH@OFFSET that got there.
+	NoticeAtOffset
+	// NoticeOffsetNotReached: the input stopped before CH@OFFSET.
+	NoticeOffsetNotReached
+	// NoticeNoEvent: a step-to found no event of its type.
+	NoticeNoEvent
+)

@@ -18,7 +18,7 @@ type StepperOptions struct {
 	Speed float64
 	// NewObserver, when set, is called at every rebuild of the Replayer
 	// (the start and every jump back) for an Observer of the new replay,
-	// e.g. an inspect.Tracker.
+	// e.g. a view.Tracker.
 	NewObserver func(*Replayer) Observer
 }
 
@@ -70,7 +70,7 @@ type Stepper struct {
 	running bool
 	speed   float64
 	carry   float64
-	notice  string
+	notice  Notice
 	counts  [EventHold + 1]int // events of the item being fed, by type
 }
 
@@ -219,7 +219,7 @@ func (s *Stepper) stop(state RunState, err error) {
 // Step feeds one item (a record or a position line). It reports whether
 // an item was fed: false at the end of the input or after a failure.
 func (s *Stepper) Step() bool {
-	s.notice = ""
+	s.notice = Notice{}
 	return s.feed()
 }
 
@@ -227,7 +227,7 @@ func (s *Stepper) Step() bool {
 // delivery, a hold or a drop), and stops after it. It reports whether one
 // was found before the input ended or the feed failed.
 func (s *Stepper) StepTo(t EventType) bool {
-	s.notice = ""
+	s.notice = Notice{}
 	if t < EventDeliver || t > EventHold {
 		return false
 	}
@@ -237,7 +237,7 @@ func (s *Stepper) StepTo(t EventType) bool {
 			return true
 		}
 	}
-	s.notice = fmt.Sprintf("no %v after item %d: the input stopped at item %d", t, start, s.item)
+	s.notice = Notice{Kind: NoticeNoEvent, Item: s.item, Event: t, From: start}
 	return false
 }
 
@@ -313,7 +313,7 @@ func (s *Stepper) JumpStart() error {
 		return err
 	}
 	s.speed = speed
-	s.notice = "at the start"
+	s.notice = Notice{Kind: NoticeStart}
 	return nil
 }
 
@@ -323,7 +323,7 @@ func (s *Stepper) JumpEnd() {
 	s.SetRunning(false)
 	for s.feed() {
 	}
-	s.notice = "at the end"
+	s.notice = Notice{Kind: NoticeEnd, Item: s.item}
 }
 
 // JumpToItem goes to the state after k items (from the start when k lies
@@ -337,9 +337,9 @@ func (s *Stepper) JumpToItem(k int64) error {
 	}
 	for s.item < k && s.feed() {
 	}
-	s.notice = "at item " + strconv.FormatInt(s.item, 10)
+	s.notice = Notice{Kind: NoticeAtItem, Item: s.item}
 	if s.item < k {
-		s.notice = fmt.Sprintf("item %d not reached: the input stopped at item %d", k, s.item)
+		s.notice = Notice{Kind: NoticeItemNotReached, Item: s.item, Target: k}
 	}
 	return nil
 }
@@ -358,14 +358,11 @@ func (s *Stepper) JumpToOffset(ch clock.Channel, offset int64) error {
 	name := s.r.Names().Channel(ch)
 	for s.feed() {
 		if last, ok := s.lastOff[ch]; ok && last >= offset {
-			s.notice = fmt.Sprintf("at %s@%d, item %d", name, offset, s.item)
-			if s.line > 0 {
-				s.notice += ", line " + strconv.FormatInt(s.line, 10)
-			}
+			s.notice = Notice{Kind: NoticeAtOffset, Item: s.item, Line: s.line, Channel: name, Target: offset}
 			return nil
 		}
 	}
-	s.notice = fmt.Sprintf("%s@%d not reached: the input stopped at item %d", name, offset, s.item)
+	s.notice = Notice{Kind: NoticeOffsetNotReached, Item: s.item, Channel: name, Target: offset}
 	return nil
 }
 
@@ -405,8 +402,9 @@ func (s *Stepper) State() RunState { return s.state }
 // gate failed closed or the input was bad, a source error; nil otherwise.
 func (s *Stepper) Err() error { return s.stopErr }
 
-// Notice returns the message of the last jump or step-to, or "".
-func (s *Stepper) Notice() string { return s.notice }
+// Notice returns what the last jump or step-to says of where it landed;
+// the zero Notice after any other move.
+func (s *Stepper) Notice() Notice { return s.notice }
 
 // Replayer returns the current Replayer (a new one after every jump back),
 // e.g. for its Summary when the TUI quits.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/view"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -87,7 +88,7 @@ func ageText(a inspect.Age) string {
 	if !a.Known {
 		return unknownMark
 	}
-	return a.String()
+	return view.AgeText(a)
 }
 
 // heldText is s for a channel holding a head, noneMark for one that holds

@@ -3,8 +3,8 @@ package tui
 import (
 	"time"
 
-	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // Controller drives an offline replay from the keyboard. The model calls
@@ -13,7 +13,7 @@ import (
 // a time, so an implementation needs no locking and starts no goroutine.
 type Controller interface {
 	// Snapshot returns the state now.
-	Snapshot() inspect.Snapshot
+	Snapshot() view.Snapshot
 	// Step feeds one item (one receive or position advance).
 	Step()
 	// NextDelivery and NextHold feed items until one delivers a record,
@@ -38,11 +38,11 @@ type Controller interface {
 
 // StepperController adapts a replay.Stepper to the Controller the model
 // calls: `replay --tui` builds the Stepper and passes this in Options.
-func StepperController(s *inspect.Stepper) Controller { return stepperController{s} }
+func StepperController(s *view.Stepper) Controller { return stepperController{s} }
 
-type stepperController struct{ s *inspect.Stepper }
+type stepperController struct{ s *view.Stepper }
 
-func (c stepperController) Snapshot() inspect.Snapshot    { return c.s.Snapshot() }
+func (c stepperController) Snapshot() view.Snapshot       { return c.s.Snapshot() }
 func (c stepperController) Step()                         { c.s.Step() }
 func (c stepperController) NextDelivery()                 { c.s.StepTo(replay.EventDeliver) }
 func (c stepperController) NextHold()                     { c.s.StepTo(replay.EventHold) }

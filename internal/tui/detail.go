@@ -6,6 +6,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // detail shows the selected channel: its head's full clock, every blocker
@@ -13,12 +14,12 @@ import (
 // chain, and the node's stamp.
 type detail struct {
 	common
-	snap *inspect.Snapshot
-	row  *inspect.ChannelRow
+	snap *view.Snapshot
+	row  *view.ChannelRow
 }
 
 // Set points the pane at a channel of a snapshot (row may be nil).
-func (d *detail) Set(s *inspect.Snapshot, row *inspect.ChannelRow) {
+func (d *detail) Set(s *view.Snapshot, row *view.ChannelRow) {
 	d.snap, d.row = s, row
 }
 
@@ -69,7 +70,7 @@ func (d *detail) lines() []string {
 	return out
 }
 
-func (d *detail) head(h *inspect.HeadDetail, label func(string) string, field func(string, string) []string) []string {
+func (d *detail) head(h *view.HeadDetail, label func(string) string, field func(string, string) []string) []string {
 	st := d.styles
 	var out []string
 	// Both ages, named: holds reports the one since written.
@@ -94,21 +95,21 @@ func (d *detail) head(h *inspect.HeadDetail, label func(string) string, field fu
 			name = "blockers"
 		}
 		text := b.Channel + " ≥ " + strconv.FormatInt(b.Required, 10) + ", settled " + startText(b.Settled) + "  "
-		kind := b.Kind.String()
-		if b.Kind == inspect.CauseHeld || b.Kind == inspect.CauseCycle {
+		kind := b.Cause.String()
+		if b.Cause == inspect.CauseHeld || b.Cause == inspect.CauseCycle {
 			text += st.KindHeld.Render(kind)
-			if b.Cyclic {
+			if b.Cause == inspect.CauseCycle {
 				text += " " + st.Glyphs.Cycle + " in a wait cycle"
 			} else if b.Root != "" {
 				text += st.Glyphs.Chain + "root " + b.Root
-				if b.RootWaits != "" {
-					text += ": " + b.RootWaits
+				if h.RootWaits != nil && h.RootWaits[k] != "" {
+					text += ": " + h.RootWaits[k]
 				}
 			}
 		} else {
 			text += st.KindMissing.Render(kind)
-			if b.LogEnd >= 0 {
-				text += " (log end " + posText(b.LogEnd) + ")"
+			if b.Log != nil {
+				text += " (log end " + posText(b.Log.StableEnd()) + ")"
 			}
 			if t := b.Producer; t != nil {
 				text += " producer " + strconv.FormatInt(t.ProducerID, 10)
@@ -122,12 +123,12 @@ func (d *detail) head(h *inspect.HeadDetail, label func(string) string, field fu
 	if len(h.Blockers) == 0 && h.Undecodable == "" {
 		out = append(out, label("blockers")+st.Muted.Render("none"))
 	}
-	if h.ChainLen > 1 || h.Cyclic {
+	if h.ChainLen > 1 || h.Cycle != nil {
 		chain := strings.Join(h.Chain, st.Glyphs.Chain)
 		if h.ChainLen > len(h.Chain) {
 			chain = strings.Join(h.Chain[:len(h.Chain)-1], st.Glyphs.Chain) + st.Glyphs.Chain + "… (" + strconv.Itoa(h.ChainLen) + " channels)" + st.Glyphs.Chain + h.Chain[len(h.Chain)-1]
 		}
-		if h.Cyclic {
+		if h.Cycle != nil {
 			chain += "  " + st.Glyphs.Cycle + " cycle: a stamp broke the contract"
 		} else {
 			chain += "  (root)"

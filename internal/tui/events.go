@@ -3,18 +3,18 @@ package tui
 import (
 	"strings"
 
-	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // events is the recent-events strip: the last deliveries, drops, holds and
 // the failure, newest last.
 type events struct {
 	common
-	recent []inspect.RecentEvent
+	recent []view.RecentEvent
 }
 
 // Set shows the events of a snapshot.
-func (e *events) Set(recent []inspect.RecentEvent) { e.recent = recent }
+func (e *events) Set(recent []view.RecentEvent) { e.recent = recent }
 
 // View renders the newest events that fit, newest at the bottom.
 func (e *events) View() string {

@@ -11,6 +11,7 @@ import (
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // A live driver (watch, demo): the goroutine that runs the gate offers a
@@ -23,14 +24,14 @@ func Example_live() {
 		records <-chan *record.Item               // from the brokers
 		logEnd  func(clock.Channel) (int64, bool) // from ListOffsets, refreshed now and then
 	)
-	snaps := make(chan inspect.Snapshot, 1)
+	snaps := make(chan view.Snapshot, 1)
 	go func() {
 		defer close(snaps)
-		tr := inspect.NewTracker(50)
-		rates := &inspect.RateMeter{}
+		tr := view.NewTracker(50)
+		rates := &view.RateMeter{}
 		emit := func(ev *replay.Event) error { tr.Observe(ev, time.Now()); return nil }
-		build := func(now time.Time) inspect.Snapshot {
-			return inspect.SnapshotOf(r, inspect.SnapshotOptions{
+		build := func(now time.Time) view.Snapshot {
+			return view.SnapshotOf(r, view.SnapshotOptions{
 				Title: "causalctl watch", Source: "broker:9092", Now: now,
 				Tracker: tr, Rates: rates, StampEvery: time.Second, LogEnd: logEnd,
 			})
@@ -56,7 +57,7 @@ func Example_live() {
 func Example_stepper() {
 	open := func() (replay.Source, error) { return capture.NewReader(os.Stdin), nil } // re-opens the capture
 	var cfg replay.Config                                                             // scope, starts, names
-	s, err := inspect.NewStepper(open, cfg, inspect.StepperOptions{Title: "causalctl replay", Source: "capture.ndjson"})
+	s, err := view.NewStepper(open, cfg, view.StepperOptions{Title: "causalctl replay", Source: "capture.ndjson"})
 	if err != nil {
 		return
 	}

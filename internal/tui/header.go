@@ -4,15 +4,15 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // header shows what is watched, its state and counters: three lines, and
 // a fourth saying where the gate failed when it did.
 type header struct {
 	common
-	snap *inspect.Snapshot
+	snap *view.Snapshot
 	// While the view is paused: what arrived meanwhile.
 	paused         bool
 	pendingSnaps   int
@@ -46,9 +46,9 @@ func (h *header) stateBadge() string {
 	case replay.StateError:
 		return st.StateFailed.Render(st.Glyphs.Undecodable + " ERROR")
 	case replay.StateDisconnected:
-		return st.StateFailed.Render("◌ " + replay.Retrying(s.RetryingFor))
+		return st.StateFailed.Render("◌ " + view.Retrying(s.RetryingFor))
 	}
-	return s.State.String()
+	return view.StateText(s.State)
 }
 
 // View renders the header.
@@ -95,7 +95,7 @@ func (h *header) View() string {
 
 	var third []string
 	if p := s.Position; p != nil {
-		third = append(third, st.Value.Render(p.String()))
+		third = append(third, st.Value.Render(view.PositionText(*p)))
 	}
 	if !s.Offline {
 		third = append(third, kv("in", rate(s.RecvRate)+"/s"), kv("out", rate(s.DeliverRate)+"/s"))
@@ -108,8 +108,8 @@ func (h *header) View() string {
 	if s.RowsOmitted > 0 {
 		third = append(third, st.Muted.Render("rows: held first, "+count(int64(s.RowsOmitted))+" cut"))
 	}
-	if p := s.Position; p != nil && p.Notice != "" {
-		third = append(third, st.Notice.Render(p.Notice))
+	if p := s.Position; p != nil && p.Notice.Kind != replay.NoticeNone {
+		third = append(third, st.Notice.Render(view.NoticeText(p.Notice)))
 	}
 	lines = append(lines, fit(strings.Join(third, "  "), h.width))
 

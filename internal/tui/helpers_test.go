@@ -12,8 +12,10 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/causalctl/causalctl/internal/view"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
@@ -27,7 +29,7 @@ func plainStyles() *Styles {
 
 // newStepper returns a stepper over one of the shared captures
 // (testdata/captures), with the scope and names a replay of it would use.
-func newStepper(t testing.TB, name string) *inspect.Stepper {
+func newStepper(t testing.TB, name string) *view.Stepper {
 	t.Helper()
 	b, err := os.ReadFile(testutil.Testdata("captures", name))
 	if err != nil {
@@ -40,8 +42,8 @@ func newStepper(t testing.TB, name string) *inspect.Stepper {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := inspect.NewStepper(open, replay.Config{Scope: scope, Names: names},
-		inspect.StepperOptions{Title: "causalctl replay", Source: name})
+	s, err := view.NewStepper(open, replay.Config{Scope: scope, Names: names},
+		view.StepperOptions{Title: "causalctl replay", Source: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +51,7 @@ func newStepper(t testing.TB, name string) *inspect.Stepper {
 }
 
 // stepperModel is a model driving a stepper over the named capture, sized.
-func stepperModel(t testing.TB, name string, w, h int) (*Model, *inspect.Stepper) {
+func stepperModel(t testing.TB, name string, w, h int) (*Model, *view.Stepper) {
 	t.Helper()
 	s := newStepper(t, name)
 	m := NewModel(plainStyles(), Options{Controller: StepperController(s)})
@@ -68,8 +70,8 @@ func liveModel(w, h int) *Model {
 // n channels of which every tenth is held, the first few in a chain: the
 // heads are lagging but for shipments/6 (beyond the log end) and
 // shipments/16 (held behind it).
-func liveSnapshot(n int, received int64) inspect.Snapshot {
-	s := inspect.Snapshot{
+func liveSnapshot(n int, received int64) view.Snapshot {
+	s := view.Snapshot{
 		Title: "causalctl watch", Source: "broker-1:9092,broker-2:9092", State: replay.StateRunning,
 		Scope: n, Received: received, Delivered: received - int64(n/10)*3, Held: int64(n/10) * 3,
 		RecvRate: 123456.7, DeliverRate: 120001, OldestHold: inspect.Age{D: 83 * time.Second, Known: true},
@@ -77,7 +79,7 @@ func liveSnapshot(n int, received int64) inspect.Snapshot {
 	}
 	for k := range n {
 		topic := []string{"orders", "payments", "shipments"}[k%3]
-		r := inspect.ChannelRow{
+		r := view.ChannelRow{
 			Channel: fmt.Sprintf("%s/%d", topic, k/3), TopicID: fmt.Sprintf("00000000-0000-0000-0000-%012x", k%3+1),
 			Partition: int32(k / 3), Settled: int64(1000 + k), ReceivedUpTo: int64(1000 + k), LogEnd: int64(1200 + k),
 			HeadOffset: -1, Head: -1,
@@ -90,35 +92,37 @@ func liveSnapshot(n int, received int64) inspect.Snapshot {
 			r.HeadWritten = inspect.Age{D: r.HeadAge.D + 2*time.Second, Known: true}
 			r.Waits = fmt.Sprintf("waits payments/%d ≥ %d, settled %d", k+1, 2000+k, 1000+k)
 			r.Head = len(s.Heads)
-			h := inspect.HeadDetail{
-				Channel: r.Channel, Offset: r.HeadOffset, Age: r.HeadAge, Written: r.HeadWritten,
+			h := view.HeadDetail{Head: inspect.Head{
+				Channel: r.Channel, Offset: r.HeadOffset, Age: r.HeadAge,
 				Clock:        fmt.Sprintf("orders/%d=%d,payments/%d=%d", k, 990+k, k+1, 2000+k),
 				ClockEntries: 2,
-				Blockers: []inspect.BlockerDetail{{Channel: fmt.Sprintf("payments/%d", k+1), Required: int64(2000 + k),
-					Settled: int64(1000 + k), Kind: inspect.CauseLagging, LogEnd: int64(2100 + k)}},
+				Blockers: []inspect.Blocker{{Channel: fmt.Sprintf("payments/%d", k+1), Required: int64(2000 + k),
+					Settled: int64(1000 + k), Cause: inspect.CauseLagging, Log: logEnd(int64(2100 + k))}},
 				Chain: []string{r.Channel}, ChainLen: 1,
 				Cause: inspect.CauseLagging, RootCause: inspect.CauseLagging,
-			}
+			}, Written: r.HeadWritten}
 			switch k {
 			case 20: // a stamp beyond the log end
-				h.Blockers[0].Kind, h.Cause, h.RootCause = inspect.CauseBeyondLogEnd, inspect.CauseBeyondLogEnd, inspect.CauseBeyondLogEnd
+				h.Blockers[0].Cause, h.Cause, h.RootCause = inspect.CauseBeyondLogEnd, inspect.CauseBeyondLogEnd, inspect.CauseBeyondLogEnd
 			case 50: // behind it
-				h.Blockers[0] = inspect.BlockerDetail{Channel: "shipments/6", Required: 1021, Settled: 1020,
-					Kind: inspect.CauseHeld, LogEnd: 1220, Root: "shipments/6", RootWaits: "waits payments/21 ≥ 2020, settled 1020"}
+				h.Blockers[0] = inspect.Blocker{Channel: "shipments/6", Required: 1021, Settled: 1020,
+					Cause: inspect.CauseHeld, Log: logEnd(1220), Root: "shipments/6"}
+				h.RootWaits = []string{"waits payments/21 ≥ 2020, settled 1020"}
 				h.Chain, h.ChainLen = []string{r.Channel, "shipments/6"}, 2
 				h.Cause, h.RootCause = inspect.CauseHeld, inspect.CauseBeyondLogEnd
 				r.Waits = "waits shipments/6 ≥ 1021, settled 1020"
 			}
 			if k == 10 {
-				h.Blockers = append(h.Blockers, inspect.BlockerDetail{Channel: "orders/0", Required: 1001, Settled: 1000,
-					Kind: inspect.CauseHeld, LogEnd: 1200, Root: "orders/0", RootWaits: "waits payments/1 ≥ 2000, settled 1000"})
+				h.Blockers = append(h.Blockers, inspect.Blocker{Channel: "orders/0", Required: 1001, Settled: 1000,
+					Cause: inspect.CauseHeld, Log: logEnd(1200), Root: "orders/0"})
+				h.RootWaits = []string{"", "waits payments/1 ≥ 2000, settled 1000"}
 				h.Chain, h.ChainLen = []string{r.Channel, "orders/0"}, 2
 			}
 			s.Heads = append(s.Heads, h)
 		}
 		s.Channels = append(s.Channels, r)
 	}
-	s.Recent = []inspect.RecentEvent{
+	s.Recent = []view.RecentEvent{
 		{Kind: "deliver", Text: "deliver #41 orders/0@1000"},
 		{Kind: "drop", Text: "drop orders/3@998 (replay guard)"},
 		{Kind: "hold", Text: "hold payments/0@1001 waits orders/0 ≥ 1001, settled 1000"},
@@ -196,14 +200,14 @@ func tableNames(m *Model) []string {
 
 // taskSnapshot is liveSnapshot(n, received) from per-task gates: each row
 // in the task of its partition, one task row per partition.
-func taskSnapshot(n int, received int64) inspect.Snapshot {
+func taskSnapshot(n int, received int64) view.Snapshot {
 	s := liveSnapshot(n, received)
-	s.Tasks = []inspect.TaskRow{}
+	s.Tasks = []view.TaskRow{}
 	for i := range s.Channels {
 		r := &s.Channels[i]
 		r.Task = r.Partition
 		if int(r.Task) == len(s.Tasks) {
-			s.Tasks = append(s.Tasks, inspect.TaskRow{Task: r.Task})
+			s.Tasks = append(s.Tasks, view.TaskRow{Task: r.Task})
 		}
 		s.Tasks[r.Task].Scope++
 		s.Tasks[r.Task].Held += int64(r.Held)
@@ -212,4 +216,9 @@ func taskSnapshot(n int, received int64) inspect.Snapshot {
 		s.Heads[i].Task = s.Channels[i*10].Task
 	}
 	return s
+}
+
+// logEnd is the log facts of a channel whose log ends at end.
+func logEnd(end int64) *record.LogFacts {
+	return &record.LogFacts{LastStable: end, HighWatermark: end}
 }

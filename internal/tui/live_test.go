@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/causalctl/causalctl/internal/view"
 
 	"github.com/causalctl/causalctl/internal/clock"
-	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
@@ -34,16 +34,16 @@ func TestLiveDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := make(chan inspect.Snapshot, 1)
+	ch := make(chan view.Snapshot, 1)
 	in, inW := io.Pipe()
 	var out testutil.SyncBuffer
 	done := make(chan error, 1)
 	go func() { done <- Run(context.Background(), in, &out, Options{Snapshots: ch}) }()
 
-	tr := inspect.NewTracker(20)
-	rates := &inspect.RateMeter{}
-	snapshot := func() inspect.Snapshot {
-		return inspect.SnapshotOf(r, inspect.SnapshotOptions{Title: "causalctl watch", Source: "test", Now: time.Now(),
+	tr := view.NewTracker(20)
+	rates := &view.RateMeter{}
+	snapshot := func() view.Snapshot {
+		return view.SnapshotOf(r, view.SnapshotOptions{Title: "causalctl watch", Source: "test", Now: time.Now(),
 			Tracker: tr, Rates: rates, StampEvery: time.Second})
 	}
 	emit := func(ev *replay.Event) error { tr.Observe(ev, time.Now()); return nil }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/view"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -24,7 +24,7 @@ const TickInterval = 100 * time.Millisecond
 // SnapshotMsg carries a new state to draw. Live drivers send at most about
 // ten a second (Feed, or Options.Snapshots); never one per record.
 type SnapshotMsg struct {
-	Snapshot inspect.Snapshot
+	Snapshot view.Snapshot
 }
 
 // FeedClosedMsg says the snapshot channel was closed: the live feed ended.
@@ -46,19 +46,19 @@ type Model struct {
 	help   helpView
 	prompt prompt
 
-	snap     inspect.Snapshot
+	snap     view.Snapshot
 	haveSnap bool
 
 	// The view is paused: latest holds what arrived meanwhile.
 	paused       bool
-	latest       *inspect.Snapshot
+	latest       *view.Snapshot
 	pendingSnaps int
 
 	zoom     bool // the detail pane fills the body
 	showHelp bool
 
 	ctrl       Controller
-	feed       <-chan inspect.Snapshot
+	feed       <-chan view.Snapshot
 	done       <-chan struct{}
 	feedClosed bool
 
@@ -108,7 +108,7 @@ func (m *Model) Init() tea.Cmd {
 }
 
 // waitSnapshot is a command that waits for the next snapshot on ch.
-func waitSnapshot(ch <-chan inspect.Snapshot, done <-chan struct{}) tea.Cmd {
+func waitSnapshot(ch <-chan view.Snapshot, done <-chan struct{}) tea.Cmd {
 	return func() tea.Msg {
 		select {
 		case s, ok := <-ch:
@@ -148,7 +148,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 // receive takes a new snapshot: shown at once, or kept while paused.
-func (m *Model) receive(s inspect.Snapshot) {
+func (m *Model) receive(s view.Snapshot) {
 	if m.paused {
 		m.latest = &s
 		m.pendingSnaps++
@@ -158,7 +158,7 @@ func (m *Model) receive(s inspect.Snapshot) {
 	m.show(s)
 }
 
-func (m *Model) show(s inspect.Snapshot) {
+func (m *Model) show(s view.Snapshot) {
 	m.snap, m.haveSnap = s, true
 	m.table.SetRows(&m.snap)
 	m.help.offline = m.snap.Offline

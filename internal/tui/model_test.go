@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/view"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -456,7 +456,7 @@ func TestModelFailClosed(t *testing.T) {
 }
 
 func TestModelFeed(t *testing.T) {
-	ch := make(chan inspect.Snapshot, 1)
+	ch := make(chan view.Snapshot, 1)
 	done := make(chan struct{})
 	m := NewModel(plainStyles(), Options{Snapshots: ch})
 	m.done = done
@@ -484,7 +484,7 @@ func TestModelFeed(t *testing.T) {
 		t.Fatalf("view after the feed:\n%s", m.View())
 	}
 	// The wait gives up when the program ends.
-	ch2 := make(chan inspect.Snapshot)
+	ch2 := make(chan view.Snapshot)
 	close(done)
 	if msg := waitSnapshot(ch2, done)(); msg != nil {
 		t.Fatalf("wait after done: %T", msg)
@@ -519,7 +519,7 @@ func TestColor(t *testing.T) {
 // error. What it draws and how a key ends it: TestRunOnTerminal.
 func TestRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan inspect.Snapshot)
+	ch := make(chan view.Snapshot)
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	done := make(chan error, 1)
@@ -548,7 +548,7 @@ func (q quitOnClose) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 }
 
 func TestFeed(t *testing.T) {
-	ch := make(chan inspect.Snapshot, 2)
+	ch := make(chan view.Snapshot, 2)
 	m := liveModel(80, 24)
 	p := tea.NewProgram(quitOnClose{m}, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithoutSignals())
 	ch <- liveSnapshot(3, 7)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/view"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 )
@@ -86,12 +87,12 @@ func (l *ProcessList) View() string {
 	w := l.width
 	lines := []string{spread(st.Title.Render(l.title), st.Muted.Render(strconv.Itoa(len(l.rows))+" processes"), w)}
 	cells := make([][]string, len(l.rows))
-	widths := make([]int, len(inspect.ProcessColumns))
-	for k, c := range inspect.ProcessColumns {
+	widths := make([]int, len(view.ProcessColumns))
+	for k, c := range view.ProcessColumns {
 		widths[k] = len(c)
 	}
 	for i := range l.rows {
-		cells[i] = l.rows[i].Cells()
+		cells[i] = view.ProcessCells(&l.rows[i])
 		for k, c := range cells[i] {
 			widths[k] = max(widths[k], lipgloss.Width(c))
 		}
@@ -106,7 +107,7 @@ func (l *ProcessList) View() string {
 		}
 		return b.String()
 	}
-	lines = append(lines, st.TableHeader.Render(fit("  "+line(inspect.ProcessColumns), w)))
+	lines = append(lines, st.TableHeader.Render(fit("  "+line(view.ProcessColumns), w)))
 	if len(l.rows) == 0 {
 		lines = append(lines, st.Muted.Render(fit("  no Parsley processes (no topic named …-__parsley.ordering-changelog)", w)))
 	}

@@ -16,7 +16,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/view"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 )
@@ -28,7 +28,7 @@ type Options struct {
 	// Snapshots is the live feed: the model waits on it and draws each
 	// snapshot; a closed channel ends the feed (the view stays). Send at
 	// most about ten a second, never one per record.
-	Snapshots <-chan inspect.Snapshot
+	Snapshots <-chan view.Snapshot
 	// Controller drives a stepper (replay --tui); nil disables the
 	// stepper keys.
 	Controller Controller
@@ -78,7 +78,7 @@ func runProgram(ctx context.Context, in io.Reader, out io.Writer, color bool, bu
 // Feed sends every snapshot from ch to p until ch is closed (then it sends
 // FeedClosedMsg) or ctx is done. Run it on a goroutine of its own, for a
 // program built without Options.Snapshots.
-func Feed(ctx context.Context, p *tea.Program, ch <-chan inspect.Snapshot) {
+func Feed(ctx context.Context, p *tea.Program, ch <-chan view.Snapshot) {
 	for {
 		select {
 		case <-ctx.Done():

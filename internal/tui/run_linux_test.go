@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // TestRunOnTerminal runs the view as watch does, on a pseudo-terminal of
@@ -26,7 +26,7 @@ func TestRunOnTerminal(t *testing.T) {
 	}
 	defer keys.Close()
 	defer press.Close()
-	snaps := make(chan inspect.Snapshot, 1)
+	snaps := make(chan view.Snapshot, 1)
 	snaps <- liveSnapshot(3, 1)
 	done := make(chan error, 1)
 	go func() { done <- Run(context.Background(), keys, term.slave, Options{Snapshots: snaps}) }()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/view"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -125,8 +126,8 @@ const (
 // column, and scrolling.
 type table struct {
 	common
-	rows    []inspect.ChannelRow // the snapshot's, never modified
-	heads   []inspect.HeadDetail // the snapshot's, for the rows' causes
+	rows    []view.ChannelRow // the snapshot's, never modified
+	heads   []view.HeadDetail // the snapshot's, for the rows' causes
 	offline bool
 	tasks   bool // per-task gates: the TASK column is shown
 
@@ -148,7 +149,7 @@ func newTable(c common) *table {
 
 // SetRows replaces the rows of a new snapshot keeping filter, sort and the
 // cursor's channel.
-func (t *table) SetRows(s *inspect.Snapshot) {
+func (t *table) SetRows(s *view.Snapshot) {
 	rows := s.Channels
 	t.rows, t.heads, t.offline, t.tasks = rows, s.Heads, s.Offline, s.Tasks != nil
 	if t.offline && t.colCur.live() {
@@ -160,7 +161,7 @@ func (t *table) SetRows(s *inspect.Snapshot) {
 	for c := range t.colW {
 		t.colW[c] = len(column(c).title()) + 2
 	}
-	t.colW[colAge] = max(t.colW[colAge], 6) // Age.String is at most 6 cells
+	t.colW[colAge] = max(t.colW[colAge], 6) // view.AgeText is at most 6 cells
 	t.colW[colWritten] = max(t.colW[colWritten], 6)
 	for i := range rows {
 		if c := t.cause(&rows[i]); len(c) > t.colW[colCause] {
@@ -192,7 +193,7 @@ func (t *table) SetRows(s *inspect.Snapshot) {
 // head (the root cause of its wait chain, or its own when that says more),
 // "?" when the head was not detailed (past the snapshot's cap), "" when
 // nothing is held.
-func (t *table) cause(r *inspect.ChannelRow) string {
+func (t *table) cause(r *view.ChannelRow) string {
 	switch {
 	case !r.Blocked:
 		return ""
@@ -203,7 +204,7 @@ func (t *table) cause(r *inspect.ChannelRow) string {
 }
 
 // causeRank orders rows by the rank of their cause, rows without one last.
-func (t *table) causeRank(r *inspect.ChannelRow) int {
+func (t *table) causeRank(r *view.ChannelRow) int {
 	switch {
 	case !r.Blocked:
 		return len(inspect.Causes()) + 2
@@ -288,7 +289,7 @@ func parseFilter(f string) rowFilter {
 	return rf
 }
 
-func (rf *rowFilter) keeps(r *inspect.ChannelRow) bool {
+func (rf *rowFilter) keeps(r *view.ChannelRow) bool {
 	if rf.byTask && r.Task != rf.task {
 		return false
 	}
@@ -513,7 +514,7 @@ func (t *table) clamp() {
 }
 
 // Selected returns the cursor row, nil when the view is empty.
-func (t *table) Selected() *inspect.ChannelRow {
+func (t *table) Selected() *view.ChannelRow {
 	if t.selected < len(t.view) {
 		return &t.rows[t.view[t.selected]]
 	}
@@ -618,7 +619,7 @@ func (t *table) View() string {
 	return strings.Join(clipLines(lines, t.height), "\n")
 }
 
-func (t *table) row(r *inspect.ChannelRow, selected bool, cols []column, ws []int) string {
+func (t *table) row(r *view.ChannelRow, selected bool, cols []column, ws []int) string {
 	st := t.styles
 	cur := " "
 	if selected {

@@ -25,6 +25,7 @@ import (
 	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // Options are the parsed flags and dependencies of demo.
@@ -55,7 +56,7 @@ type Options struct {
 	// trying, for the view's help: its alternate screen hides the
 	// introduction. NewCmdDemo sets it to tui.Run; a runF may replace it,
 	// nil means none.
-	RunTUI func(ctx context.Context, snapshots <-chan inspect.Snapshot, intro []string) error
+	RunTUI func(ctx context.Context, snapshots <-chan view.Snapshot, intro []string) error
 
 	// Now reads the wall clock (time.Now).
 	Now func() time.Time
@@ -71,7 +72,7 @@ type Options struct {
 func NewCmdDemo(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second}
-	opts.RunTUI = func(ctx context.Context, snapshots <-chan inspect.Snapshot, intro []string) error {
+	opts.RunTUI = func(ctx context.Context, snapshots <-chan view.Snapshot, intro []string) error {
 		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color,
 			Intro: intro})
 	}
@@ -420,7 +421,7 @@ func catchUp(ctx context.Context, cl *kafka.Client, feed *demo.Feed, drv *live.D
 	}
 }
 
-func caughtUp(s *inspect.Snapshot, ends map[string]int64) bool {
+func caughtUp(s *view.Snapshot, ends map[string]int64) bool {
 	for _, row := range s.Channels {
 		if end, ok := ends[row.Channel]; ok && row.ReceivedUpTo+1 < end {
 			return false

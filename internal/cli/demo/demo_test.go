@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/causalctl/causalctl/internal/view"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -210,12 +211,12 @@ func TestDemoTUIHook(t *testing.T) {
 			ios, out, errOut := streams()
 			ios.SetTTY(tc.tty)
 			ios.Foreground = tc.tty && !tc.background
-			var got []inspect.Snapshot
+			var got []view.Snapshot
 			var intro []string
 			called := false
 			opts := &democmd.Options{Duration: time.Second, Tick: 20 * time.Millisecond, StatusEvery: 200 * time.Millisecond, NoTUI: tc.noTUI,
 				Fault: demo.FaultDangling,
-				RunTUI: func(ctx context.Context, snaps <-chan inspect.Snapshot, in []string) error {
+				RunTUI: func(ctx context.Context, snaps <-chan view.Snapshot, in []string) error {
 					called, intro = true, in
 					for {
 						select {

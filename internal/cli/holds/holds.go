@@ -14,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/view"
 	"github.com/spf13/cobra"
 )
 
@@ -145,7 +146,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	// Hold ages run from each record's timestamp: the node has held it
 	// (or not yet read it) since it was written.
-	tr := inspect.NewTracker(0)
+	tr := view.NewTracker(0)
 	observe := func(ev *replay.Event) error {
 		var at time.Time
 		if ev.HasTimestamp {

@@ -10,6 +10,7 @@ import (
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 func write(w io.Writer, format string, rep *inspect.Report, opts *Options) error {
@@ -259,7 +260,7 @@ func drawTree(b *strings.Builder, root string, heads map[string]*inspect.Head, c
 func headLine(h *inspect.Head) string {
 	var b strings.Builder
 	if h.Age.Known {
-		fmt.Fprintf(&b, "%s@%d  held %s", h.Channel, h.Offset, h.Age)
+		fmt.Fprintf(&b, "%s@%d  held %s", h.Channel, h.Offset, view.AgeText(h.Age))
 	} else {
 		// Kept under --older-than, which cannot show it younger.
 		fmt.Fprintf(&b, "%s@%d  held (undated: the record has no timestamp)", h.Channel, h.Offset)
@@ -268,7 +269,7 @@ func headLine(h *inspect.Head) string {
 		fmt.Fprintf(&b, " (+%d behind)", h.Queued-1)
 	}
 	if r := h.Retention; r != nil {
-		left := inspect.Age{D: r.Left, Known: true}.String()
+		left := view.AgeText(inspect.Age{D: r.Left, Known: true})
 		if r.Left < 0 {
 			left = "due"
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // taskReport is one task's diagnosis.
@@ -40,7 +41,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 			return err
 		}
 	}
-	tr := inspect.NewTracker(0)
+	tr := view.NewTracker(0)
 	observe := func(_ *replay.Task, ev *replay.Event) error {
 		var at time.Time
 		if ev.HasTimestamp {

@@ -11,6 +11,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/view"
 	"github.com/olekukonko/tablewriter"
 )
 
@@ -116,10 +117,10 @@ func (rep report) write(ios *iostreams.IOStreams, format string) error {
 		_, err := fmt.Fprintln(ios.Out, "No Parsley processes (no topic named …-__parsley.ordering-changelog).")
 		return err
 	}
-	header := slices.Clone(inspect.ProcessColumns)
+	header := slices.Clone(view.ProcessColumns)
 	rows := make([][]string, 0, len(rep.Rows))
 	for _, r := range rep.Rows {
-		rows = append(rows, r.Cells())
+		rows = append(rows, view.ProcessCells(&r))
 	}
 	if ios.OutTTY {
 		t := tablewriter.NewTable(ios.Out)

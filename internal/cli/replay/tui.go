@@ -9,9 +9,9 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
-	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // OpenTTY opens the controlling terminal for keys when stdin carries the
@@ -40,7 +40,7 @@ func runStepper(ctx context.Context, opts *Options) error {
 		}
 		return reorder(rd, opts)
 	}
-	st, err := inspect.NewStepper(open, cfg, inspect.StepperOptions{Title: "causalctl replay", Source: name})
+	st, err := view.NewStepper(open, cfg, view.StepperOptions{Title: "causalctl replay", Source: name})
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}

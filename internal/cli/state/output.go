@@ -15,6 +15,7 @@ import (
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // The JSON schema (docs/state.md, docs/schemas/state.schema.json;
@@ -343,7 +344,7 @@ func headText(at string, h *jsonHead) string {
 	var b strings.Builder
 	b.WriteString(at)
 	if h.WrittenMsAgo != nil {
-		fmt.Fprintf(&b, "  written %s ago", inspect.Age{D: time.Duration(*h.WrittenMsAgo) * time.Millisecond, Known: true})
+		fmt.Fprintf(&b, "  written %s ago", view.AgeText(inspect.Age{D: time.Duration(*h.WrittenMsAgo) * time.Millisecond, Known: true}))
 	}
 	for i, bl := range h.Blockers {
 		sep := "  waits "

@@ -21,6 +21,7 @@ import (
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/causalctl/causalctl/internal/tui"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 func testCtx(t *testing.T) context.Context {
@@ -148,7 +149,7 @@ func TestWatchPicksAProcess(t *testing.T) {
 	ios.SetTTY(true)
 	f := cmdutiltest.Factory(ios, d.Addr())
 	var listed []inspect.ProcessSummary
-	var last inspect.Snapshot
+	var last view.Snapshot
 	opts := &watch.Options{IO: ios, Dial: f.Dial, OpenFollow: f.OpenFollow, Now: time.Now, Interval: time.Second, Names: &clock.Names{},
 		Tasks: cmdutil.TaskFlags{TxnWait: time.Second}, Pick: true,
 		ChooseProcess: func(_ context.Context, _ io.Reader, _ io.Writer, title string, rows []inspect.ProcessSummary, _ bool) (string, error) {

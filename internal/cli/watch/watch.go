@@ -21,6 +21,7 @@ import (
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
+	"github.com/causalctl/causalctl/internal/view"
 	"github.com/spf13/cobra"
 )
 
@@ -295,7 +296,7 @@ func follow(ctx context.Context, opts *Options, read []kafka.ReadOption) (*cmdut
 func statusLines(ctx context.Context, opts *Options, drv *live.Driver, serving bool) error {
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
-	var last inspect.Snapshot
+	var last view.Snapshot
 	have := false
 	stopped := drv.Stopped()
 	print := func() error {

@@ -17,13 +17,13 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/gate"
-	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/replay/replaytest"
 	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/causalctl/causalctl/internal/tui"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 func command(f *cmdutil.Factory, runF func(context.Context, *Options) error, args ...string) error {
@@ -128,7 +128,7 @@ func TestRunTerminal(t *testing.T) {
 	ios, _, out, _ := iostreams.Test()
 	ios.SetTTY(true)
 	opts := options(ios, addr)
-	var last inspect.Snapshot
+	var last view.Snapshot
 	opts.RunTUI = func(ctx context.Context, _ io.Reader, _ io.Writer, o tui.Options) error {
 		if o.Title != "causalctl watch" {
 			t.Errorf("title %q", o.Title)
@@ -193,7 +193,7 @@ func TestRunBackground(t *testing.T) {
 // viewUntilFailed stands for a user who reads the failure on screen and
 // then presses q: it takes snapshots until one shows the feed stopped,
 // keeps it, and returns nil as the view does on q.
-func viewUntilFailed(last *inspect.Snapshot) func(context.Context, io.Reader, io.Writer, tui.Options) error {
+func viewUntilFailed(last *view.Snapshot) func(context.Context, io.Reader, io.Writer, tui.Options) error {
 	return func(ctx context.Context, _ io.Reader, _ io.Writer, o tui.Options) error {
 		for s := range o.Snapshots {
 			if *last = s; s.Failure != nil || s.Err != "" {
@@ -217,7 +217,7 @@ func TestRunTerminalFeedFails(t *testing.T) {
 		ios.SetTTY(true)
 		opts := options(ios, c.ListenAddrs()[0])
 		opts.Range.Topics = []string{"payments"}
-		var last inspect.Snapshot
+		var last view.Snapshot
 		opts.RunTUI = viewUntilFailed(&last)
 		err := Run(context.Background(), opts)
 		if cmdutil.ExitCode(err) != cmdutil.ExitFailure {
@@ -240,7 +240,7 @@ func TestRunTerminalFeedFails(t *testing.T) {
 		opts := options(ios, "")
 		opts.OpenFollow = f.OpenFollow
 		opts.Range.Topics = []string{"orders"}
-		var last inspect.Snapshot
+		var last view.Snapshot
 		view := viewUntilFailed(&last)
 		opts.RunTUI = func(ctx context.Context, in io.Reader, out io.Writer, o tui.Options) error {
 			c.Close() // the cluster goes away under the view

@@ -1,4 +1,4 @@
-package inspect
+package view
 
 import (
 	"cmp"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
-	"github.com/causalctl/causalctl/internal/record"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -28,7 +28,7 @@ type Snapshot struct {
 	// when unknown).
 	Taken time.Time
 	// Failure says where the gate failed closed (replay.StateFailedClosed).
-	Failure *Failure
+	Failure *inspect.Failure
 	// Err is the error that stopped the feed (replay.StateError).
 	Err string
 	// RetryingFor is how long a live feed has been unable to reach its
@@ -41,7 +41,7 @@ type Snapshot struct {
 	// drivers (SnapshotOptions.Rates); zero offline.
 	RecvRate, DeliverRate float64
 	// OldestHold is the age of the oldest held head.
-	OldestHold Age
+	OldestHold inspect.Age
 	// HeldChannels counts channels whose hold queue is not empty.
 	HeldChannels int
 
@@ -78,40 +78,6 @@ type Snapshot struct {
 	Tasks []TaskRow
 }
 
-// Age is a duration that may be unknown.
-type Age struct {
-	D     time.Duration
-	Known bool
-}
-
-// String returns a short form (850ms, 12.3s, 4m05s, 2h03m, 3d04h), or "-"
-// when unknown.
-func (a Age) String() string {
-	if !a.Known {
-		return "-"
-	}
-	d := max(a.D, 0)
-	switch {
-	case d < time.Second:
-		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
-	case d < time.Minute:
-		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
-	case d < time.Hour:
-		return pad2(int64(d/time.Minute), "m", int64(d%time.Minute/time.Second), "s")
-	case d < 24*time.Hour:
-		return pad2(int64(d/time.Hour), "h", int64(d%time.Hour/time.Minute), "m")
-	}
-	return pad2(int64(d/(24*time.Hour)), "d", int64(d%(24*time.Hour)/time.Hour), "h")
-}
-
-func pad2(a int64, ua string, b int64, ub string) string {
-	s := strconv.FormatInt(a, 10) + ua
-	if b < 10 {
-		s += "0"
-	}
-	return s + strconv.FormatInt(b, 10) + ub
-}
-
 // ChannelRow is one channel of the channels table.
 type ChannelRow struct {
 	Channel   string // NAME/PARTITION, or UUID/PARTITION when unnamed
@@ -128,12 +94,12 @@ type ChannelRow struct {
 	// HeadAge is how long the head has been held: since it was received
 	// (live), or since its timestamp on the replay's clock (offline,
 	// where a record is received at its timestamp).
-	HeadAge Age
+	HeadAge inspect.Age
 	// HeadWritten is the age of the head's record since its timestamp,
 	// to SnapshotOptions.Now: the hold age `holds` reports. Live it is
 	// older than HeadAge by the time the record took to reach the node;
 	// unknown without a timestamp.
-	HeadWritten Age
+	HeadWritten inspect.Age
 	// Blocked is set when the head is held (Held > 0).
 	Blocked bool
 	// Undecodable is the reason code of a head held undecodable.
@@ -154,31 +120,24 @@ type ChannelRow struct {
 	Task int32
 }
 
-// HeadDetail is a held head and everything that holds it.
+// HeadDetail is a held head and everything that holds it: the diagnosis'
+// Head (inspect.Chains.Describe, cut to the snapshot's caps) with what only
+// the view shows.
+//
+// Of the Head, Age is ChannelRow.HeadAge (since received), Clock is cut
+// after SnapshotOptions.MaxClockEntries entries, Blockers after 32, Chain
+// after 16 channels (the root kept last), and NextStep, advice per root,
+// is left empty.
 type HeadDetail struct {
-	Channel string
-	Offset  int64
-	// Age is ChannelRow.HeadAge (since received), Written
-	// ChannelRow.HeadWritten (since the record's timestamp).
-	Age, Written Age
-	// Clock is the head's full clock as received, names resolved, cut
-	// after SnapshotOptions.MaxClockEntries entries; ClockEntries is the
-	// full count.
-	Clock        string
-	ClockEntries int
-	Undecodable  string
-	// Blockers are the unmet entries, in channel order.
-	Blockers []BlockerDetail
-	// Chain is the wait chain from this channel through first held
-	// blockers to its root (the last element), cut after maxChain
-	// channels; ChainLen is its full length. Cyclic is set when the chain
-	// runs into a wait cycle.
-	Chain    []string
-	ChainLen int
-	Cyclic   bool
-	// Cause is the head's own cause, RootCause that of its chain's root
-	// (CauseCycle when the chain runs into a wait cycle).
-	Cause, RootCause Cause
+	inspect.Head
+	// Written is ChannelRow.HeadWritten: the age since the record's
+	// timestamp.
+	Written inspect.Age
+	// RootWaits says, for each held blocker of Blockers (those with a
+	// Root), what the head its chain ends at waits for, as
+	// ChannelRow.Waits does; "" for the others. Nil when no blocker is
+	// held.
+	RootWaits []string
 	// Task is the head's task (SnapshotOfTasks); 0 for one gate.
 	Task int32
 }
@@ -188,32 +147,11 @@ type HeadDetail struct {
 // (held), its own when that says more — a head whose requirement lies
 // beyond the log end of a channel that is itself held waits for good,
 // whatever the root of its chain waits for. The live view's CAUSE column.
-func (h *HeadDetail) MostTelling() Cause {
+func (h *HeadDetail) MostTelling() inspect.Cause {
 	if h.RootCause != "" && h.RootCause.Rank() < h.Cause.Rank() {
 		return h.RootCause
 	}
 	return h.Cause
-}
-
-// BlockerDetail is one unmet entry of a head's clock.
-type BlockerDetail struct {
-	Channel  string
-	Required int64
-	Settled  int64
-	Kind     Cause
-	// Producer is, for an open transaction, the one holding Required,
-	// when the brokers named it.
-	Producer *record.OpenTransaction
-	// LogEnd of the blocking channel, −1 when unknown.
-	LogEnd int64
-	// Root is, for a held blocker, the channel at the end of the wait
-	// chain from the blocking channel, and RootWaits that head's own
-	// first blocker text.
-	Root      string
-	RootWaits string
-	// Cyclic is set when the chain from a held blocker runs into a wait
-	// cycle: its "root" is then only where the walk stopped.
-	Cyclic bool
 }
 
 // RecentEvent is one line of the recent-events strip.
@@ -253,7 +191,7 @@ type SnapshotOptions struct {
 	HighWatermark func(clock.Channel) (int64, bool)
 	// Facts classify blockers: log facts live, or the input's ends and
 	// whether it was read to its end offline.
-	Facts Facts
+	Facts inspect.Facts
 	// Offline marks a replay (rates and log ends do not apply).
 	Offline bool
 	// StampEvery, when positive, recomputes the stamp only when Now has
@@ -270,20 +208,6 @@ type SnapshotOptions struct {
 	Position *replay.Position
 }
 
-// heldInfo is a held channel while a snapshot is built.
-type heldInfo struct {
-	row      int // index into rows
-	ch       clock.Channel
-	head     gate.Held
-	blockers []gate.Blocker
-	next     int32 // heldInfo index of the first held blocker, −1 none
-	root     int32 // heldInfo index of the wait chain's root
-	depth    int   // channels on the wait chain, this one included
-	cyclic   bool  // the chain runs into a wait cycle
-	onCycle  bool  // the head is on the cycle itself
-	own      Cause // its own cause once classified (Facts.ownCauseOnce)
-}
-
 // SnapshotOf describes the state of r now. It reads the gate and does not
 // change it; its cost grows with the channels in scope and the held heads
 // (see the caps in opts), not with the records received.
@@ -293,7 +217,7 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 	if t == nil {
 		t = &Tracker{}
 	}
-	t.names = r.Names()
+	t.lab.Names = r.Names()
 	st := g.Stats()
 	s := Snapshot{
 		Title:     opts.Title,
@@ -322,7 +246,7 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 	maxClock := cmp.Or(opts.MaxClockEntries, DefaultMaxClockEntries)
 	maxStamp := cmp.Or(opts.MaxStampEntries, DefaultMaxStampEntries)
 
-	order, labels, ids := t.displayOrder(g)
+	order, labels, ids := t.lab.Order(g)
 	s.Scope = len(order)
 	if len(order) > maxRows {
 		// Keep every held channel, then fill up in display order.
@@ -337,31 +261,25 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 				kept = append(kept, ch)
 			}
 		}
-		slices.SortStableFunc(kept, t.compareDisplay)
+		slices.SortStableFunc(kept, t.lab.Compare)
 		s.RowsOmitted = len(order) - len(kept)
 		order, labels, ids = kept, nil, nil
 	}
 
 	rows := make([]ChannelRow, len(order))
-	// held and heldIdx are scratch, reused from one snapshot to the next.
-	held := t.heldBuf[:0]
-	heldIdx := t.heldIdx
-	if heldIdx == nil {
-		heldIdx = map[clock.Channel]int32{}
-		t.heldIdx = heldIdx
-	}
-	clear(heldIdx)
-	defer func() {
-		clear(held) // drop the clocks and blockers until next time
-		t.heldBuf = held[:0]
-	}()
+	// The chains and rowOf (a head's row) are scratch, reused from one
+	// snapshot to the next.
+	c := &t.chains
+	c.Reset()
+	defer c.Reset() // drop the clocks and blockers until next time
+	rowOf := t.rowOf[:0]
 	for i, ch := range order {
 		row := &rows[i]
 		var label, id string
 		if labels != nil {
 			label, id = labels[i], ids[i]
 		} else {
-			label, id = t.name(ch), t.topicID(ch)
+			label, id = t.lab.Name(ch), t.lab.TopicID(ch)
 		}
 		fed := g.Fed(ch)
 		*row = ChannelRow{
@@ -401,29 +319,30 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 		if row.HeadAge.Known && (!s.OldestHold.Known || row.HeadAge.D > s.OldestHold.D) {
 			s.OldestHold = row.HeadAge
 		}
-		heldIdx[ch] = int32(len(held))
-		held = append(held, heldInfo{row: i, ch: ch, head: head, blockers: g.Blockers(ch)})
+		c.Add(ch, head, g.Blockers(ch))
+		rowOf = append(rowOf, i)
 	}
 	// Held channels are cut from the rows only when there are more than
 	// MaxRows of them: they still count, but chains through them end early.
-	s.HeldChannels = len(held)
+	t.rowOf = rowOf
+	s.HeldChannels = c.Len()
 	if s.RowsOmitted > 0 {
 		s.HeldChannels = len(g.Holding())
 	}
-	linkChains(held, heldIdx)
+	c.Link()
 
-	for k := range held {
-		h := &held[k]
-		rows[h.row].Waits = t.waitsText(h.head, h.blockers)
+	for k := range c.Len() {
+		rows[rowOf[k]].Waits = t.waitsText(c.Head(k), c.Blockers(k))
 	}
-	s.Heads = make([]HeadDetail, 0, min(len(held), maxHeads))
-	for k := range held {
+	in := inspect.Input{Gate: g, Names: t.lab.Names, Facts: opts.Facts, Timestamp: t.Timestamp, HeldSince: t.HeldSince, Now: opts.Now}
+	s.Heads = make([]HeadDetail, 0, min(c.Len(), maxHeads))
+	for k := range c.Len() {
 		if len(s.Heads) == maxHeads {
-			s.HeadsOmitted = len(held) - k
+			s.HeadsOmitted = c.Len() - k
 			break
 		}
-		rows[held[k].row].Head = len(s.Heads)
-		s.Heads = append(s.Heads, t.headDetail(g, int32(k), held, heldIdx, rows, &opts, maxClock))
+		rows[rowOf[k]].Head = len(s.Heads)
+		s.Heads = append(s.Heads, t.headDetail(&in, k, &rows[rowOf[k]], maxClock))
 	}
 	s.Channels = rows
 
@@ -431,7 +350,7 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 	for _, cyc := range g.Cycles() {
 		out := make([]string, len(cyc))
 		for i, ch := range cyc {
-			out[i] = t.name(ch)
+			out[i] = t.lab.Name(ch)
 		}
 		s.Cycles = append(s.Cycles, out)
 	}
@@ -441,7 +360,7 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 
 // CauseCount is how many held heads have one cause.
 type CauseCount struct {
-	Cause Cause
+	Cause inspect.Cause
 	N     int
 }
 
@@ -449,7 +368,8 @@ type CauseCount struct {
 // the most telling first, leaving out causes no head has: the counts of the
 // status line, the metrics and the live view's header.
 func (s *Snapshot) CauseCounts() []CauseCount {
-	var n [len(causes)]int
+	causes := inspect.Causes()
+	n := make([]int, len(causes))
 	for i := range s.Heads {
 		if r := s.Heads[i].Cause.Rank(); r < len(causes) {
 			n[r]++
@@ -470,7 +390,7 @@ func (s *Snapshot) setStop(t *Tracker, g *gate.Gate) {
 	if t.stopErr != nil {
 		if ie, ok := replay.FailureOf(t.stopErr); ok {
 			s.State = replay.StateFailedClosed
-			s.Failure = failureOf(ie)
+			s.Failure = inspect.NewFailure(ie)
 			return
 		}
 		s.State = replay.StateError
@@ -484,135 +404,27 @@ func (s *Snapshot) setStop(t *Tracker, g *gate.Gate) {
 		if fc.Err != nil {
 			msg = fc.Err.Error()
 		}
-		s.Failure = &Failure{Channel: t.name(fc.Channel), Offset: fc.Offset, Code: string(fc.Code), Error: msg}
+		s.Failure = &inspect.Failure{Channel: t.lab.Name(fc.Channel), Offset: fc.Offset, Code: string(fc.Code), Error: msg}
 	}
 }
 
-// linkChains sets next, root, depth and cyclic of every held head,
-// following first held blockers as gate.WaitChain does, in time linear in
-// the number of held heads: each chain is walked once and what lies past a
-// head already done is taken from it.
-func linkChains(held []heldInfo, heldIdx map[clock.Channel]int32) {
-	for k := range held {
-		h := &held[k]
-		h.next = -1
-		for _, b := range h.blockers {
-			if b.Kind == gate.BlockerHeld {
-				if j, ok := heldIdx[b.Channel]; ok {
-					h.next = j
-				}
-				break
-			}
-		}
+func (t *Tracker) headDetail(in *inspect.Input, k int, row *ChannelRow, maxClock int) HeadDetail {
+	c := &t.chains
+	d := HeadDetail{
+		Head:    c.Describe(in, &t.lab, k, inspect.Limits{ClockEntries: maxClock, Blockers: maxBlockers, Chain: maxChain}),
+		Written: row.HeadWritten,
 	}
-	const (
-		unseen = iota
-		onPath
-		done
-	)
-	state := make([]uint8, len(held))
-	var path []int32
-	for start := range held {
-		if state[start] != unseen {
+	for i, b := range c.Blockers(k)[:len(d.Blockers)] {
+		if b.Kind != gate.BlockerHeld {
 			continue
 		}
-		path = path[:0]
-		j := int32(start)
-		for state[j] == unseen {
-			state[j] = onPath
-			path = append(path, j)
-			if held[j].next < 0 {
-				break
+		if j, ok := c.Index(b.Channel); ok {
+			if d.RootWaits == nil {
+				d.RootWaits = make([]string, len(d.Blockers))
 			}
-			j = held[j].next
+			r := c.Root(j)
+			d.RootWaits[i] = t.waitsText(c.Head(r), c.Blockers(r))
 		}
-		// last is the head the rest of the path hangs on, already done.
-		var last int32
-		switch {
-		case state[j] == done:
-			last = j
-		case held[j].next < 0:
-			// The walk ended at a head with no held blocker: the root.
-			held[j].root, held[j].depth = j, 1
-			state[j] = done
-			path = path[:len(path)-1]
-			last = j
-		default:
-			// j was met again: path[at:] is a cycle. The chain from a
-			// member stops before repeating itself, so its root is its
-			// predecessor in the cycle and it names every member once.
-			at := slices.Index(path, j)
-			cyc := path[at:]
-			for m, c := range cyc {
-				held[c].root = cyc[(m+len(cyc)-1)%len(cyc)]
-				held[c].depth = len(cyc)
-				held[c].cyclic = true
-				held[c].onCycle = true
-				state[c] = done
-			}
-			path = path[:at]
-			last = j
-		}
-		// A chain from a head before last runs into last's chain and ends
-		// where it does.
-		for m := len(path) - 1; m >= 0; m-- {
-			c := path[m]
-			held[c].root = held[last].root
-			held[c].cyclic = held[last].cyclic
-			held[c].depth = held[held[c].next].depth + 1
-			state[c] = done
-		}
-	}
-}
-
-func (t *Tracker) headDetail(g *gate.Gate, k int32, held []heldInfo, heldIdx map[clock.Channel]int32, rows []ChannelRow, opts *SnapshotOptions, maxClock int) HeadDetail {
-	h := &held[k]
-	f := &opts.Facts
-	d := HeadDetail{
-		Channel:      rows[h.row].Channel,
-		Offset:       h.head.Offset,
-		Age:          rows[h.row].HeadAge,
-		Written:      rows[h.row].HeadWritten,
-		Clock:        t.clockText(h.head.Clock, maxClock),
-		ClockEntries: h.head.Clock.Len(),
-		Undecodable:  h.head.Undecodable,
-		Cyclic:       h.cyclic,
-		ChainLen:     h.depth,
-		Blockers:     make([]BlockerDetail, 0, min(len(h.blockers), maxBlockers)),
-		Cause:        f.ownCauseOnce(g, held, heldIdx, k),
-		RootCause:    f.ownCauseOnce(g, held, heldIdx, h.root),
-	}
-	if h.cyclic {
-		d.RootCause = CauseCycle
-	}
-	for _, b := range h.blockers {
-		if len(d.Blockers) == maxBlockers {
-			break
-		}
-		bd := BlockerDetail{Channel: t.name(b.Channel), Required: b.Required, Settled: b.Settled, LogEnd: -1}
-		if opts.LogEnd != nil {
-			if end, ok := opts.LogEnd(b.Channel); ok {
-				bd.LogEnd = end
-			}
-		}
-		bd.Kind, bd.Producer = f.blockerCause(g, held, heldIdx, b)
-		if b.Kind == gate.BlockerHeld {
-			if j, ok := heldIdx[b.Channel]; ok {
-				root := &held[held[j].root]
-				bd.Cyclic = held[j].cyclic
-				bd.Root = t.name(root.ch)
-				bd.RootWaits = t.waitsText(root.head, root.blockers)
-			}
-		}
-		d.Blockers = append(d.Blockers, bd)
-	}
-	// The chain as far as maxChain channels, the root kept at the end.
-	d.Chain = make([]string, 0, min(h.depth, maxChain))
-	for j, n := k, 0; n < h.depth && n < maxChain; j, n = held[j].next, n+1 {
-		d.Chain = append(d.Chain, t.name(held[j].ch))
-	}
-	if h.depth > maxChain {
-		d.Chain[maxChain-1] = t.name(held[h.root].ch)
 	}
 	return d
 }
@@ -634,7 +446,7 @@ func (t *Tracker) waitsText(head gate.Held, bs []gate.Blocker) string {
 }
 
 func (t *Tracker) blockerText(b gate.Blocker) string {
-	return "waits " + t.name(b.Channel) + " ≥ " + strconv.FormatInt(b.Required, 10) + ", settled " + posText(b.Settled)
+	return "waits " + t.lab.Name(b.Channel) + " ≥ " + strconv.FormatInt(b.Required, 10) + ", settled " + posText(b.Settled)
 }
 
 // posText writes a settled position; −1, nothing settled yet, is the
@@ -646,29 +458,6 @@ func posText(p int64) string {
 	return strconv.FormatInt(p, 10)
 }
 
-// clockText is the text form of c with names, cut after max entries.
-func (t *Tracker) clockText(c clock.Clock, limit int) string {
-	if c.IsEmpty() {
-		return "{}"
-	}
-	var b strings.Builder
-	for i, e := range c.Entries() {
-		if i == limit {
-			b.WriteString(", … (+")
-			b.WriteString(strconv.Itoa(c.Len() - limit))
-			b.WriteString(")")
-			break
-		}
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(t.name(e.Channel))
-		b.WriteByte('=')
-		b.WriteString(strconv.FormatInt(e.Position, 10))
-	}
-	return b.String()
-}
-
 // Tracker keeps, beside a replay.Replayer, what a snapshot shows that the gate
 // does not: the last events, when each held record was received, the error
 // that stopped the feed, and resolved channel names. Feed it every event
@@ -677,9 +466,7 @@ func (t *Tracker) clockText(c clock.Clock, limit int) string {
 // display order); a replay started over needs a new one. The zero value
 // keeps no events; use NewTracker.
 type Tracker struct {
-	names  *clock.Names
-	labels map[clock.Channel]string // resolved names only
-	ids    map[clock.TopicID]string
+	lab inspect.Labels
 
 	ring []recentEntry
 	next int // ring index of the next entry
@@ -691,16 +478,9 @@ type Tracker struct {
 	stopErr error
 	stopAt  int64
 
-	// The display order of the scope with the channels' names and topic
-	// UUIDs, kept while scope and names stand.
-	order      []clock.Channel
-	orderLabel []string
-	orderID    []string
-	orderNames int
-
 	// Scratch of Snapshot.
-	heldBuf []heldInfo
-	heldIdx map[clock.Channel]int32
+	chains inspect.Chains
+	rowOf  []int
 
 	// The last stamp (SnapshotOptions.StampEvery).
 	stampText    string
@@ -869,78 +649,11 @@ func (t *Tracker) held(ch clock.Channel, offset int64, times func(*holdQueue) []
 }
 
 // ageSince is now − since, unknown when either is.
-func ageSince(since time.Time, ok bool, now time.Time) Age {
+func ageSince(since time.Time, ok bool, now time.Time) inspect.Age {
 	if !ok || now.IsZero() {
-		return Age{}
+		return inspect.Age{}
 	}
-	return Age{D: now.Sub(since), Known: true}
-}
-
-// name returns ch as people write it, caching resolved names.
-func (t *Tracker) name(ch clock.Channel) string {
-	if s, ok := t.labels[ch]; ok {
-		return s
-	}
-	name, ok := t.names.Name(ch.Topic)
-	if !ok {
-		return ch.String()
-	}
-	s := name + "/" + strconv.Itoa(int(ch.Partition))
-	if t.labels == nil {
-		t.labels = map[clock.Channel]string{}
-	}
-	t.labels[ch] = s
-	return s
-}
-
-func (t *Tracker) topicID(ch clock.Channel) string {
-	if s, ok := t.ids[ch.Topic]; ok {
-		return s
-	}
-	s := ch.Topic.String()
-	if t.ids == nil {
-		t.ids = map[clock.TopicID]string{}
-	}
-	t.ids[ch.Topic] = s
-	return s
-}
-
-func (t *Tracker) topicLabel(ch clock.Channel) string {
-	if name, ok := t.names.Name(ch.Topic); ok {
-		return name
-	}
-	return t.topicID(ch)
-}
-
-// compareDisplay orders channels by topic name (UUID when unnamed), then
-// partition, as Summary does.
-func (t *Tracker) compareDisplay(a, b clock.Channel) int {
-	if a.Topic != b.Topic {
-		if r := strings.Compare(t.topicLabel(a), t.topicLabel(b)); r != 0 {
-			return r
-		}
-		return a.Compare(b)
-	}
-	return cmp.Compare(a.Partition, b.Partition)
-}
-
-// displayOrder returns the scope in display order with each channel's
-// name and topic UUID. The scope only grows and names are only added, so
-// all three are kept until either changes.
-func (t *Tracker) displayOrder(g *gate.Gate) (order []clock.Channel, labels, ids []string) {
-	n := t.names.Len()
-	order = g.Scope()
-	if t.order != nil && len(t.order) == len(order) && t.orderNames == n {
-		return t.order, t.orderLabel, t.orderID
-	}
-	slices.SortStableFunc(order, t.compareDisplay)
-	t.order, t.orderNames = order, n
-	t.orderLabel = make([]string, len(order))
-	t.orderID = make([]string, len(order))
-	for i, ch := range order {
-		t.orderLabel[i], t.orderID[i] = t.name(ch), t.topicID(ch)
-	}
-	return t.order, t.orderLabel, t.orderID
+	return inspect.Age{D: now.Sub(since), Known: true}
 }
 
 // stamp returns the text of the node's stamp and its number of entries,
@@ -950,7 +663,7 @@ func (t *Tracker) stamp(g *gate.Gate, opts *SnapshotOptions, limit int) (string,
 		return t.stampText, t.stampEntries
 	}
 	c := g.Stamp()
-	t.stampText, t.stampEntries = t.clockText(c, limit), c.Len()
+	t.stampText, t.stampEntries = t.lab.Clock(c, limit), c.Len()
 	t.stampAt, t.stampValid = opts.Now, true
 	return t.stampText, t.stampEntries
 }
@@ -964,11 +677,11 @@ func (t *Tracker) recentEvents() []RecentEvent {
 		if e.at != noTime {
 			re.At = time.Unix(0, e.at)
 		}
-		at := t.name(e.ch) + "@" + strconv.FormatInt(e.off, 10)
+		at := t.lab.Name(e.ch) + "@" + strconv.FormatInt(e.off, 10)
 		switch e.typ {
 		case eventGap:
 			re.Kind = "gap"
-			re.Text = "gap " + t.name(e.ch) + ": offsets " + strconv.FormatInt(e.behind, 10) + " to " + strconv.FormatInt(e.off-1, 10) +
+			re.Text = "gap " + t.lab.Name(e.ch) + ": offsets " + strconv.FormatInt(e.behind, 10) + " to " + strconv.FormatInt(e.off-1, 10) +
 				" deleted before they were read; read on at " + strconv.FormatInt(e.off, 10)
 		case replay.EventDeliver:
 			re.Kind = "deliver"

@@ -1,4 +1,4 @@
-package inspect
+package view
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
@@ -98,7 +99,7 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 	s := f.snapshot(SnapshotOptions{Title: "watch", Source: "localhost:9092", Now: now,
 		LogEnd:        func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok },
 		HighWatermark: func(ch clock.Channel) (int64, bool) { e, ok := hws[ch]; return e, ok },
-		Facts: Facts{Log: func(ch clock.Channel) (*record.LogFacts, bool) {
+		Facts: inspect.Facts{Log: func(ch clock.Channel) (*record.LogFacts, bool) {
 			e, ok := ends[ch]
 			return &record.LogFacts{LastStable: e, HighWatermark: max(e, hws[ch])}, ok
 		}}})
@@ -118,7 +119,7 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 	}
 	rb := rowOf(t, s, "t2/0")
 	want := ChannelRow{Channel: "t2/0", TopicID: b.Topic.String(), Settled: -1, ReceivedUpTo: 1, LogEnd: 2,
-		Held: 2, HeadOffset: 0, HeadAge: Age{2500 * time.Millisecond, true}, Blocked: true,
+		Held: 2, HeadOffset: 0, HeadAge: inspect.Age{D: 2500 * time.Millisecond, Known: true}, Blocked: true,
 		Waits: "waits t1/0 ≥ 4, settled 0", Head: 0, HighWatermark: 3}
 	if !reflect.DeepEqual(rb, want) {
 		t.Fatalf("row t2/0:\n got %+v\nwant %+v", rb, want)
@@ -126,7 +127,7 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 	if rd := rowOf(t, s, "t3/1"); rd.Held != 0 || rd.Head != -1 || rd.Waits != "" || rd.Settled != -1 || rd.LogEnd != -1 || rd.HighWatermark != -1 {
 		t.Fatalf("row t3/1: %+v", rd)
 	}
-	if s.OldestHold != (Age{2500 * time.Millisecond, true}) {
+	if s.OldestHold != (inspect.Age{D: 2500 * time.Millisecond, Known: true}) {
 		t.Fatalf("oldest hold %v", s.OldestHold)
 	}
 
@@ -136,21 +137,24 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 	}
 	hc := s.Heads[rc.Head]
 	wantHead := HeadDetail{
-		Channel: "t3/0", Offset: 0, Age: Age{500 * time.Millisecond, true},
-		Clock: "t1/0=7,t2/0=1", ClockEntries: 2,
-		Blockers: []BlockerDetail{
-			{Channel: "t1/0", Required: 7, Settled: 0, Kind: CauseBeyondLogEnd, LogEnd: 6},
-			{Channel: "t2/0", Required: 1, Settled: -1, Kind: CauseHeld, LogEnd: 2, Root: "t2/0", RootWaits: "waits t1/0 ≥ 4, settled 0"},
+		Head: inspect.Head{
+			Channel: "t3/0", TopicID: c.Topic.String(), Offset: 0, Age: inspect.Age{D: 500 * time.Millisecond, Known: true},
+			Queued: 1, Clock: "t1/0=7,t2/0=1", ClockEntries: 2,
+			Blockers: []inspect.Blocker{
+				{Channel: "t1/0", Required: 7, Settled: 0, Cause: inspect.CauseBeyondLogEnd, Log: &record.LogFacts{LastStable: 6, HighWatermark: 6}},
+				{Channel: "t2/0", Required: 1, Settled: -1, Cause: inspect.CauseHeld, Log: &record.LogFacts{LastStable: 2, HighWatermark: 3}, Root: "t2/0"},
+			},
+			Chain: []string{"t3/0", "t2/0"}, ChainLen: 2, Root: "t2/0", RootOffset: 0,
+			// Its own cause is the most telling blocker's; its chain's root
+			// t2/0 waits t1/0 ≥ 4 below the log end: lagging.
+			Cause: inspect.CauseBeyondLogEnd, RootCause: inspect.CauseLagging,
 		},
-		Chain: []string{"t3/0", "t2/0"}, ChainLen: 2,
-		// Its own cause is the most telling blocker's; its chain's root
-		// t2/0 waits t1/0 ≥ 4 below the log end: lagging.
-		Cause: CauseBeyondLogEnd, RootCause: CauseLagging,
+		RootWaits: []string{"", "waits t1/0 ≥ 4, settled 0"},
 	}
 	if !reflect.DeepEqual(hc, wantHead) {
 		t.Fatalf("head t3/0:\n got %+v\nwant %+v", hc, wantHead)
 	}
-	if k := s.Heads[rb.Head].Blockers[0].Kind; k != CauseLagging {
+	if k := s.Heads[rb.Head].Blockers[0].Cause; k != inspect.CauseLagging {
 		t.Fatalf("t2/0 waits t1/0 ≥ 4 below its log end 6: kind %v, want lagging", k)
 	}
 	if s.Stamp != "t1/0=7,t2/0=1" || s.StampEntries != 2 {
@@ -172,14 +176,14 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 
 	// Without log ends: not received; without a tracker: no ages, no events.
 	s = SnapshotOf(f.r, SnapshotOptions{})
-	if k := s.Heads[0].Blockers[0].Kind; k != CauseNotReceived {
+	if k := s.Heads[0].Blockers[0].Cause; k != inspect.CauseNotReceived {
 		t.Fatalf("kind without log end %v", k)
 	}
 	if s.OldestHold.Known || len(s.Recent) != 0 {
 		t.Fatalf("no tracker: oldest %v, recent %v", s.OldestHold, s.Recent)
 	}
-	s = SnapshotOf(f.r, SnapshotOptions{Facts: Facts{Exhausted: true}})
-	if k := s.Heads[0].Blockers[0].Kind; k != CauseBeyondInput {
+	s = SnapshotOf(f.r, SnapshotOptions{Facts: inspect.Facts{Exhausted: true}})
+	if k := s.Heads[0].Blockers[0].Cause; k != inspect.CauseBeyondInput {
 		t.Fatalf("kind when exhausted %v", k)
 	}
 }
@@ -259,15 +263,15 @@ func TestSnapshotChains(t *testing.T) {
 		}
 		cyclicSet := []string{"t42/0", "t43/0", "t44/0", "t45/0", "t46/0"}
 		cyclic := slices.Contains(cyclicSet, row.Channel)
-		if h.Cyclic != cyclic {
-			t.Fatalf("%s: cyclic %v", row.Channel, h.Cyclic)
+		if (h.Cycle != nil) != cyclic {
+			t.Fatalf("%s: cycle %v", row.Channel, h.Cycle)
 		}
 		for _, b := range h.Blockers {
-			if b.Kind != CauseHeld {
+			if b.Cause != inspect.CauseHeld && b.Cause != inspect.CauseCycle {
 				continue
 			}
-			if b.Cyclic != slices.Contains(cyclicSet, b.Channel) {
-				t.Fatalf("%s: blocker %s cyclic %v", row.Channel, b.Channel, b.Cyclic)
+			if (b.Cause == inspect.CauseCycle) != slices.Contains(cyclicSet, b.Channel) {
+				t.Fatalf("%s: blocker %s cause %v", row.Channel, b.Channel, b.Cause)
 			}
 			bc, _ := f.r.Names().ParseChannel(b.Channel)
 			bchain := g.WaitChain(bc)
@@ -338,7 +342,7 @@ func TestTracker(t *testing.T) {
 	if at, ok := tr.HeldSince(a, 6); !ok || !at.Equal(t0.Add(time.Second)) {
 		t.Fatalf("HeldSince(6) = %v %v", at, ok)
 	}
-	tr.names = &clock.Names{}
+	tr.lab.Names = &clock.Names{}
 	tr.Stop(&replay.InputError{Line: 9, Channel: "t1/0", Offset: 7, Code: "truncated", Err: fmt.Errorf("truncated")}, t0)
 	var got []string
 	for _, e := range tr.recentEvents() {
@@ -399,54 +403,6 @@ func TestRateMeter(t *testing.T) {
 	}
 }
 
-func TestAgeString(t *testing.T) {
-	for _, c := range []struct {
-		a    Age
-		want string
-	}{
-		{Age{}, "-"},
-		{Age{-time.Second, true}, "0ms"},
-		{Age{850 * time.Millisecond, true}, "850ms"},
-		{Age{12340 * time.Millisecond, true}, "12.3s"},
-		{Age{4*time.Minute + 5*time.Second, true}, "4m05s"},
-		{Age{2*time.Hour + 3*time.Minute, true}, "2h03m"},
-		{Age{76 * time.Hour, true}, "3d04h"},
-	} {
-		if got := c.a.String(); got != c.want {
-			t.Errorf("%v: %q, want %q", c.a.D, got, c.want)
-		}
-	}
-	p := replay.Position{Item: 9, Total: 10, Line: 9, Speed: 10}
-	if got := p.String(); got != "item 9 of 10 · line 9 · paused · 10 items/s" {
-		t.Errorf("Position: %q", got)
-	}
-	p = replay.Position{Item: 3, Total: -1, Running: true, Speed: 0.5}
-	if got := p.String(); got != "item 3 · running · 0.5 items/s" {
-		t.Errorf("Position: %q", got)
-	}
-	for s := replay.StateRunning; s <= replay.StateError+1; s++ {
-		if s.String() == "" {
-			t.Errorf("replay.RunState(%d) has no name", s)
-		}
-	}
-	for i, c := range Causes() {
-		if c.String() == "" || c.Rank() != i {
-			t.Errorf("cause %d %q: rank %d", i, c, c.Rank())
-		}
-	}
-	if Cause("bogus").Rank() != len(Causes()) {
-		t.Error("an unknown cause does not rank last")
-	}
-}
-
-// BenchmarkSnapshot builds a snapshot of a gate with 10 000 channels (100
-// topics of 100 partitions; the 9 000 not held are settled, so the stamp
-// has over 9 000 entries) and 1 000 held heads with 4-entry clocks — 900
-// waiting on a record not received, 100 in chains of ten — each with a
-// second record queued behind it. A live driver builds at most ten a
-// second. With stamp=1s the stamp is recomputed once a second
-// (SnapshotOptions.StampEvery), as a live driver over such a scope would
-// ask.
 func BenchmarkSnapshot(b *testing.B) {
 	b.Run("stamp=every", func(b *testing.B) { benchSnapshot(b, 0) })
 	b.Run("stamp=1s", func(b *testing.B) { benchSnapshot(b, time.Second) })
@@ -515,15 +471,15 @@ func TestSnapshotAgesAndCauseCounts(t *testing.T) {
 	f.record(c, 0, clock.Entry{Channel: b, Position: 0}) // waits behind t2/0, received a second later
 	now := f.at.Add(2 * time.Second)
 	ends := map[clock.Channel]int64{a: 20, b: 1, c: 1}
-	s := f.snapshot(SnapshotOptions{Now: now, Facts: Facts{Log: func(ch clock.Channel) (*record.LogFacts, bool) {
+	s := f.snapshot(SnapshotOptions{Now: now, Facts: inspect.Facts{Log: func(ch clock.Channel) (*record.LogFacts, bool) {
 		e, ok := ends[ch]
 		return &record.LogFacts{LastStable: e, HighWatermark: e}, ok
 	}}})
 	rb := rowOf(t, s, "t2/0")
-	if want := (Age{3 * time.Second, true}); rb.HeadAge != want {
+	if want := (inspect.Age{D: 3 * time.Second, Known: true}); rb.HeadAge != want {
 		t.Errorf("t2/0 held for %v, want %v (since received)", rb.HeadAge, want)
 	}
-	if want := (Age{time.Minute + 3*time.Second, true}); rb.HeadWritten != want || s.Heads[rb.Head].Written != want {
+	if want := (inspect.Age{D: time.Minute + 3*time.Second, Known: true}); rb.HeadWritten != want || s.Heads[rb.Head].Written != want {
 		t.Errorf("t2/0 written %v (detail %v), want %v (since its timestamp)", rb.HeadWritten, s.Heads[rb.Head].Written, want)
 	}
 	if rc := rowOf(t, s, "t3/0"); rc.HeadWritten.Known || !rc.HeadAge.Known {
@@ -532,24 +488,24 @@ func TestSnapshotAgesAndCauseCounts(t *testing.T) {
 	if rb.Waits != "waits t1/0 ≥ 9, settled start" {
 		t.Errorf("t2/0 waits %q", rb.Waits)
 	}
-	want := []CauseCount{{CauseLagging, 1}, {CauseHeld, 1}}
+	want := []CauseCount{{inspect.CauseLagging, 1}, {inspect.CauseHeld, 1}}
 	if got := s.CauseCounts(); !reflect.DeepEqual(got, want) {
 		t.Errorf("cause counts %v, want %v", got, want)
 	}
-	if rc := rowOf(t, s, "t3/0"); s.Heads[rc.Head].RootCause != CauseLagging || s.Heads[rc.Head].MostTelling() != CauseLagging {
+	if rc := rowOf(t, s, "t3/0"); s.Heads[rc.Head].RootCause != inspect.CauseLagging || s.Heads[rc.Head].MostTelling() != inspect.CauseLagging {
 		t.Errorf("t3/0 root cause %v, most telling %v", s.Heads[rc.Head].RootCause, s.Heads[rc.Head].MostTelling())
 	}
 }
 
 func TestMostTelling(t *testing.T) {
-	for _, c := range []struct{ own, root, want Cause }{
-		{CauseHeld, CauseLagging, CauseLagging},                            // behind a lagging root
-		{CauseBeyondLogEnd, CauseLagging, CauseBeyondLogEnd},               // beyond the end of a held channel
-		{CauseLagging, CauseBeyondLogEnd, CauseBeyondLogEnd},               // also behind a root that never delivers
-		{CauseOpenTransaction, CauseOpenTransaction, CauseOpenTransaction}, // its own root
-		{CauseUndecodable, "", CauseUndecodable},
+	for _, c := range []struct{ own, root, want inspect.Cause }{
+		{inspect.CauseHeld, inspect.CauseLagging, inspect.CauseLagging},                            // behind a lagging root
+		{inspect.CauseBeyondLogEnd, inspect.CauseLagging, inspect.CauseBeyondLogEnd},               // beyond the end of a held channel
+		{inspect.CauseLagging, inspect.CauseBeyondLogEnd, inspect.CauseBeyondLogEnd},               // also behind a root that never delivers
+		{inspect.CauseOpenTransaction, inspect.CauseOpenTransaction, inspect.CauseOpenTransaction}, // its own root
+		{inspect.CauseUndecodable, "", inspect.CauseUndecodable},
 	} {
-		h := HeadDetail{Cause: c.own, RootCause: c.root}
+		h := HeadDetail{Head: inspect.Head{Cause: c.own, RootCause: c.root}}
 		if got := h.MostTelling(); got != c.want {
 			t.Errorf("own %s, root %s: %s, want %s", c.own, c.root, got, c.want)
 		}
@@ -566,7 +522,7 @@ func TestTrackerGapEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := NewTracker(3)
-	tr.names = names
+	tr.lab.Names = names
 	ch := clock.Channel{Topic: id, Partition: 0}
 	tr.Observe(&replay.Event{Type: replay.EventDeliver, Seq: 1, Channel: ch, Offset: 4}, time.Time{})
 	tr.ObserveGap(ch, 5, 100, time.Unix(7, 0))
@@ -574,5 +530,33 @@ func TestTrackerGapEvent(t *testing.T) {
 	want := RecentEvent{Kind: "gap", Text: "gap orders/0: offsets 5 to 99 deleted before they were read; read on at 100", At: time.Unix(7, 0)}
 	if len(got) != 2 || got[0].Kind != "deliver" || got[1] != want {
 		t.Errorf("recent %+v, want a delivery then %+v", got, want)
+	}
+}
+
+// BenchmarkSnapshotWideRoot is a snapshot of 2 000 heads that wait behind
+// one root whose clock has 5 000 unmet entries: each head's root cause is
+// that root's, classified once per snapshot, not once per head.
+func BenchmarkSnapshotWideRoot(b *testing.B) {
+	const heads, wide = 2000, 5000
+	scope := make([]clock.Channel, 0, 1+heads+wide)
+	for k := range 1 + heads + wide {
+		scope = append(scope, testChannel(k/100, int32(k%100)))
+	}
+	f := newFeeder(b, scope, 10)
+	var es []clock.Entry
+	for k := 1 + heads; k < len(scope); k++ {
+		es = append(es, clock.Entry{Channel: scope[k], Position: 3})
+	}
+	f.record(scope[0], 0, es...)
+	for k := 1; k <= heads; k++ {
+		f.record(scope[k], 0, clock.Entry{Channel: scope[0], Position: 0})
+	}
+	opts := SnapshotOptions{Title: "bench", Source: "bench", Now: f.at}
+	if s := f.snapshot(opts); len(s.Heads) != 1+heads-1 && len(s.Heads) != DefaultMaxHeads {
+		b.Fatalf("%d heads", len(s.Heads))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		f.snapshot(opts)
 	}
 }

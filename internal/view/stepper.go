@@ -1,7 +1,8 @@
-package inspect
+package view
 
 import (
 	"cmp"
+	"github.com/causalctl/causalctl/internal/inspect"
 
 	"github.com/causalctl/causalctl/internal/replay"
 )
@@ -52,7 +53,7 @@ func (s *Stepper) Snapshot() Snapshot {
 		State:   state,
 		Now:     s.Now(),
 		Tracker: s.tr,
-		Facts: Facts{
+		Facts: inspect.Facts{
 			Log:      s.Replayer().LogFacts,
 			InputEnd: s.InputEnd,
 			Reads:    s.Reads,

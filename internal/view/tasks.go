@@ -1,4 +1,4 @@
-package inspect
+package view
 
 import (
 	"slices"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -17,7 +18,7 @@ type TaskRow struct {
 	Received, Delivered, Dropped int64
 	Held                         int64
 	HeldChannels                 int
-	OldestHold                   Age
+	OldestHold                   inspect.Age
 }
 
 // SnapshotOfTasks describes per-task gates as one snapshot: each task's

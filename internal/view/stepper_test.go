@@ -1,4 +1,4 @@
-package inspect
+package view
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
@@ -130,8 +131,8 @@ func TestStepperStepTo(t *testing.T) {
 			t.Fatalf("StepTo(%v): at item %d, want %d", st.to, s.Item(), st.item)
 		}
 	}
-	if s.State() != replay.StateFinished || !strings.Contains(s.Notice(), "no drop") {
-		t.Fatalf("after a fruitless StepTo: state %v, notice %q", s.State(), s.Notice())
+	if s.State() != replay.StateFinished || !strings.Contains(NoticeText(s.Notice()), "no drop") {
+		t.Fatalf("after a fruitless StepTo: state %v, notice %q", s.State(), NoticeText(s.Notice()))
 	}
 
 	s = newStepper(t, "basic.ndjson")
@@ -170,7 +171,7 @@ func TestStepperJumps(t *testing.T) {
 	if err := replay.Run(t.Context(), src, r, func(*replay.Event) error { return nil }, nil, time.Now); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := SummaryOf(s.Replayer(), Facts{}), SummaryOf(r, Facts{}); !reflect.DeepEqual(got, want) {
+	if got, want := inspect.SummaryOf(s.Replayer(), inspect.Facts{}), inspect.SummaryOf(r, inspect.Facts{}); !reflect.DeepEqual(got, want) {
 		t.Fatalf("JumpEnd summary %+v, want %+v", got, want)
 	}
 
@@ -193,8 +194,8 @@ func TestStepperJumps(t *testing.T) {
 	if err := s.JumpToItem(50); err != nil {
 		t.Fatal(err)
 	}
-	if s.Item() != 9 || s.State() != replay.StateFinished || !strings.Contains(s.Notice(), "not reached") {
-		t.Fatalf("JumpToItem(50): item %d, state %v, notice %q", s.Item(), s.State(), s.Notice())
+	if s.Item() != 9 || s.State() != replay.StateFinished || !strings.Contains(NoticeText(s.Notice()), "not reached") {
+		t.Fatalf("JumpToItem(50): item %d, state %v, notice %q", s.Item(), s.State(), NoticeText(s.Notice()))
 	}
 
 	offsets := []struct {
@@ -214,8 +215,8 @@ func TestStepperJumps(t *testing.T) {
 		if err := s.Jump(o.spec); err != nil {
 			t.Fatalf("Jump(%q): %v", o.spec, err)
 		}
-		if s.Item() != o.item || s.Notice() != o.note {
-			t.Fatalf("Jump(%q): item %d, notice %q; want item %d, %q", o.spec, s.Item(), s.Notice(), o.item, o.note)
+		if s.Item() != o.item || NoticeText(s.Notice()) != o.note {
+			t.Fatalf("Jump(%q): item %d, notice %q; want item %d, %q", o.spec, s.Item(), NoticeText(s.Notice()), o.item, o.note)
 		}
 	}
 	s.JumpToItem(6)
@@ -306,7 +307,7 @@ func TestStepperFailClosed(t *testing.T) {
 		t.Fatalf("after the failure: %+v, want %+v", got, want)
 	}
 	snap = s.Snapshot()
-	want := &Failure{Channel: "c/0", Offset: 1, Line: 4, Code: "unknown-version", Error: "unknown-version: version 2, want 1"}
+	want := &inspect.Failure{Channel: "c/0", Offset: 1, Line: 4, Code: "unknown-version", Error: "unknown-version: version 2, want 1"}
 	if !reflect.DeepEqual(snap.Failure, want) {
 		t.Fatalf("Failure %+v, want %+v", snap.Failure, want)
 	}

@@ -1,0 +1,55 @@
+package view
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/causalctl/causalctl/internal/escape"
+	"github.com/causalctl/causalctl/internal/inspect"
+)
+
+// ProcessColumns are the titles of ProcessCells.
+var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "NEXT START"}
+
+// ProcessCells are the table cells of a process's row (`processes`, its
+// chooser), in the order of ProcessColumns; none holds a space, so plain
+// columns split on blanks.
+func ProcessCells(r *inspect.ProcessSummary) []string {
+	tasks := strconv.Itoa(int(r.Tasks))
+	if r.Err != nil {
+		return []string{r.App, tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
+	}
+	group, members := "-", "-"
+	if r.Group != nil {
+		group, members = escape.Text(r.Group.State), strconv.Itoa(len(r.Group.Members))
+	}
+	receives := strings.Join(r.Receives, ",")
+	if receives == "" {
+		receives = "-"
+	}
+	oldest := AgeText(inspect.Age{D: r.Oldest, Known: r.Dated})
+	if r.Undated > 0 {
+		u := "undated:" + strconv.Itoa(r.Undated)
+		if r.Dated {
+			oldest += "+" + u
+		} else {
+			oldest = u
+		}
+	}
+	var causes []string
+	for _, c := range slices.Sorted(maps.Keys(r.Causes)) {
+		causes = append(causes, string(c)+":"+strconv.Itoa(r.Causes[c]))
+	}
+	causeText := strings.Join(causes, ",")
+	if causeText == "" {
+		causeText = "-"
+	}
+	lag := "-"
+	if r.LagKnown {
+		lag = strconv.FormatInt(r.MaxLag, 10)
+	}
+	return []string{r.App, tasks, group, members, receives, r.ReceivesFrom, strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
+		oldest, causeText, lag, r.NextStart}
+}
