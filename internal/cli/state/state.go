@@ -22,7 +22,8 @@ import (
 // Options are the parsed flags and dependencies of state.
 type Options struct {
 	IO     *iostreams.IOStreams
-	Output string // text or json
+	Final  *cmdutil.FinalOutput // the final document is written whole or not at all (cmdutil.FinalOutput)
+	Output string               // text or json
 
 	App       string
 	Changelog string
@@ -47,7 +48,7 @@ type Options struct {
 // of flag parsing; nil runs Run.
 func NewCmdState(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Now: time.Now, Dial: f.Dial}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, Dial: f.Dial}
 	if f.Now != nil {
 		opts.Now = f.Now
 	}
@@ -205,7 +206,7 @@ func Run(ctx context.Context, opts *Options) error {
 	refusals := w.NextStart(opts.Receives)
 	rep := build(w, tasks, corrupt, now)
 	rep.NextStart = render.NextStartOf(w, refusals)
-	if err := write(opts.IO.Out, opts.Output, rep); err != nil {
+	if err := opts.Final.Do(func() error { return write(opts.IO.Out, opts.Output, rep) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	switch {
