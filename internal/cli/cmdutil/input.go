@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/capture"
@@ -228,7 +227,9 @@ func (f *Factory) OpenInput(ctx context.Context, in *InputFlags, read InputRead)
 	case in.Range.Given():
 		src, err = f.openRange(ctx, in, read)
 	default:
-		src, err = f.openCapture(ctx, in, in.Input, read)
+		src, err = f.openCapture(ctx, in, read, func(opts ...CaptureOption) (*Capture, error) {
+			return OpenCapture(ctx, f.IOStreams, in.Input, in.MaxLineSize, in.Names, opts...)
+		})
 	}
 	if err != nil {
 		return nil, err
@@ -237,14 +238,15 @@ func (f *Factory) OpenInput(ctx context.Context, in *InputFlags, read InputRead)
 	return src, nil
 }
 
-// openCapture opens the capture at path: its first reading now, its
-// stream (parsed on a goroutine of its own) unless read.Reread.
-func (f *Factory) openCapture(ctx context.Context, in *InputFlags, path string, read InputRead) (*Source, error) {
+// openCapture opens the capture that open opens (OpenCapture, OpenSpool):
+// its first reading now, its stream (parsed on a goroutine of its own)
+// unless read.Reread.
+func (f *Factory) openCapture(ctx context.Context, in *InputFlags, read InputRead, open func(...CaptureOption) (*Capture, error)) (*Source, error) {
 	var opts []CaptureOption
 	if read.Observe != nil {
 		opts = append(opts, Observe(read.Observe))
 	}
-	c, err := OpenCapture(ctx, f.IOStreams, path, in.MaxLineSize, in.Names, opts...)
+	c, err := open(opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -289,13 +291,10 @@ func (f *Factory) openRange(ctx context.Context, in *InputFlags, read InputRead)
 		if err != nil {
 			return nil, err
 		}
-		s, err := f.openCapture(ctx, in, spool, read)
-		if err != nil {
-			os.Remove(spool)
-			return nil, err
-		}
-		s.Name, s.closers = name, append(s.closers, func() { os.Remove(spool) })
-		return s, nil
+		// The capture closes the spool, on an error too.
+		return f.openCapture(ctx, in, read, func(opts ...CaptureOption) (*Capture, error) {
+			return OpenSpool(ctx, f.IOStreams, name, spool, in.MaxLineSize, in.Names, opts...)
+		})
 	}
 	s := &Source{Name: name, Channels: rng.Channels, Range: rng, closers: []func(){rng.Close}}
 	var items replay.Source = rng
