@@ -51,9 +51,17 @@ type InputFlags struct {
 }
 
 // InputSpec says which of the input flags a command takes, and how its
-// help describes them. The capture, the broker range, the sizes and
-// --topic-id are every such command's.
+// help describes them. The broker range is every such command's; the
+// capture, the sizes and --topic-id are too unless left out.
 type InputSpec struct {
+	// NoCapture leaves --input out: the command reads the cluster only
+	// (capture, whose -f is its output; watch, which follows it live).
+	NoCapture bool
+	// NoSizes leaves --max-header-size and --max-line-size out, and
+	// NoTopicID --topic-id: the command reads no clock by those limits
+	// (capture copies headers as they are; watch reads clocks with the
+	// default limit) or names no topic UUID (capture).
+	NoSizes, NoTopicID bool
 	// InputUsage is the usage of --input.
 	InputUsage string
 	// ScopeUsage and StartUsage are the usages of --scope and --start;
@@ -75,7 +83,9 @@ type InputSpec struct {
 func AddInputFlags(cmd *cobra.Command, f *Factory, in *InputFlags, spec InputSpec) {
 	in.spec = spec
 	fs := cmd.Flags()
-	fs.StringVarP(&in.Input, "input", "f", "", spec.InputUsage)
+	if !spec.NoCapture {
+		fs.StringVarP(&in.Input, "input", "f", "", spec.InputUsage)
+	}
 	AddRangeFlags(cmd, f, &in.Range)
 	if spec.ScopeUsage != "" {
 		AddScopeFlag(cmd, f, &in.Scope, spec.ScopeUsage)
@@ -88,9 +98,13 @@ func AddInputFlags(cmd *cobra.Command, f *Factory, in *InputFlags, spec InputSpe
 		fs.Lookup("interleave").DefValue = "" // the usage says both defaults
 		CompleteFlagValues(cmd, "interleave", interleaves()...)
 	}
-	AddSizeFlags(fs, &in.MaxHeaderSize, &in.MaxLineSize)
-	names := &NamesFlag{}
-	AddTopicIDFlag(fs, names)
+	if !spec.NoSizes {
+		AddSizeFlags(fs, &in.MaxHeaderSize, &in.MaxLineSize)
+	}
+	names := &NamesFlag{Names: &clock.Names{}}
+	if !spec.NoTopicID {
+		AddTopicIDFlag(fs, names)
+	}
 	in.Names = names.Names
 	if spec.Tasks {
 		AddTaskFlags(fs, &in.Tasks, spec.App)
