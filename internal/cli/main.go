@@ -22,10 +22,8 @@ import (
 )
 
 // InterruptGrace is how long a command may take, after Ctrl-C or
-// SIGTERM, to stop and print what it did before causalctl exits 130
-// without waiting for it: whatever the command waits on (a FIFO nobody
-// opens, a broker that never answers) cannot keep the process alive.
-const InterruptGrace = 3 * time.Second
+// SIGTERM, to stop and print what it did (cmdutil.InterruptGrace).
+const InterruptGrace = cmdutil.InterruptGrace
 
 // Build describes the binary: what the release build stamps into package
 // main with -ldflags (-X main.version=… -X main.commit=… -X main.date=…).
@@ -44,28 +42,15 @@ func Main(args []string, getenv func(string) string, build Build) int {
 	f.Version, f.Commit, f.BuildDate = build.Version, build.Commit, build.Date
 	// The first Ctrl-C or SIGTERM cancels the context; commands stop,
 	// report what they did and exit 130. A second one, or InterruptGrace
-	// without the command returning, exits 130 at once.
+	// without the command returning, exits 130 at once — but never in the
+	// middle of the final document the command is writing (f.Final),
+	// unless it is the second.
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan int, 1)
-	go func() { done <- Run(ctx, f, args) }()
-	select {
-	case code := <-done:
-		return code
-	case <-sigs:
-		cancel()
-	}
-	select {
-	case code := <-done:
-		return code
-	case <-sigs:
-	case <-time.After(InterruptGrace):
-	}
-	fmt.Fprintln(f.IOStreams.ErrOut, "causalctl: interrupted")
-	return cmdutil.ExitInterrupted
+	return cmdutil.Interruptible(sigs, time.After, f.Final, f.IOStreams.ErrOut, func(ctx context.Context) int {
+		return Run(ctx, f, args)
+	})
 }
 
 // Run executes the command tree for args over f's streams and returns the

@@ -19,25 +19,25 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
-	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/spf13/cobra"
 )
 
 // Options are the parsed flags and dependencies of capture.
 type Options struct {
-	IO        *iostreams.IOStreams
-	Range     cmdutil.RangeFlags
-	Start     []string
-	File      string
-	Names     *clock.Names
-	Now       func() time.Time
-	OpenRange func(context.Context, cmdutil.BrokerRead) (*cmdutil.Range, error)
+	IO *iostreams.IOStreams
+	// InputFlags name the range: --topic, --offsets, --from-group,
+	// --allow-gaps and --start (no capture, sizes or --topic-id).
+	cmdutil.InputFlags
+	File string
+	Now  func() time.Time
+	// OpenInput opens the range (Factory.OpenInput).
+	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
 }
 
 // NewCmdCapture returns the capture command.
 func NewCmdCapture(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenRange: f.OpenRange, Names: &clock.Names{}}
+	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenInput: f.OpenInput}
 	cmd := &cobra.Command{
 		Use:   "capture --topic NAME[/P]… [--offsets RANGE] [-f FILE]",
 		Short: "Write a broker range as a capture file",
@@ -70,8 +70,10 @@ range is partial. On a terminal, progress is shown on stderr.`,
 		},
 	}
 	fs := cmd.Flags()
-	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
-	cmdutil.AddStartFlag(cmd, f, &opts.Start, "start positions overriding --offsets, `CH=OFFSET[,...]`")
+	cmdutil.AddInputFlags(cmd, f, &opts.InputFlags, cmdutil.InputSpec{
+		NoCapture: true, NoSizes: true, NoTopicID: true, // -f is the capture it writes
+		StartUsage: "start positions overriding --offsets, `CH=OFFSET[,...]`",
+	})
 	fs.StringVarP(&opts.File, "file", "f", "", "write the capture to `FILE` instead of stdout")
 	return cmd
 }
@@ -80,12 +82,12 @@ range is partial. On a terminal, progress is shown on stderr.`,
 func Run(ctx context.Context, opts *Options) (err error) {
 	// Each channel starts with its log facts: `holds --input` then
 	// classifies as it would have live.
-	br, err := opts.OpenRange(ctx, cmdutil.BrokerRead{Flags: opts.Range, Start: opts.Start, Names: opts.Names,
-		Options: []kafka.ReadOption{kafka.WithLogFacts()}})
+	src, err := opts.OpenInput(ctx, &opts.InputFlags, cmdutil.InputRead{LogFacts: true})
 	if err != nil {
 		return err
 	}
-	defer br.Close()
+	defer src.Close()
+	br := src.Range
 	if opts.File == "" {
 		return write(ctx, opts, opts.IO.Out, br, br.Channels, br.Ends)
 	}

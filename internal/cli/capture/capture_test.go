@@ -33,7 +33,7 @@ func TestFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if strings.Join(got.Range.Topics, " ") != "orders payments/1" || got.Range.Offsets != "-5" || got.Range.FromGroup != "g" ||
-		strings.Join(got.Start, ",") != "orders/0=3" || got.File != "x.ndjson" || got.OpenRange == nil {
+		strings.Join(got.Start, ",") != "orders/0=3" || got.File != "x.ndjson" || got.OpenInput == nil {
 		t.Errorf("options %+v", got)
 	}
 	for _, tc := range []struct {

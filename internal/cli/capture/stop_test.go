@@ -99,7 +99,7 @@ func TestCaptureInterruptedMidRead(t *testing.T) {
 	path := filepath.Join(dir, "c.ndjson")
 	os.WriteFile(path, []byte("an older capture\n"), 0o644)
 	ios, _, _, _ := iostreams.Test()
-	opts := &Options{IO: ios, Names: names, Now: time.Now}
+	opts := &Options{IO: ios, InputFlags: cmdutil.InputFlags{Names: names}, Now: time.Now}
 	err := toFile(path, func(w io.Writer) error {
 		return write(ctx, opts, w, src, []clock.Channel{a, b}, map[clock.Channel]int64{a: 2, b: 9})
 	})

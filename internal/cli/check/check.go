@@ -28,7 +28,8 @@ import (
 // Options are the parsed flags and dependencies of check.
 type Options struct {
 	IO     *iostreams.IOStreams
-	Output string // text, json or ndjson
+	Final  *cmdutil.FinalOutput // the final document is written whole or not at all (cmdutil.FinalOutput)
+	Output string               // text, json or ndjson
 
 	// InputFlags name the input: --input, the broker range, --scope, the
 	// sizes, --topic-id.
@@ -44,7 +45,7 @@ type Options struct {
 // flag parsing; nil runs Run.
 func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, OpenInput: f.OpenInput}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, OpenInput: f.OpenInput}
 	cmd := &cobra.Command{
 		Use:   "check (--input FILE | --topic NAME[/P]…) [--scope CH,… | --scopes FILE] [flags]",
 		Short: "Audit a topic's stamps: is it safe to ignore what a node does not consume?",
@@ -158,7 +159,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if ctx.Err() != nil { // Ctrl-C while the audit ran: it is not reported
 		return cmdutil.WhenInterrupted(ctx.Err(), notAudited)
 	}
-	if err := write(opts.IO.Out, opts.Output, source, opts.Names, rep); err != nil {
+	if err := opts.Final.Do(func() error { return write(opts.IO.Out, opts.Output, source, opts.Names, rep) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	if rep.Len() > 0 {

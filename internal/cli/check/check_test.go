@@ -200,3 +200,18 @@ func TestTasks(t *testing.T) {
 		t.Errorf("--tasks --scopes: exit %d, %q", code, errOut)
 	}
 }
+
+// TestReportGoesThroughFinalOutput: the report is the command's final
+// document (cmdutil.FinalOutput): once the process is exiting after an
+// interrupt's grace, none of it is written, rather than part of it.
+func TestReportGoesThroughFinalOutput(t *testing.T) {
+	ios, _, out, _ := iostreams.Test()
+	f := cmdutiltest.Factory(ios, "")
+	f.Final.Stop()
+	cmd := cmdutiltest.AsRoot(NewCmdCheck(f, nil))
+	cmd.SetArgs([]string{"-f", "testdata/fixture.ndjson", "--scope", "a,c", "-o", "json"})
+	err := cmd.ExecuteContext(context.Background())
+	if err == nil || out.Len() != 0 {
+		t.Errorf("error %v, %d bytes on stdout: want an error and nothing written", err, out.Len())
+	}
+}

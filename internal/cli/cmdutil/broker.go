@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -144,16 +143,16 @@ func GapWarning(it *record.Item) string {
 // Close closes the client.
 func (r *Range) Close() { r.Client.Close() }
 
-// Spool writes the rest of the range to a temporary capture file and
-// returns its path, for commands that read their input more than once
-// (the caller removes the file).
-func (r *Range) Spool() (string, error) {
-	f, err := os.CreateTemp("", "causalctl-range-*.ndjson")
+// Spool writes the rest of the range to a temporary capture file, for
+// commands that read their input more than once (OpenSpool reads it), and
+// returns it open at its start; the caller closes it. No name of it is
+// left in the temporary directory where the system allows (SpoolFile).
+func (r *Range) Spool() (*SpoolFile, error) {
+	sp, err := createSpool("causalctl-range-*.ndjson")
 	if err != nil {
-		return "", err
+		return nil, fmt.Errorf("spooling the range: %w", err)
 	}
-	defer f.Close()
-	w := capture.NewWriter(f)
+	w := capture.NewWriter(sp.File)
 	for {
 		it, err := r.Next()
 		if err == io.EOF {
@@ -163,19 +162,19 @@ func (r *Range) Spool() (string, error) {
 			err = w.Write(it)
 		}
 		if err != nil {
-			os.Remove(f.Name())
-			return "", err
+			sp.Close()
+			return nil, err
 		}
 	}
 	if err := w.Flush(); err != nil {
-		os.Remove(f.Name())
-		return "", err
+		sp.Close()
+		return nil, fmt.Errorf("spooling the range: %w", err)
 	}
-	if err := f.Close(); err != nil { // a full disk may show only now
-		os.Remove(f.Name())
-		return "", fmt.Errorf("spooling the range: %w", err)
+	if _, err := sp.Seek(0, io.SeekStart); err != nil {
+		sp.Close()
+		return nil, fmt.Errorf("spooling the range: %w", err)
 	}
-	return f.Name(), nil
+	return sp, nil
 }
 
 // Follow is an open broker follower (a live.Source).

@@ -32,15 +32,14 @@ type Capture struct {
 	// range (a warning has said so on stderr); nil for a whole capture.
 	Stopped *capture.Stopped
 
-	path     string
-	first    *os.File  // a regular file, opened by OpenCapture for the first reading
-	once     io.Reader // stdin or a file readable once, read through ctx
-	spool    *os.File  // once's copy, unlinked when created (else removed by Close)
-	unlinked bool      // the spool's name is gone already
-	opened   []io.Closer
-	maxLine  int
-	read     bool
-	observe  func(*record.Item) error
+	path    string
+	first   *os.File   // a regular file, opened by OpenCapture for the first reading
+	once    io.Reader  // stdin or a file readable once, read through ctx
+	spool   *SpoolFile // once's copy, or a broker range's (OpenSpool)
+	opened  []io.Closer
+	maxLine int
+	read    bool
+	observe func(*record.Item) error
 }
 
 // OpenCapture opens the capture at path ("-" for stdin) and reads it once,
@@ -52,9 +51,6 @@ type Capture struct {
 // first reading name the capture.
 func OpenCapture(ctx context.Context, ios *iostreams.IOStreams, path string, maxLine int, names *clock.Names, opts ...CaptureOption) (*Capture, error) {
 	c := &Capture{Name: path, path: path, maxLine: maxLine}
-	for _, o := range opts {
-		o(c)
-	}
 	if path == "-" {
 		c.Name, c.once = "stdin", &contextReader{ctx: ctx, r: ios.In}
 	} else {
@@ -68,6 +64,22 @@ func OpenCapture(ctx context.Context, ios *iostreams.IOStreams, path string, max
 		} else {
 			c.once = &contextReader{ctx: ctx, r: f}
 		}
+	}
+	return c.firstReading(ctx, ios, names, opts)
+}
+
+// OpenSpool opens a capture written to sp (Range.Spool) under name, as
+// OpenCapture does a file; Close closes sp.
+func OpenSpool(ctx context.Context, ios *iostreams.IOStreams, name string, sp *SpoolFile, maxLine int, names *clock.Names, opts ...CaptureOption) (*Capture, error) {
+	c := &Capture{Name: name, spool: sp, maxLine: maxLine}
+	return c.firstReading(ctx, ios, names, opts)
+}
+
+// firstReading reads the capture once, channels only, for its channels
+// and names, with its warnings on stderr (OpenCapture).
+func (c *Capture) firstReading(ctx context.Context, ios *iostreams.IOStreams, names *clock.Names, opts []CaptureOption) (*Capture, error) {
+	for _, o := range opts {
+		o(c)
 	}
 	first, err := c.Open(capture.ChannelsOnly())
 	chk := &checked{names: names, channels: map[string]*channelState{}}
@@ -228,31 +240,31 @@ func (o *observed) Next() (*record.Item, error) {
 // Each call starts again from the beginning.
 func (c *Capture) Open(opts ...capture.ReaderOption) (*capture.Reader, error) {
 	opt := append([]capture.ReaderOption{capture.MaxLineSize(c.maxLine)}, opts...)
-	if c.once != nil {
-		if !c.read {
-			c.read = true
-			f, err := os.CreateTemp("", "causalctl-stdin-*.ndjson")
-			if err != nil {
-				return nil, fmt.Errorf("spooling %s: %w", c.Name, err)
-			}
-			// Unlinked at once where the system allows it (not Windows):
-			// the open file stays readable, and no spool outlives the
-			// process, however it ends.
-			c.unlinked = os.Remove(f.Name()) == nil
-			c.spool = f
-			return capture.NewReader(io.TeeReader(c.once, &spoolWriter{f: f}), opt...), nil
-		}
-		if _, err := c.spool.Seek(0, io.SeekStart); err != nil {
+	if c.once != nil && !c.read {
+		c.read = true
+		sp, err := createSpool("causalctl-stdin-*.ndjson")
+		if err != nil {
 			return nil, fmt.Errorf("spooling %s: %w", c.Name, err)
 		}
-		return capture.NewReader(c.spool, opt...), nil
+		c.spool = sp
+		return capture.NewReader(io.TeeReader(c.once, &spoolWriter{f: sp.File}), opt...), nil
 	}
 	if c.first != nil {
 		f := c.first
 		c.first = nil
 		return capture.NewReader(f, opt...), nil
 	}
-	f, err := os.Open(c.path)
+	path := c.path
+	if c.spool != nil {
+		if path = c.spool.reopenPath(); path == "" {
+			// One open file for every reading: from its start each time.
+			if _, err := c.spool.Seek(0, io.SeekStart); err != nil {
+				return nil, fmt.Errorf("spooling %s: %w", c.Name, err)
+			}
+			return capture.NewReader(c.spool.File, opt...), nil
+		}
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
@@ -281,14 +293,11 @@ func (c *Capture) closeOpened() {
 	c.opened = c.opened[:0]
 }
 
-// Close closes what Open opened and removes the spool of stdin.
+// Close closes what Open opened and the spool (SpoolFile.Close).
 func (c *Capture) Close() error {
 	c.closeOpened()
 	if c.spool != nil {
 		c.spool.Close()
-		if !c.unlinked {
-			os.Remove(c.spool.Name())
-		}
 	}
 	return nil
 }

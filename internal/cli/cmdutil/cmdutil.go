@@ -34,6 +34,9 @@ type Factory struct {
 	Conn *conn.Options
 	// Now reads the wall clock (time.Now); offsets like @-1h use it.
 	Now func() time.Time
+	// Final guards the command's final document on stdout against the
+	// hard exit after an interrupt (Interruptible).
+	Final *FinalOutput
 }
 
 // NewFactory returns the Factory of a run over ios: the environment read
@@ -42,7 +45,7 @@ type Factory struct {
 // sets the build's Version, Commit and BuildDate); tests build theirs with
 // cmdutiltest.Factory, which calls it too.
 func NewFactory(ios *iostreams.IOStreams, getenv func(string) string) *Factory {
-	return &Factory{IOStreams: ios, Getenv: getenv, Conn: &conn.Options{}, Now: time.Now}
+	return &Factory{IOStreams: ios, Getenv: getenv, Conn: &conn.Options{}, Now: time.Now, Final: &FinalOutput{}}
 }
 
 // Exit codes (SPEC §5).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/capture"
@@ -52,9 +51,17 @@ type InputFlags struct {
 }
 
 // InputSpec says which of the input flags a command takes, and how its
-// help describes them. The capture, the broker range, the sizes and
-// --topic-id are every such command's.
+// help describes them. The broker range is every such command's; the
+// capture, the sizes and --topic-id are too unless left out.
 type InputSpec struct {
+	// NoCapture leaves --input out: the command reads the cluster only
+	// (capture, whose -f is its output; watch, which follows it live).
+	NoCapture bool
+	// NoSizes leaves --max-header-size and --max-line-size out, and
+	// NoTopicID --topic-id: the command reads no clock by those limits
+	// (capture copies headers as they are; watch reads clocks with the
+	// default limit) or names no topic UUID (capture).
+	NoSizes, NoTopicID bool
 	// InputUsage is the usage of --input.
 	InputUsage string
 	// ScopeUsage and StartUsage are the usages of --scope and --start;
@@ -76,7 +83,9 @@ type InputSpec struct {
 func AddInputFlags(cmd *cobra.Command, f *Factory, in *InputFlags, spec InputSpec) {
 	in.spec = spec
 	fs := cmd.Flags()
-	fs.StringVarP(&in.Input, "input", "f", "", spec.InputUsage)
+	if !spec.NoCapture {
+		fs.StringVarP(&in.Input, "input", "f", "", spec.InputUsage)
+	}
 	AddRangeFlags(cmd, f, &in.Range)
 	if spec.ScopeUsage != "" {
 		AddScopeFlag(cmd, f, &in.Scope, spec.ScopeUsage)
@@ -89,9 +98,13 @@ func AddInputFlags(cmd *cobra.Command, f *Factory, in *InputFlags, spec InputSpe
 		fs.Lookup("interleave").DefValue = "" // the usage says both defaults
 		CompleteFlagValues(cmd, "interleave", interleaves()...)
 	}
-	AddSizeFlags(fs, &in.MaxHeaderSize, &in.MaxLineSize)
-	names := &NamesFlag{}
-	AddTopicIDFlag(fs, names)
+	if !spec.NoSizes {
+		AddSizeFlags(fs, &in.MaxHeaderSize, &in.MaxLineSize)
+	}
+	names := &NamesFlag{Names: &clock.Names{}}
+	if !spec.NoTopicID {
+		AddTopicIDFlag(fs, names)
+	}
 	in.Names = names.Names
 	if spec.Tasks {
 		AddTaskFlags(fs, &in.Tasks, spec.App)
@@ -228,7 +241,9 @@ func (f *Factory) OpenInput(ctx context.Context, in *InputFlags, read InputRead)
 	case in.Range.Given():
 		src, err = f.openRange(ctx, in, read)
 	default:
-		src, err = f.openCapture(ctx, in, in.Input, read)
+		src, err = f.openCapture(ctx, in, read, func(opts ...CaptureOption) (*Capture, error) {
+			return OpenCapture(ctx, f.IOStreams, in.Input, in.MaxLineSize, in.Names, opts...)
+		})
 	}
 	if err != nil {
 		return nil, err
@@ -237,14 +252,15 @@ func (f *Factory) OpenInput(ctx context.Context, in *InputFlags, read InputRead)
 	return src, nil
 }
 
-// openCapture opens the capture at path: its first reading now, its
-// stream (parsed on a goroutine of its own) unless read.Reread.
-func (f *Factory) openCapture(ctx context.Context, in *InputFlags, path string, read InputRead) (*Source, error) {
+// openCapture opens the capture that open opens (OpenCapture, OpenSpool):
+// its first reading now, its stream (parsed on a goroutine of its own)
+// unless read.Reread.
+func (f *Factory) openCapture(ctx context.Context, in *InputFlags, read InputRead, open func(...CaptureOption) (*Capture, error)) (*Source, error) {
 	var opts []CaptureOption
 	if read.Observe != nil {
 		opts = append(opts, Observe(read.Observe))
 	}
-	c, err := OpenCapture(ctx, f.IOStreams, path, in.MaxLineSize, in.Names, opts...)
+	c, err := open(opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -289,13 +305,10 @@ func (f *Factory) openRange(ctx context.Context, in *InputFlags, read InputRead)
 		if err != nil {
 			return nil, err
 		}
-		s, err := f.openCapture(ctx, in, spool, read)
-		if err != nil {
-			os.Remove(spool)
-			return nil, err
-		}
-		s.Name, s.closers = name, append(s.closers, func() { os.Remove(spool) })
-		return s, nil
+		// The capture closes the spool, on an error too.
+		return f.openCapture(ctx, in, read, func(opts ...CaptureOption) (*Capture, error) {
+			return OpenSpool(ctx, f.IOStreams, name, spool, in.MaxLineSize, in.Names, opts...)
+		})
 	}
 	s := &Source{Name: name, Channels: rng.Channels, Range: rng, closers: []func(){rng.Close}}
 	var items replay.Source = rng

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -159,9 +160,13 @@ func TestOpenInputCapture(t *testing.T) {
 
 // TestOpenInputRange opens a broker range as one source: streamed (with
 // log facts when asked, merged by timestamp when --interleave says), or
-// spooled once for a command that reads it again — the spool removed on
-// Close, the range told to OnRange before any of it is read.
+// spooled once for a command that reads it again — the spool unlinked as
+// soon as it is created, so that the temporary directory holds no
+// causalctl-range-* file while the command reads it (a kill -9 leaves
+// none), the range told to OnRange before any of it is read.
 func TestOpenInputRange(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	f, _ := cluster(t)
 	ctx := context.Background()
 	in := &InputFlags{Range: RangeFlags{Topics: []string{"a/1", "b"}, Offsets: "start"}, Start: []string{"b/0=2"},
@@ -197,7 +202,6 @@ func TestOpenInputRange(t *testing.T) {
 	if told == nil || src.Name != "broker range" || src.Range != nil || src.Capture == nil || len(src.Channels) != 2 {
 		t.Fatalf("spooled: told %v, source %q range %v capture %v channels %v", told, src.Name, src.Range, src.Capture, src.Channels)
 	}
-	spool := src.Capture.path
 	for range 2 {
 		rd, err := src.Capture.Open()
 		if err != nil {
@@ -206,11 +210,16 @@ func TestOpenInputRange(t *testing.T) {
 		if n := len(drain(t, rd, in.Names)); n != 8 { // 4 records, 2 start and 2 end positions: no facts asked
 			t.Errorf("a reading of the spool gave %d items, want 8", n)
 		}
+		if runtime.GOOS != "windows" { // Close removes it there
+			emptyDir(t, tmp, "while the spool is read")
+		}
 	}
+	spool := src.Capture.spool
 	src.Close()
-	if _, err := os.Stat(spool); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the spool %s is left after Close: %v", spool, err)
+	if _, err := spool.Stat(); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("the spool is still open after Close: %v", err)
 	}
+	emptyDir(t, tmp, "after Close")
 
 	refused := errors.New("refused")
 	if _, err := f.OpenInput(ctx, in, InputRead{OnRange: func(context.Context, *Range) error { return refused }}); !errors.Is(err, refused) {

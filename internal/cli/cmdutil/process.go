@@ -18,6 +18,43 @@ import (
 	"github.com/causalctl/causalctl/internal/record"
 )
 
+// ProcessInput names the one Parsley process a command reads and where
+// from: a capture of its changelog, or the cluster.
+type ProcessInput struct {
+	// App and Changelog name the process (either may be ""; see
+	// ReadProcess and ReadProcessCapture).
+	App, Changelog string
+	// Input is a capture file holding the changelog ("-" for stdin);
+	// "" reads the cluster.
+	Input       string
+	MaxLineSize int
+	// TxnWait bounds the wait at an open transaction in the changelog
+	// (the cluster only).
+	TxnWait time.Duration
+	Names   *clock.Names
+	// Receives is a declaration about to be deployed, whose topics' log
+	// facts are read too (the cluster only).
+	Receives []string
+}
+
+// ReadProcessInput reads the process of in: from its capture
+// (ReadProcessCapture), or from the cluster over a client of f.Dial,
+// closed when read (ReadProcess).
+func (f *Factory) ReadProcessInput(ctx context.Context, in ProcessInput) (*inspect.Process, error) {
+	if in.Names == nil {
+		in.Names = &clock.Names{}
+	}
+	if in.Input != "" {
+		return ReadProcessCapture(ctx, f.IOStreams, in.Input, in.MaxLineSize, in.App, in.Changelog, in.Names)
+	}
+	cl, err := f.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	return ReadProcess(ctx, cl, in.App, in.Changelog, in.TxnWait, in.Names, in.Receives...)
+}
+
 // ReadProcess reads a Parsley process from the cluster: its ordering
 // changelog (changelog; "" means app's), its group (when the application
 // id is known) and the log facts of the topics it receives — those its

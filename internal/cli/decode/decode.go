@@ -22,6 +22,7 @@ import (
 // Options are the parsed flags and dependencies of decode.
 type Options struct {
 	IO     *iostreams.IOStreams
+	Final  *cmdutil.FinalOutput // the final document is written whole or not at all (cmdutil.FinalOutput)
 	Output string
 
 	Hex, Base64  string
@@ -43,7 +44,7 @@ type Options struct {
 // of flag parsing; nil runs Run.
 func NewCmdDecode(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, OpenInput: f.OpenInput}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, OpenInput: f.OpenInput}
 	cmd := &cobra.Command{
 		Use:   "decode [--hex HEX | --base64 B64 | --input FILE | --topic NAME[/P]… | --state-key HEX [--state-value HEX] | < VALUE]",
 		Short: "Decode a parsley.causes (or legacy parsley-clock) header value, or the clocks of records",
@@ -162,15 +163,17 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return fmt.Errorf("undecodable %s value (%d bytes): %w", format, len(value), err)
 	}
-	if opts.Output == "json" {
-		return writeJSON(opts.IO.Out, format, len(value), entries, opts.Names)
-	}
-	if !opts.IO.OutTTY {
-		// One line, the text form: what scripts and `encode` read.
-		_, err := fmt.Fprintln(opts.IO.Out, opts.Names.Format(clock.FromLegacy(entries)))
-		return err
-	}
-	return writeTable(opts.IO.Out, format, len(value), entries, opts.Names)
+	return opts.Final.Do(func() error {
+		if opts.Output == "json" {
+			return writeJSON(opts.IO.Out, format, len(value), entries, opts.Names)
+		}
+		if !opts.IO.OutTTY {
+			// One line, the text form: what scripts and `encode` read.
+			_, err := fmt.Fprintln(opts.IO.Out, opts.Names.Format(clock.FromLegacy(entries)))
+			return err
+		}
+		return writeTable(opts.IO.Out, format, len(value), entries, opts.Names)
+	})
 }
 
 func readValue(opts *Options) ([]byte, error) {

@@ -99,11 +99,13 @@ func runStateEntry(opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if opts.Output == "json" {
-		return encodeJSON(opts.IO.Out, entry)
-	}
-	_, err = io.WriteString(opts.IO.Out, stateEntryText(entry))
-	return err
+	return opts.Final.Do(func() error {
+		if opts.Output == "json" {
+			return encodeJSON(opts.IO.Out, entry)
+		}
+		_, err := io.WriteString(opts.IO.Out, stateEntryText(entry))
+		return err
+	})
 }
 
 // decodeStateEntry decodes key and, when not nil, value as SPEC §6 says.

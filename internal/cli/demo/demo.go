@@ -31,7 +31,8 @@ import (
 // Options are the parsed flags and dependencies of demo.
 type Options struct {
 	IO     *iostreams.IOStreams
-	Output string // text or json: the final summary's format
+	Final  *cmdutil.FinalOutput // the final document is written whole or not at all (cmdutil.FinalOutput)
+	Output string               // text or json: the final summary's format
 
 	Listen   string
 	DataDir  string
@@ -71,7 +72,7 @@ type Options struct {
 // Run; nil runs Run.
 func NewCmdDemo(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second}
 	opts.RunTUI = func(ctx context.Context, snapshots <-chan view.Snapshot, intro []string) error {
 		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color,
 			Intro: intro})
@@ -438,7 +439,7 @@ func writeSummary(opts *Options, info io.Writer, sum *inspect.Summary, took time
 	// "interrupted", not "complete", and so does the JSON.
 	sum.Interrupted = interrupted
 	if opts.Output == "json" {
-		return render.Summary(opts.IO.Out, "json", sum)
+		return opts.Final.Do(func() error { return render.Summary(opts.IO.Out, "json", sum) })
 	}
 	how := "after " + took.Round(100*time.Millisecond).String()
 	if interrupted {
@@ -448,8 +449,10 @@ func writeSummary(opts *Options, info io.Writer, sum *inspect.Summary, took time
 		// seen live have drained, which the last status line may not say.
 		how += ", once it caught up with the log ends after the pipeline stopped"
 	}
-	fmt.Fprintf(info, "\nThe notifier %s (the summary `causalctl replay` prints):\n\n", how)
-	return render.Summary(opts.IO.Out, "text", sum)
+	return opts.Final.Do(func() error {
+		fmt.Fprintf(info, "\nThe notifier %s (the summary `causalctl replay` prints):\n\n", how)
+		return render.Summary(opts.IO.Out, "text", sum)
+	})
 }
 
 // writeIntro says, for someone who never heard of Parsley, what runs and

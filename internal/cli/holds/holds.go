@@ -21,7 +21,8 @@ import (
 // Options are the parsed flags and dependencies of holds.
 type Options struct {
 	IO     *iostreams.IOStreams
-	Output string // text or json
+	Final  *cmdutil.FinalOutput // the final document is written whole or not at all (cmdutil.FinalOutput)
+	Output string               // text or json
 
 	// InputFlags name the input: --input, the broker range, --app,
 	// --scope, --start, the sizes, --topic-id, --tasks.
@@ -43,7 +44,7 @@ type Options struct {
 // flag parsing; nil runs Run.
 func NewCmdHolds(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenInput: f.OpenInput}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, OpenInput: f.OpenInput}
 	if f.Now != nil {
 		opts.Now = f.Now
 	}
@@ -166,7 +167,7 @@ func Run(ctx context.Context, opts *Options) error {
 		Now:           opts.Now(),
 		RetentionWarn: opts.RetentionWarn,
 	}).OlderThan(opts.OlderThan)
-	if err := write(opts.IO.Out, opts.Output, rep, opts); err != nil {
+	if err := opts.Final.Do(func() error { return write(opts.IO.Out, opts.Output, rep, opts) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	if len(rep.Heads) > 0 {

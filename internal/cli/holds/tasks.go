@@ -85,7 +85,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 		slices.Sort(out.scope)
 		reps = append(reps, out)
 	}
-	if err := writeTasks(opts.IO.Out, opts.Output, reps, now, opts); err != nil {
+	if err := opts.Final.Do(func() error { return writeTasks(opts.IO.Out, opts.Output, reps, now, opts) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	for _, r := range reps {

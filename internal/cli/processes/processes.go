@@ -25,7 +25,8 @@ const DefaultConcurrency = cmdutil.DefaultProcessConcurrency
 // Options are the parsed flags and dependencies of processes.
 type Options struct {
 	IO     *iostreams.IOStreams
-	Output string // text or json
+	Final  *cmdutil.FinalOutput // the final document is written whole or not at all (cmdutil.FinalOutput)
+	Output string               // text or json
 
 	AppPrefix   string
 	App         string // --app: this process alone, even without a changelog
@@ -44,7 +45,7 @@ type Options struct {
 // tests of flag parsing; nil runs Run.
 func NewCmdProcesses(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Now: time.Now, Dial: f.Dial}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, Dial: f.Dial}
 	if f.Now != nil {
 		opts.Now = f.Now
 	}
@@ -136,7 +137,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	rep := report{Now: now, Rows: rows, CheckOlder: opts.CheckOlder, OlderThan: opts.OlderThan}
-	if err := rep.write(opts.IO, opts.Output); err != nil {
+	if err := opts.Final.Do(func() error { return rep.write(opts.IO, opts.Output) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	var failed []string

@@ -3,9 +3,11 @@ package replay
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strconv"
 
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
@@ -132,3 +134,20 @@ func (w *writer) summary(s *inspect.Summary) error {
 }
 
 func (w *writer) flush() error { return w.bw.Flush() }
+
+// finish writes the summary (when report) and what is still buffered as
+// the command's final document: an interrupt's grace does not cut it
+// (cmdutil.FinalOutput).
+func (w *writer) finish(final *cmdutil.FinalOutput, report bool, summary func() error) error {
+	return final.Do(func() error {
+		if report {
+			if err := summary(); err != nil {
+				return err
+			}
+		}
+		if err := w.flush(); err != nil {
+			return fmt.Errorf("writing output: %w", err)
+		}
+		return nil
+	})
+}

@@ -22,7 +22,8 @@ import (
 // Options are the parsed flags and dependencies of replay.
 type Options struct {
 	IO     *iostreams.IOStreams
-	Output string // text, json or ndjson
+	Final  *cmdutil.FinalOutput // the final document is written whole or not at all (cmdutil.FinalOutput)
+	Output string               // text, json or ndjson
 
 	// InputFlags name the input: --input, the broker range, --app,
 	// --scope, --start, --interleave, the sizes, --topic-id, --tasks.
@@ -49,7 +50,7 @@ type Options struct {
 // of flag parsing; nil runs Run.
 func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenTTY: OpenTTY, OpenInput: f.OpenInput}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, OpenTTY: OpenTTY, OpenInput: f.OpenInput}
 	var undecodable cmdutil.UndecodableFlag
 	var positionAdvance bool
 	cmd := &cobra.Command{
@@ -196,14 +197,10 @@ func Run(ctx context.Context, opts *Options) error {
 	interrupted := errors.Is(runErr, replay.ErrInterrupted)
 	sum.Interrupted = interrupted
 	_, failedClosed := replay.FailureOf(runErr)
-	if runErr == nil || interrupted || failedClosed {
-		// What was replayed so far is reported in every case but bad input.
-		if err := w.summary(sum); err != nil {
-			return err
-		}
-	}
-	if err := w.flush(); err != nil {
-		return fmt.Errorf("writing output: %w", err)
+	// What was replayed so far is reported in every case but bad input.
+	report := runErr == nil || interrupted || failedClosed
+	if err := w.finish(opts.Final, report, func() error { return w.summary(sum) }); err != nil {
+		return err
 	}
 	switch {
 	case interrupted:

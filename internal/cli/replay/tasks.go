@@ -72,13 +72,9 @@ func runTasks(ctx context.Context, opts *Options) error {
 	interrupted := errors.Is(runErr, replay.ErrInterrupted)
 	merged.Interrupted = interrupted
 	_, failedClosed := replay.FailureOf(runErr)
-	if runErr == nil || interrupted || failedClosed {
-		if err := writeTaskSummaries(w, nums, sums, merged); err != nil {
-			return err
-		}
-	}
-	if err := w.flush(); err != nil {
-		return fmt.Errorf("writing output: %w", err)
+	report := runErr == nil || interrupted || failedClosed
+	if err := w.finish(opts.Final, report, func() error { return writeTaskSummaries(w, nums, sums, merged) }); err != nil {
+		return err
 	}
 	switch {
 	case interrupted:

@@ -22,7 +22,8 @@ import (
 // Options are the parsed flags and dependencies of state.
 type Options struct {
 	IO     *iostreams.IOStreams
-	Output string // text or json
+	Final  *cmdutil.FinalOutput // the final document is written whole or not at all (cmdutil.FinalOutput)
+	Output string               // text or json
 
 	App       string
 	Changelog string
@@ -39,15 +40,15 @@ type Options struct {
 
 	// Now reads the clock ages are measured to.
 	Now func() time.Time
-	// Dial connects to the cluster (Factory.Dial).
-	Dial func(context.Context) (*kafka.Client, error)
+	// ReadProcess reads the process (Factory.ReadProcessInput).
+	ReadProcess func(context.Context, cmdutil.ProcessInput) (*inspect.Process, error)
 }
 
 // NewCmdState returns the state command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdState(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Now: time.Now, Dial: f.Dial}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, ReadProcess: f.ReadProcessInput}
 	if f.Now != nil {
 		opts.Now = f.Now
 	}
@@ -167,17 +168,8 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Names == nil {
 		opts.Names = &clock.Names{}
 	}
-	var w *inspect.Process
-	var err error
-	if opts.Input != "" {
-		w, err = cmdutil.ReadProcessCapture(ctx, opts.IO, opts.Input, opts.MaxLineSize, opts.App, opts.Changelog, opts.Names)
-	} else {
-		var cl *kafka.Client
-		if cl, err = opts.Dial(ctx); err == nil {
-			w, err = cmdutil.ReadProcess(ctx, cl, opts.App, opts.Changelog, opts.TxnWait, opts.Names, opts.Receives...)
-			cl.Close()
-		}
-	}
+	w, err := opts.ReadProcess(ctx, cmdutil.ProcessInput{App: opts.App, Changelog: opts.Changelog, Input: opts.Input,
+		MaxLineSize: opts.MaxLineSize, TxnWait: opts.TxnWait, Names: opts.Names, Receives: opts.Receives})
 	if err != nil {
 		if ctx.Err() != nil {
 			return cmdutil.Interrupted("interrupted before the state was read: no report")
@@ -205,7 +197,7 @@ func Run(ctx context.Context, opts *Options) error {
 	refusals := w.NextStart(opts.Receives)
 	rep := build(w, tasks, corrupt, now)
 	rep.NextStart = render.NextStartOf(w, refusals)
-	if err := write(opts.IO.Out, opts.Output, rep); err != nil {
+	if err := opts.Final.Do(func() error { return write(opts.IO.Out, opts.Output, rep) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	switch {

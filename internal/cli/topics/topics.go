@@ -17,6 +17,7 @@ import (
 // Options are the parsed flags and dependencies of topics.
 type Options struct {
 	IO     *iostreams.IOStreams
+	Final  *cmdutil.FinalOutput // the final document is written whole or not at all (cmdutil.FinalOutput)
 	Output string
 	Names  []string
 	Dial   func(context.Context) (*kafka.Client, error)
@@ -25,7 +26,7 @@ type Options struct {
 // NewCmdTopics returns the topics command.
 func NewCmdTopics(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Dial: f.Dial}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, Dial: f.Dial}
 	cmd := &cobra.Command{
 		Use:   "topics [NAME…]",
 		Short: "List topics with their UUIDs and partition offsets",
@@ -78,6 +79,11 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	return opts.Final.Do(func() error { return write(opts, infos) })
+}
+
+// write prints the topics as text or JSON.
+func write(opts *Options, infos []kafka.TopicInfo) error {
 	if opts.Output == "json" {
 		out := make([]jsonTopic, 0, len(infos))
 		for _, t := range infos {

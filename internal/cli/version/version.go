@@ -57,6 +57,7 @@ func (i Info) Text() string {
 // Options are the parsed flags and dependencies of version.
 type Options struct {
 	IO     *iostreams.IOStreams
+	Final  *cmdutil.FinalOutput // the final document is written whole or not at all (cmdutil.FinalOutput)
 	Output string
 	Info   Info
 }
@@ -64,7 +65,7 @@ type Options struct {
 // NewCmdVersion returns the version command.
 func NewCmdVersion(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams}
+	opts := &Options{IO: f.IOStreams, Final: f.Final}
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and build date of causalctl",
@@ -101,7 +102,7 @@ os and arch.`,
 
 // Run prints opts.Info.
 func Run(_ context.Context, opts *Options) error {
-	return write(opts.IO.Out, opts.Output, opts.Info)
+	return opts.Final.Do(func() error { return write(opts.IO.Out, opts.Output, opts.Info) })
 }
 
 func write(w io.Writer, format string, info Info) error {

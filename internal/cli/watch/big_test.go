@@ -31,8 +31,8 @@ func BenchmarkBigCluster(b *testing.B) {
 		ios, _, _, _ := iostreams.Test()
 		out := &testutil.SyncBuffer{}
 		ios.Out = out
-		opts := &Options{IO: ios, Range: cmdutil.RangeFlags{Topics: c.Topics, Offsets: "start"}, Interval: 50 * time.Millisecond,
-			Names: &clock.Names{}, OpenFollow: f.OpenFollow, Now: time.Now}
+		opts := &Options{IO: ios, InputFlags: cmdutil.InputFlags{Range: cmdutil.RangeFlags{Topics: c.Topics, Offsets: "start"}, Names: &clock.Names{}},
+			Interval: 50 * time.Millisecond, OpenFollow: f.OpenFollow, Now: time.Now}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- Run(ctx, opts) }()

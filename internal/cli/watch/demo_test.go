@@ -150,8 +150,8 @@ func TestWatchPicksAProcess(t *testing.T) {
 	f := cmdutiltest.Factory(ios, d.Addr())
 	var listed []inspect.ProcessSummary
 	var last view.Snapshot
-	opts := &watch.Options{IO: ios, Dial: f.Dial, OpenFollow: f.OpenFollow, Now: time.Now, Interval: time.Second, Names: &clock.Names{},
-		Tasks: cmdutil.TaskFlags{TxnWait: time.Second}, Pick: true,
+	opts := &watch.Options{IO: ios, Dial: f.Dial, OpenFollow: f.OpenFollow, Now: time.Now, Interval: time.Second,
+		InputFlags: cmdutil.InputFlags{Names: &clock.Names{}, Tasks: cmdutil.TaskFlags{TxnWait: time.Second}}, Pick: true,
 		ChooseProcess: func(_ context.Context, _ io.Reader, _ io.Writer, title string, rows []inspect.ProcessSummary, _ bool) (string, error) {
 			listed = rows
 			return demo.NotifierApp, nil

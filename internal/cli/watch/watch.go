@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
-	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -27,10 +26,11 @@ import (
 
 // Options are the parsed flags and dependencies of watch.
 type Options struct {
-	IO          *iostreams.IOStreams
-	Range       cmdutil.RangeFlags
-	Scope       []string
-	Start       []string
+	IO *iostreams.IOStreams
+	// InputFlags name what is followed: --topic, --offsets, --from-group,
+	// --allow-gaps, --scope, --start, --topic-id, and --tasks/--app (one
+	// gate per Parsley task, seeded from the process with --app).
+	cmdutil.InputFlags
 	Undecodable gate.UndecodableMode
 	// ReceiptOnly settles channels only on receipt
 	// (--position-advance=false).
@@ -42,10 +42,6 @@ type Options struct {
 	// MetricsMaxChannels bounds the channels with per-channel series
 	// (--metrics-max-channels; 0 none).
 	MetricsMaxChannels int
-	Names              *clock.Names
-	// Tasks are --tasks and --app: one gate per Parsley task, seeded from
-	// the process with --app.
-	Tasks cmdutil.TaskFlags
 
 	// OpenFollow opens the follower (Factory.OpenFollow).
 	OpenFollow func(context.Context, cmdutil.BrokerRead) (*cmdutil.Follow, error)
@@ -64,7 +60,6 @@ type Options struct {
 // NewCmdWatch returns the watch command.
 func NewCmdWatch(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, OpenFollow: f.OpenFollow, Dial: f.Dial, Now: time.Now, RunTUI: tui.Run, ChooseProcess: tui.ChooseProcess}
-	names := &cmdutil.NamesFlag{}
 	var undecodable cmdutil.UndecodableFlag
 	var positionAdvance bool
 	cmd := &cobra.Command{
@@ -122,7 +117,6 @@ cursor as --app would.`,
 			if opts.Interval <= 0 {
 				return cmdutil.Usagef("--interval must be positive")
 			}
-			opts.Names = names.Names
 			if err := cmdutil.CheckListenAddr("--metrics-addr", opts.MetricsAddr); err != nil {
 				return err
 			}
@@ -136,20 +130,22 @@ cursor as --app would.`,
 		},
 	}
 	fs := cmd.Flags()
-	cmdutil.AddRangeFlags(cmd, f, &opts.Range)
+	// A follow's input: a capture, and the sizes of reading one, are
+	// not watch's (it reads clocks with the default limit).
+	cmdutil.AddInputFlags(cmd, f, &opts.InputFlags, cmdutil.InputSpec{
+		NoCapture: true, NoSizes: true, Tasks: true, App: true,
+		ScopeUsage: "channels the shadow node consumes, `CH[,CH...]` (default: every watched channel)",
+		StartUsage: "start positions, `CH=OFFSET[,...]`",
+	})
 	opts.Range.Offsets = "end"
 	fs.Lookup("offsets").DefValue = "end"
 	fs.Lookup("offsets").Usage = "where to start, rpk's -o grammar without an end: start, end, N, +N, -N, @TIME"
-	cmdutil.AddScopeFlag(cmd, f, &opts.Scope, "channels the shadow node consumes, `CH[,CH...]` (default: every watched channel)")
-	cmdutil.AddStartFlag(cmd, f, &opts.Start, "start positions, `CH=OFFSET[,...]`")
 	cmdutil.AddUndecodableFlag(cmd, &undecodable)
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.DurationVar(&opts.Interval, "interval", time.Second, "how often a status line is printed without the live view")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print status lines even on a terminal")
 	cmdutil.AddMetricsAddrFlag(fs, &opts.MetricsAddr)
 	cmdutil.AddMetricsMaxChannelsFlag(fs, &opts.MetricsMaxChannels, "per-channel series")
-	cmdutil.AddTopicIDFlag(fs, names)
-	cmdutil.AddTaskFlags(fs, &opts.Tasks, true)
 	return cmd
 }
 

@@ -84,8 +84,8 @@ func cluster(t *testing.T) string {
 
 func options(ios *iostreams.IOStreams, addr string) *Options {
 	f := cmdutiltest.Factory(ios, addr)
-	return &Options{IO: ios, Range: cmdutil.RangeFlags{Topics: []string{"orders", "payments"}, Offsets: "start"}, Interval: 20 * time.Millisecond,
-		Names: &clock.Names{}, OpenFollow: f.OpenFollow, Now: time.Now}
+	return &Options{IO: ios, InputFlags: cmdutil.InputFlags{Range: cmdutil.RangeFlags{Topics: []string{"orders", "payments"}, Offsets: "start"}, Names: &clock.Names{}},
+		Interval: 20 * time.Millisecond, OpenFollow: f.OpenFollow, Now: time.Now}
 }
 
 // TestRunPipe: in a pipe, plain status lines with the held payment, one
