@@ -129,6 +129,9 @@ func (w where) String() string {
 // whitespace as blank.
 func (r *Reader) parse(line []byte, eof bool) (blank bool, err error) {
 	r.b, r.i, r.eof = line, 0, eof
+	if r.fastLine(line) {
+		return false, nil
+	}
 	r.ws()
 	if r.i == len(r.b) {
 		return true, nil
