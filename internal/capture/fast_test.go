@@ -237,3 +237,38 @@ func FuzzFastLine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { sameReading(t, data) })
 }
+
+// TestBase64Only holds the eight-at-a-time alphabet check to the table, on
+// every byte value at every position of a word and on random strings.
+func TestBase64Only(t *testing.T) {
+	table := func(s []byte) bool {
+		for _, c := range s {
+			if !base64Alphabet[c] {
+				return false
+			}
+		}
+		return true
+	}
+	for c := range 256 {
+		for at := range 11 {
+			s := []byte("QUJDREVGR0hJSktM")[:11]
+			s[at] = byte(c)
+			if got, want := base64Only(s), table(s); got != want {
+				t.Fatalf("byte 0x%02x at %d: %v, want %v", c, at, got, want)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(27, 4))
+	for range 2000 {
+		s := make([]byte, rng.IntN(40))
+		for i := range s {
+			s[i] = b64chars[rng.IntN(len(b64chars))]
+			if rng.IntN(30) == 0 {
+				s[i] = byte(rng.IntN(256))
+			}
+		}
+		if got, want := base64Only(s), table(s); got != want {
+			t.Fatalf("%q: %v, want %v", s, got, want)
+		}
+	}
+}
