@@ -111,10 +111,13 @@ func reportLines(b *testing.B, start time.Time) {
 }
 
 // BenchmarkReader reads typical record lines; one op is one line.
-func BenchmarkReader(b *testing.B) {
-	data := benchCapture(b, benchLines)
+func BenchmarkReader(b *testing.B) { benchRead(b, benchCapture(b, benchLines), false) }
+
+// benchRead reads the lines of data over and over, one op a line.
+func benchRead(b *testing.B, data []byte, noFast bool, opts ...ReaderOption) {
 	b.SetBytes(int64(len(data) / benchLines))
-	r := NewReader(&loopReader{data: data})
+	r := NewReader(&loopReader{data: data}, opts...)
+	r.noFast = noFast
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
@@ -184,4 +187,19 @@ func BenchmarkWriter(b *testing.B) {
 		b.Fatal(err)
 	}
 	reportLines(b, start)
+}
+
+// BenchmarkReaderPaths reads typical record lines in each skip mode, with
+// the fast path of Writer lines and with the scanner alone; one op is one
+// line.
+func BenchmarkReaderPaths(b *testing.B) {
+	data := benchCapture(b, benchLines)
+	for _, m := range skipModes {
+		for _, path := range []struct {
+			name   string
+			noFast bool
+		}{{"fast", false}, {"scanner", true}} {
+			b.Run(m.name+"/"+path.name, func(b *testing.B) { benchRead(b, data, path.noFast, m.opts...) })
+		}
+	}
 }

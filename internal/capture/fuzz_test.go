@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -89,18 +88,7 @@ func showHeader(h clock.Header) string { return fmt.Sprintf("{%q %s}", h.Key, sh
 
 // readItems reads data to the end with a Reader, copying each item.
 func readItems(data []byte, opts ...ReaderOption) ([]Item, error) {
-	r := NewReader(bytes.NewReader(data), opts...)
-	var items []Item
-	for {
-		it, err := r.Next()
-		if err == io.EOF {
-			return items, nil
-		}
-		if err != nil {
-			return items, err
-		}
-		items = append(items, cloneItem(it))
-	}
+	return readMode(data, false, opts...)
 }
 
 // fuzzSeeds are lines and files, good and bad, to start the fuzzer from.

@@ -177,6 +177,14 @@ type Reader struct {
 
 	skip skipMode
 
+	// The fast path's state: noFast turns it off (for tests holding it to
+	// the scanner); the last topic name and topic UUID spelling it read,
+	// to skip the interning tables on the next line of the same topic.
+	noFast      bool
+	lastTopic   string
+	lastTopicID [36]byte
+	lastID      clock.TopicID
+
 	pending *Stopped // the stopped line being parsed
 	stopped *Stopped // the stopped line read, which ends the items
 }

@@ -7,6 +7,7 @@ package capture
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -129,6 +130,9 @@ func (w where) String() string {
 // whitespace as blank.
 func (r *Reader) parse(line []byte, eof bool) (blank bool, err error) {
 	r.b, r.i, r.eof = line, 0, eof
+	if r.fastLine(line) {
+		return false, nil
+	}
 	r.ws()
 	if r.i == len(r.b) {
 		return true, nil
@@ -634,10 +638,8 @@ func validBase64(s []byte) bool {
 			pad = 2
 		}
 	}
-	for _, c := range s[:n-pad] {
-		if !base64Alphabet[c] {
-			return false
-		}
+	if !base64Only(s[:n-pad]) {
+		return false
 	}
 	if pad == 0 {
 		return true
@@ -647,6 +649,34 @@ func validBase64(s []byte) bool {
 		return last&0x3 == 0
 	}
 	return last&0xf == 0
+}
+
+// base64Only reports whether every byte of s is of the base64 alphabet,
+// eight bytes at a time: a byte c < 0x80 is in [lo, hi] when c+(0x80−lo)
+// sets its high bit and c+(0x7f−hi) does not, and neither sum carries
+// into the next byte.
+func base64Only(s []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	in := func(x uint64, lo, hi byte) uint64 {
+		return (x + ones*uint64(0x80-lo)) &^ (x + ones*uint64(0x7f-hi))
+	}
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		if x&highs != 0 {
+			return false
+		}
+		ok := in(x, 'A', 'Z') | in(x, 'a', 'z') | in(x, '0', '9') | in(x, '+', '+') | in(x, '/', '/')
+		if ok&highs != highs {
+			return false
+		}
+	}
+	for _, c := range s[i:] {
+		if !base64Alphabet[c] {
+			return false
+		}
+	}
+	return true
 }
 
 const b64chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"

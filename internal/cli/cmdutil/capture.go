@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/capture"
@@ -82,7 +81,7 @@ func (c *Capture) firstReading(ctx context.Context, ios *iostreams.IOStreams, na
 		o(c)
 	}
 	first, err := c.Open(capture.ChannelsOnly())
-	chk := &checked{names: names, channels: map[string]*channelState{}}
+	chk := &checked{names: names, channels: map[channelKey]*channelState{}}
 	if err == nil {
 		// A regular file is read on every core (in parts, merged in
 		// line order); anything else on a goroutine of its own.
@@ -144,8 +143,17 @@ func StoppedWarning(s *capture.Stopped) string {
 type checked struct {
 	src      replay.Source
 	names    *clock.Names
-	channels map[string]*channelState
+	channels map[channelKey]*channelState
 	warnings []string
+}
+
+// channelKey names a channel of checked: by topic UUID, or by name while
+// nothing binds the name. A struct, not a string, as it is looked up for
+// every line.
+type channelKey struct {
+	id        clock.TopicID
+	topic     string // only when id is zero
+	partition int32
 }
 
 // channelState is what checked keeps of a channel.
@@ -164,13 +172,14 @@ func (c *checked) Next() (*record.Item, error) {
 	// A channel by UUID where the line or the names bind one, else by
 	// name: lines spelling one channel two ways are still one channel once
 	// a line binds the name.
-	key := it.Topic
-	if !it.TopicID.IsZero() {
-		key = it.TopicID.String()
-	} else if id, ok := c.names.ID(it.Topic); ok {
-		key = id.String()
+	key := channelKey{id: it.TopicID, partition: it.Partition}
+	if key.id.IsZero() {
+		if id, ok := c.names.ID(it.Topic); ok {
+			key.id = id
+		} else {
+			key.topic = it.Topic
+		}
 	}
-	key += "/" + strconv.Itoa(int(it.Partition))
 	st := c.channels[key]
 	if st == nil {
 		st = &channelState{}
