@@ -283,6 +283,10 @@ func (t *Tracker) refreshAll(ctx context.Context, exist map[string][]int32) []er
 	var ps []*process
 	var errs []error
 	for _, topic := range slices.Sorted(maps.Keys(t.procs)) {
+		if _, ok := exist[topic]; !ok {
+			delete(t.procs, topic) // deleted since the last discovery
+			continue
+		}
 		if p := t.procs[topic]; p.gap != nil {
 			errs = append(errs, p.gapped(p.gap)...)
 		} else {

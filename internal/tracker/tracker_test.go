@@ -352,3 +352,30 @@ func TestTrackerFollowerFailing(t *testing.T) {
 		t.Errorf("healed: task 1 %+v", task(t, s, "shop", 1))
 	}
 }
+
+// TestTrackerRefreshDropsDeleted: a changelog deleted since the last
+// discovery is dropped by the next refresh, which reads the others
+// without an error.
+func TestTrackerRefreshDropsDeleted(t *testing.T) {
+	k := newCluster(t)
+	k.begin("shop", 0)
+	ctx := context.Background()
+	if _, err := k.adm.CreateTopic(ctx, 1, 1, nil, parsley.ChangelogTopic("other")); err != nil {
+		t.Fatal(err)
+	}
+	k.learnIDs()
+	k.begin("other", 0)
+	tr := newTracker(t, k, "")
+	if err := tr.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := refresh(t, tr); len(s.Processes) != 2 {
+		t.Fatalf("%d processes, want 2", len(s.Processes))
+	}
+	if _, err := k.adm.DeleteTopics(ctx, parsley.ChangelogTopic("shop")); err != nil {
+		t.Fatal(err)
+	}
+	if s := refresh(t, tr); len(s.Processes) != 1 || s.Processes[0].App != "other" || s.Followed != 1 {
+		t.Errorf("after shop's changelog was deleted: %+v", s)
+	}
+}
