@@ -27,8 +27,8 @@ type Processes interface {
 // every Parsley process the exporter follows: per process and task (the
 // app and task labels) what the ordering changelog holds, and the
 // exporter's own health. It renders the snapshot and decides nothing; the
-// one computation at scrape time is a held record's age, the clock's now
-// less the record's timestamp, so that ages move between refreshes.
+// one computation at collection is a held record's age, the clock's now
+// less the record's timestamp (ProcessMux collects once a snapshot).
 type ProcessCollector struct {
 	src  Processes
 	now  func() time.Time
@@ -229,12 +229,27 @@ func NewProcessRegistry(src Processes, now func() time.Time, opts Options) *prom
 	return reg
 }
 
-// ProcessHandler serves reg at /metrics as Handler does, and the
-// exporter's health at /healthz (ProcessHealth: 200 "ok", 503 with the
-// reason).
-func ProcessHandler(reg *prometheus.Registry, src Processes, bound time.Duration, now func() time.Time) http.Handler {
+// ProcessMux serves the exporter's endpoints: reg at /metrics as Handler
+// does, and the exporter's health at /healthz (ProcessHealth: 200 "ok",
+// 503 with the reason). A render serves every scrape of its snapshot:
+// between refreshes, scrapes cost no render, and the held records' ages
+// are those of the render. Prepare renders a new snapshot ahead of the
+// scrapes.
+type ProcessMux struct {
+	*http.ServeMux
+	renders *sharedRenders
+}
+
+// ProcessHandler returns the exporter's endpoints over reg and src.
+func ProcessHandler(reg *prometheus.Registry, src Processes, bound time.Duration, now func() time.Time) *ProcessMux {
 	if now == nil {
 		now = time.Now
 	}
-	return serveMux(reg, func() (bool, string) { return ProcessHealth(src, bound, now()) }, "causalctl exporter", processesKey(src), now)
+	renders := shareRenders(promHandler(reg), processesKey(src), now, false)
+	return &ProcessMux{ServeMux: serveMux(renders, func() (bool, string) { return ProcessHealth(src, bound, now()) }, "causalctl exporter"), renders: renders}
 }
+
+// Prepare renders the latest snapshot for each kind of scrape seen so far
+// (their Accept and Accept-Encoding headers), so that the next scrapes
+// are served at once. The exporter calls it after each refresh.
+func (m *ProcessMux) Prepare() { m.renders.prepare() }

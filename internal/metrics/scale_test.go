@@ -182,11 +182,12 @@ parsley_channel_fed_lag_records{app="notifier",partition="1",task="1",topic="pay
 	}
 }
 
-// TestScrapesShareARender: scrapes of one snapshot within one second get
-// the same bytes from one render — ten at once, and one after them — as
+// TestScrapesShareARender: scrapes of one snapshot get the same bytes
+// from one render — ten at once, one after them, one a second later — as
 // the endpoint's own request counter shows (it counts renders); the next
-// second, or the next snapshot, renders afresh; a scrape asking for
-// another format is rendered for itself.
+// snapshot renders afresh; a scrape asking for another format is rendered
+// for itself; Prepare renders a new snapshot for each kind of scrape seen,
+// and the scrapes that follow render nothing.
 func TestScrapesShareARender(t *testing.T) {
 	now := time.Unix(1700000000, 100_000_000)
 	var mu sync.Mutex
@@ -233,12 +234,28 @@ func TestScrapesShareARender(t *testing.T) {
 	mu.Lock()
 	now = now.Add(time.Second)
 	mu.Unlock()
-	if b := scrape(om); renders(b) != 2 {
-		t.Errorf("the next second did not render afresh: %v", renders(b))
+	if b := scrape(om); b != bodies[0] {
+		t.Errorf("a second later, the same snapshot rendered afresh: %v renders before", renders(b))
 	}
 	src.set(notifierSnapshot())
-	if b := scrape(om); renders(b) != 3 {
+	if b := scrape(om); renders(b) != 2 {
 		t.Errorf("the next snapshot did not render afresh: %v", renders(b))
+	}
+	src.set(notifierSnapshot())
+	h.Prepare() // renders 3 and 4, one a kind
+	prepared := scrape(om)
+	if n := renders(prepared); n != 3 && n != 4 {
+		t.Errorf("Prepare did not render the OpenMetrics scrape: %v renders before", n)
+	}
+	if b := scrape("text/plain"); renders(b) != 3 && renders(b) != 4 || renders(b) == renders(prepared) {
+		t.Errorf("Prepare did not render the text scrape: %v renders before", renders(b))
+	}
+	if b := scrape(om); b != prepared {
+		t.Error("a scrape after Prepare rendered again")
+	}
+	src.set(notifierSnapshot())
+	if b := scrape(om); renders(b) != 5 {
+		t.Errorf("%v renders before the next snapshot's, want 5", renders(b))
 	}
 }
 

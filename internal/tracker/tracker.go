@@ -68,6 +68,10 @@ type Config struct {
 	// refresh's error as it fails, on the tracker's goroutine: a snapshot
 	// keeps only the latest refresh's, which a quick success clears.
 	OnError func(error)
+	// OnRefresh, when set, is called by Run after each refresh, on the
+	// tracker's goroutine, once its snapshot is published (the exporter
+	// renders it then).
+	OnRefresh func()
 }
 
 // Tracker follows the processes of one cluster. Discover, Refresh and Run
@@ -118,7 +122,7 @@ func (t *Tracker) Latest() (*Snapshot, bool) {
 func (t *Tracker) Run(ctx context.Context) error {
 	defer t.Close()
 	t.Discover(ctx)
-	t.Refresh(ctx)
+	t.refreshed(ctx)
 	refresh := time.NewTicker(t.cfg.Refresh)
 	defer refresh.Stop()
 	discover := time.NewTicker(t.cfg.Discover)
@@ -130,8 +134,16 @@ func (t *Tracker) Run(ctx context.Context) error {
 		case <-discover.C:
 			t.Discover(ctx)
 		case <-refresh.C:
-			t.Refresh(ctx)
+			t.refreshed(ctx)
 		}
+	}
+}
+
+// refreshed refreshes and tells OnRefresh.
+func (t *Tracker) refreshed(ctx context.Context) {
+	t.Refresh(ctx)
+	if t.cfg.OnRefresh != nil && ctx.Err() == nil {
+		t.cfg.OnRefresh()
 	}
 }
 

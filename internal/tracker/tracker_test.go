@@ -379,3 +379,31 @@ func TestTrackerRefreshDropsDeleted(t *testing.T) {
 		t.Errorf("after shop's changelog was deleted: %+v", s)
 	}
 }
+
+// TestTrackerRunTellsRefreshes: Run calls OnRefresh after each refresh,
+// once its snapshot is published.
+func TestTrackerRunTellsRefreshes(t *testing.T) {
+	k := newCluster(t)
+	k.begin("shop", 0)
+	tr := newTracker(t, k, "")
+	told := make(chan *Snapshot, 1)
+	tr.cfg.OnRefresh = func() {
+		s, _ := tr.Latest()
+		select {
+		case told <- s:
+		default:
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tr.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case s := <-told:
+		if s == nil || len(s.Processes) != 1 {
+			t.Errorf("told before the snapshot was published: %+v", s)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("OnRefresh not called")
+	}
+}

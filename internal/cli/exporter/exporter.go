@@ -144,10 +144,14 @@ func Run(ctx context.Context, opts *Options) error {
 	say := func(err error) {
 		fmt.Fprintf(opts.IO.ErrOut, "causalctl: exporter: %s\n", oneLine(err.Error()))
 	}
+	// Each refresh's snapshot is rendered once, after the refresh: the
+	// scrapes until the next are served that render.
+	var h *metrics.ProcessMux
 	tr := tracker.New(tracker.Config{Client: cl, AppPrefix: opts.AppPrefix, Refresh: opts.Refresh,
-		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, OnError: say})
+		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, OnError: say, OnRefresh: func() { h.Prepare() }})
 	mopts := metrics.Options{MaxChannels: opts.MetricsMaxChannels, MaxSeries: opts.MaxSeries, Folded: foldedWarning(opts.IO.ErrOut, opts.MaxSeries)}
-	srv, err := metrics.Serve(opts.MetricsAddr, metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now, mopts), tr, opts.UnhealthyAfter, opts.Now))
+	h = metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now, mopts), tr, opts.UnhealthyAfter, opts.Now)
+	srv, err := metrics.Serve(opts.MetricsAddr, h)
 	if err != nil {
 		return err
 	}
