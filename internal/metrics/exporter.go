@@ -251,5 +251,6 @@ func ProcessHandler(reg *prometheus.Registry, src Processes, bound time.Duration
 
 // Prepare renders the latest snapshot for each kind of scrape seen so far
 // (their Accept and Accept-Encoding headers), so that the next scrapes
-// are served at once. The exporter calls it after each refresh.
+// are served at once; nothing when no scrape came since the last Prepare.
+// The exporter calls it after each refresh.
 func (m *ProcessMux) Prepare() { m.renders.prepare() }

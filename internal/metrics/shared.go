@@ -38,6 +38,7 @@ type sharedRenders struct {
 	sec    int64 // and the second they were made in
 	byKind map[string]*render
 	kinds  map[string]*http.Request // a scrape of each kind seen, for prepare
+	asked  bool                     // a scrape came since the last prepare
 }
 
 // render is one response, made once.
@@ -59,9 +60,15 @@ func shareRenders(next http.Handler, key func() any, now func() time.Time, perSe
 // far that has no render of it yet, so that the scrapes to come are
 // served at once (the exporter calls it after each refresh, on the
 // refresh's goroutine, rather than have a scrape render while the next
-// refresh competes with it for the CPU).
+// refresh competes with it for the CPU). Nothing is rendered while no
+// scrape came since the last prepare: nobody is scraping.
 func (s *sharedRenders) prepare() {
 	s.mu.Lock()
+	if !s.asked {
+		s.mu.Unlock()
+		return
+	}
+	s.asked = false
 	kinds := make([]*http.Request, 0, len(s.kinds))
 	for _, req := range s.kinds {
 		kinds = append(kinds, req)
@@ -83,6 +90,9 @@ func (s *sharedRenders) make(r *render, req *http.Request) {
 }
 
 func (s *sharedRenders) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	s.mu.Lock()
+	s.asked = true
+	s.mu.Unlock()
 	r, first := s.renderFor(req)
 	if r == nil {
 		s.next.ServeHTTP(w, req)
