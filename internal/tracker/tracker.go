@@ -626,7 +626,7 @@ func (p *process) read(ctx context.Context, c *kafka.Client, sels []kafka.TopicS
 			if errors.As(err, &gap) {
 				return gap
 			}
-			return fmt.Errorf("reading %s: %w", p.topic, err)
+			return err // a *kafka.RangeError names the partition and its position
 		}
 		if p.cl.TopicID.IsZero() {
 			p.cl.TopicID = it.TopicID

@@ -329,7 +329,7 @@ func TestTrackerFollowerFailing(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := tr.Refresh(ctx)
-	if err == nil || !strings.Contains(err.Error(), "shop: reading shop-__parsley.ordering-changelog: reading shop-__parsley.ordering-changelog/1 failed at position 0") ||
+	if err == nil || !strings.Contains(err.Error(), "shop: reading shop-__parsley.ordering-changelog/1 failed at position 0") ||
 		!strings.Contains(err.Error(), "NOT_LEADER_FOR_PARTITION") {
 		t.Fatalf("refresh: %v, want the failing partition, its position and the cause", err)
 	}
