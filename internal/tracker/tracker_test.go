@@ -407,3 +407,52 @@ func TestTrackerRunTellsRefreshes(t *testing.T) {
 		t.Fatal("OnRefresh not called")
 	}
 }
+
+// TestTrackerOpenTransaction: a changelog partition an open transaction
+// holds below its high watermark is read to its last stable offset,
+// without waiting, and its task is behind a transaction, the entry of the
+// open transaction not applied; once it commits, the next refresh reads
+// it and the task is no longer behind.
+func TestTrackerOpenTransaction(t *testing.T) {
+	k := newCluster(t)
+	k.begin("shop", 0)
+	k.begin("shop", 1)
+	w, err := kgo.NewClient(kgo.SeedBrokers(k.c.ListenAddrs()...), kgo.DisableClientMetrics(),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("shop-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	v := parsley.AppendHeldRecord(nil, &parsley.HeldRecord{Timestamp: written.UnixMilli(), Key: []byte("k"), Value: []byte("v"),
+		Causes: []clock.Entry{{Channel: k.ch("orders", 1), Position: 9}}})
+	if err := w.ProduceSync(ctx, k.entry(parsley.ChangelogTopic("shop"), 1, parsley.Key{Tag: parsley.TagHeld, Channel: k.ch("payments", 1), Position: 2}, v)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	tr := newTracker(t, k, "")
+	if err := tr.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	begun := time.Now()
+	s := refresh(t, tr)
+	if took := time.Since(begun); took > 5*time.Second {
+		t.Errorf("the refresh took %s: it waited for the open transaction", took)
+	}
+	if t1 := task(t, s, "shop", 1); !t1.BehindTransaction || t1.HeldCount() != 0 {
+		t.Errorf("task 1 under an open transaction: %+v, want behind and nothing held", t1)
+	}
+	if t0 := task(t, s, "shop", 0); t0.BehindTransaction {
+		t.Errorf("task 0 behind a transaction: %+v", t0)
+	}
+	if err := w.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	s = refresh(t, tr)
+	if t1 := task(t, s, "shop", 1); t1.BehindTransaction || t1.HeldCount() != 1 {
+		t.Errorf("task 1 once committed: %+v, want 1 held, not behind", t1)
+	}
+}
