@@ -306,7 +306,12 @@ func (t *Tracker) refreshAll(ctx context.Context, exist map[string][]int32) []er
 		}
 	}
 	failed := make([]error, len(ps))
-	t.each(ps, failed, func(p *process) error { return p.readGroup(ctx, c) })
+	apps := make([]string, len(ps))
+	for i, p := range ps {
+		apps[i] = p.app
+	}
+	groups := c.DescribeGroups(ctx, apps)
+	t.each(ps, failed, func(p *process) error { return p.readGroup(ctx, c, groups[p.app]) })
 	ends := t.changelogEnds(ctx, ps, failed)
 	t.each(ps, failed, func(p *process) error { return p.readOn(ctx, c, ends[p.topic], t.cfg.TxnWait) })
 	for _, p := range ps {
@@ -530,12 +535,15 @@ func (p *process) gapped(gap *kafka.GapError) []error {
 	return []error{fmt.Errorf("%s: %s", p.app, text)}
 }
 
-// readGroup describes the process's group (never joining it) and reads
-// its committed offsets.
-func (p *process) readGroup(ctx context.Context, c *kafka.Client) error {
-	group, err := c.DescribeGroup(ctx, p.app)
-	if err != nil {
-		return err
+// readGroup describes the process's group (never joining it) unless
+// described (one request for every group), and reads its committed
+// offsets.
+func (p *process) readGroup(ctx context.Context, c *kafka.Client, group *parsley.Group) error {
+	if group == nil {
+		var err error
+		if group, err = c.DescribeGroup(ctx, p.app); err != nil {
+			return err
+		}
 	}
 	offsets, err := c.GroupOffsets(ctx, p.app)
 	if errors.Is(err, kafka.ErrNoCommittedOffsets) {

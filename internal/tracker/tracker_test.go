@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -454,5 +455,37 @@ func TestTrackerOpenTransaction(t *testing.T) {
 	s = refresh(t, tr)
 	if t1 := task(t, s, "shop", 1); t1.BehindTransaction || t1.HeldCount() != 1 {
 		t.Errorf("task 1 once committed: %+v, want 1 held, not behind", t1)
+	}
+}
+
+// TestTrackerDescribesGroupsAtOnce: a refresh describes every process's
+// group in one request, not one a process.
+func TestTrackerDescribesGroupsAtOnce(t *testing.T) {
+	k := newCluster(t)
+	ctx := context.Background()
+	for _, app := range []string{"a", "b", "c"} {
+		if _, err := k.adm.CreateTopic(ctx, 1, 1, nil, parsley.ChangelogTopic(app)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.learnIDs()
+	for _, app := range []string{"a", "b", "c"} {
+		k.begin(app, 0)
+	}
+	tr := newTracker(t, k, "")
+	if err := tr.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var requests atomic.Int64
+	k.c.ControlKey(kmsg.DescribeGroups.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
+		k.c.KeepControl()
+		requests.Add(1)
+		return nil, nil, false
+	})
+	if s := refresh(t, tr); len(s.Processes) != 4 {
+		t.Fatalf("%d processes, want 4", len(s.Processes))
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d DescribeGroups requests for 4 processes, want 1", n)
 	}
 }
