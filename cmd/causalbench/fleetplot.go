@@ -19,6 +19,7 @@ func fleetCurves(fl []fleetSize) []curve {
 		{name: "processes: CPU per process", color: "#ff7f0e"},
 		{name: "exporter: CPU per idle refresh, per process", color: "#2ca02c"},
 		{name: "exporter: scrape per process", color: "#d62728"},
+		{name: "exporter: first refresh (every changelog read), per process", color: "#9467bd"},
 	}
 	for _, fs := range fl {
 		n := float64(fs.Procs)
@@ -33,6 +34,7 @@ func fleetCurves(fl []fleetSize) []curve {
 		if sr := fs.Scrape; sr != nil {
 			add(2, float64(sr.IdleCPU)/1e6)
 			add(3, median(scrapeMillis(sr)))
+			add(4, float64(sr.FirstRefresh)/1e6)
 		}
 	}
 	out := s[:0]

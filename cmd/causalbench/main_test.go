@@ -41,7 +41,7 @@ func TestSmoke(t *testing.T) {
 	}
 	report := out.String()
 	want := []string{"### 4000 records", "### 7000 records", "| floor |", "| replay |", "| replay-file |", "| capture |", "| replay-capture |",
-		"| broker replay wall ≤ 1.25 × floor |", "| broker replay CPU ≤ 2 × floor |", "| replay peak RSS at 7000 within 10 % of 4000 |",
+		"| broker replay wall ≤ 1.25 × floor |", "| broker replay CPU ≤ 1.25 × floor |", "| replay peak RSS at 7000 within 10 % of 4000 |",
 		"| capture replay ≥ 2 M records/s |", "| replay-offline |", "| check |", "| check-8 |",
 		"| offline capture replay ≥ 2 M records/s |", "| check, one scope ≥ 1.0 M records/s |", "| check, eight scopes ≥ 0.8 M records/s |",
 		"### Ordering state: 3000 changelog entries", "| state |", "| 3 |", "| 5 |",
@@ -59,8 +59,8 @@ func TestSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := strings.Count(string(svg), `class="line"`); !strings.HasPrefix(string(svg), "<svg") || n != 4 {
-		t.Errorf("the plot has %d lines, want 4:\n%.300s", n, svg)
+	if n := strings.Count(string(svg), `class="line"`); !strings.HasPrefix(string(svg), "<svg") || n != 5 {
+		t.Errorf("the plot has %d lines, want 5:\n%.300s", n, svg)
 	}
 	if _, err := os.Stat(dir + "/cost.svg"); err != nil {
 		t.Errorf("-svg wrote no plot: %v", err)
@@ -171,7 +171,8 @@ func TestTargets(t *testing.T) {
 	small := sizeReport{Records: 1_000_000, Results: []result{
 		{"floor", runs([]float64{1, 0.3, 0.4}, []float64{0.3, 0.3, 0.3}, []float64{80, 80, 80})},
 		// median wall 0.45 (1.125× the floor's 0.4); the 9 s outlier must not count.
-		{"replay", runs([]float64{0.45, 9, 0.44}, []float64{0.7, 0.7, 0.7}, []float64{100, 100, 100})},
+		// CPU 0.45: 1.5× the floor's, within 2× but not the issue's 1.25×.
+		{"replay", runs([]float64{0.45, 9, 0.44}, []float64{0.45, 0.45, 0.45}, []float64{100, 100, 100})},
 		{"kcat", runs([]float64{1, 1, 1}, []float64{0.4, 0.4, 0.4}, []float64{120, 120, 120})},
 		{"capture", runs([]float64{0.5, 0.5, 0.5}, []float64{0.5, 0.5, 0.5}, []float64{50, 50, 50})},
 		{"kcat-json", runs([]float64{1, 1, 1}, []float64{1, 1, 1}, []float64{40, 40, 40})},
@@ -188,7 +189,7 @@ func TestTargets(t *testing.T) {
 	want := map[string]bool{
 		"broker replay wall ≤ 1.25 × floor":                         true,
 		"broker replay wall < kcat":                                 true,
-		"broker replay CPU ≤ 2 × floor":                             false, // 0.7 vs 0.3
+		"broker replay CPU ≤ 1.25 × floor":                          false, // 0.45 vs 0.3
 		"replay peak RSS ≤ 150 MiB":                                 true,
 		"replay peak RSS at 4000000 within 10 % of 1000000":         true, // 105 vs 100
 		"replay-capture peak RSS ≤ 150 MiB":                         true,

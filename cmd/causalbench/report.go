@@ -140,7 +140,9 @@ func targets(reps []sizeReport, best bool) []target {
 	}
 	if replay, ok := med(first, "replay", (*result).cpu); ok {
 		if floor, ok := med(first, "floor", (*result).cpu); ok {
-			out = append(out, target{"broker replay CPU ≤ 2 × floor", fmt.Sprintf("%.2f×", replay/floor), replay <= 2*floor})
+			// Issue 27's target is on CPU: wall on two shared cores is
+			// noise, CPU is what replay costs beside the floor.
+			out = append(out, target{"broker replay CPU ≤ 1.25 × floor", fmt.Sprintf("%.2f×", replay/floor), replay <= 1.25*floor})
 		}
 	}
 	for _, name := range []string{"replay", "replay-capture", "replay-offline"} {

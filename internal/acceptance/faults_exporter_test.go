@@ -191,8 +191,8 @@ func TestFaultTableExporter(t *testing.T) {
 			line := e.stderr.Wait(t, 10*time.Second, "the refresh error on stderr", func(s string) bool {
 				return strings.Contains(s, "causalctl: exporter: ")
 			})
-			wantLine := regexp.MustCompile(`causalctl: exporter: shop: following ` + regexp.QuoteMeta(faultChangelog) +
-				`: reading ` + regexp.QuoteMeta(faultChangelog) + `/[01] failed at position \d+ \([^)]*\): retrying since `)
+			wantLine := regexp.MustCompile(`causalctl: exporter: shop: reading ` + regexp.QuoteMeta(faultChangelog) +
+				`/[01] failed at position \d+ \([^)]*\): no progress for `)
 			if !wantLine.MatchString(line) || (strings.Contains(f.name, "NOT_LEADER") && !strings.Contains(line, "NOT_LEADER_FOR_PARTITION")) {
 				t.Errorf("stderr %q: want the changelog partition, its position and the cause", line)
 			}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/causalctl/causalctl/internal/clock"
@@ -124,7 +125,36 @@ func (c *Client) DescribeGroup(ctx context.Context, group string) (*parsley.Grou
 		}
 		return nil, fmt.Errorf("describing group %q: %w", group, c.classify(err))
 	}
-	d := ds[group]
+	return groupOf(group, ds[group]), nil
+}
+
+// DescribeGroups describes groups in one round of requests (one per
+// coordinator), never joining them: the groups described without error,
+// by name, a group that does not exist as Dead. A group left out could not
+// be described: DescribeGroup tells why.
+func (c *Client) DescribeGroups(ctx context.Context, groups []string) map[string]*parsley.Group {
+	out := map[string]*parsley.Group{}
+	if len(groups) == 0 {
+		return out
+	}
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
+	defer cancel()
+	ds, _ := c.adm.DescribeGroups(rctx, groups...) // the groups without an answer are left out
+	for _, group := range groups {
+		d, ok := ds[group]
+		switch {
+		case !ok:
+		case errors.Is(d.Err, kerr.GroupIDNotFound):
+			out[group] = &parsley.Group{Group: group, State: "Dead"}
+		case d.Err == nil:
+			out[group] = groupOf(group, d)
+		}
+	}
+	return out
+}
+
+// groupOf is group as described.
+func groupOf(group string, d kadm.DescribedGroup) *parsley.Group {
 	g := &parsley.Group{Group: group, State: d.State, ProtocolType: d.ProtocolType, Protocol: d.Protocol}
 	if g.State == "" {
 		g.State = "Dead"
@@ -145,5 +175,5 @@ func (c *Client) DescribeGroup(ctx context.Context, group string) (*parsley.Grou
 		}
 		g.Members = append(g.Members, gm)
 	}
-	return g, nil
+	return g
 }

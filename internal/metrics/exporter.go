@@ -27,8 +27,8 @@ type Processes interface {
 // every Parsley process the exporter follows: per process and task (the
 // app and task labels) what the ordering changelog holds, and the
 // exporter's own health. It renders the snapshot and decides nothing; the
-// one computation at scrape time is a held record's age, the clock's now
-// less the record's timestamp, so that ages move between refreshes.
+// one computation at collection is a held record's age, the clock's now
+// less the record's timestamp (ProcessMux collects once a snapshot).
 type ProcessCollector struct {
 	src  Processes
 	now  func() time.Time
@@ -37,12 +37,13 @@ type ProcessCollector struct {
 	held, heldAge, heads, assigned, corrupt, behind      *prometheus.Desc
 	fedLag, committedLag, members, entries, refused, gap *prometheus.Desc
 	lastSuccess, errors, followed, refreshDuration       *prometheus.Desc
-	diagnosed, dropped                                   *prometheus.Desc
+	diagnosed, dropped, folded                           *prometheus.Desc
 }
 
 // NewProcessCollector returns a ProcessCollector over src; ages are
 // measured to now (time.Now when nil). opts.MaxChannels bounds the
-// channels (of every process's tasks, in order) with lag series.
+// channels (of every process's tasks, in order) with lag series,
+// opts.MaxSeries the series by task and topic or channel.
 func NewProcessCollector(src Processes, now func() time.Time, opts Options) *ProcessCollector {
 	if now == nil {
 		now = time.Now
@@ -75,6 +76,7 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 		followed:        desc("causalctl_exporter_changelogs_followed", "Ordering changelogs the exporter follows."),
 		refreshDuration: desc("causalctl_exporter_refresh_duration_seconds", "How long the exporter's latest refresh of every process took."),
 		diagnosed:       desc("causalctl_exporter_tasks_diagnosed_total", "Task diagnoses: a refresh diagnoses only the tasks whose store, group or log facts changed."),
+		folded:          desc("causalctl_exporter_tasks_folded", "Tasks this scrape folds, beyond --max-series (series by task and topic or channel, counted over the processes by application id and their tasks in order): their holds are one series pair of topic \"_other\" (the task's totals), without per-topic or lag series."),
 		dropped:         desc("causalctl_exporter_channels_dropped", "Task channels this scrape exports no lag series of: beyond --metrics-max-channels, counted over the processes by application id, their tasks and channels in order."),
 	}
 }
@@ -83,7 +85,7 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.held, c.heldAge, c.heads, c.assigned, c.corrupt, c.behind, c.fedLag, c.committedLag, c.members, c.entries, c.refused, c.gap,
-		c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed, c.dropped,
+		c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed, c.dropped, c.folded,
 	} {
 		ch <- d
 	}
@@ -97,7 +99,7 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	now := c.now()
-	channels, dropped := 0, 0
+	channels, dropped, series, folded := 0, 0, 0, 0
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
@@ -115,6 +117,12 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 		for i := range p.Tasks {
 			t := &p.Tasks[i]
 			task := strconv.Itoa(int(t.Task))
+			if folded > 0 || c.opts.MaxSeries > 0 && series+2*len(t.Topics)+2*len(t.Channels) > c.opts.MaxSeries {
+				folded++
+				c.foldedTask(gauge, p.App, task, t, now)
+				continue
+			}
+			series += 2 * len(t.Topics)
 			for _, th := range t.Topics {
 				gauge(c.held, float64(th.Held), p.App, task, th.Topic)
 				age := 0.0
@@ -123,20 +131,14 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 				}
 				gauge(c.heldAge, age, p.App, task, th.Topic)
 			}
-			for _, cause := range inspect.Causes() {
-				if n := t.Heads[cause]; n > 0 {
-					gauge(c.heads, float64(n), p.App, task, string(cause))
-				}
-			}
-			gauge(c.assigned, flag(t.Assigned), p.App, task)
-			gauge(c.corrupt, float64(t.Corrupt), p.App, task)
-			gauge(c.behind, flag(t.BehindTransaction), p.App, task)
+			c.taskSeries(gauge, p.App, task, t)
 			for _, chn := range t.Channels {
 				if channels++; c.opts.MaxChannels > 0 && channels > c.opts.MaxChannels {
 					dropped++
 					continue
 				}
 				part := strconv.Itoa(int(chn.Partition))
+				series += 2
 				if chn.FedLag >= 0 {
 					gauge(c.fedLag, float64(chn.FedLag), p.App, task, chn.Topic, part)
 				}
@@ -153,7 +155,41 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.diagnosed, prometheus.CounterValue, float64(s.Diagnosed))
 	gauge(c.followed, float64(s.Followed))
 	gauge(c.dropped, float64(dropped))
+	gauge(c.folded, float64(folded))
+	if folded > 0 && c.opts.Folded != nil {
+		c.opts.Folded(folded)
+	}
 	gauge(c.refreshDuration, s.RefreshDuration.Seconds())
+}
+
+// foldedTask sends a folded task's series: its holds as one pair of
+// topic OtherTopic (the held total and the oldest's age), and the series
+// of the task itself; no lag series.
+func (c *ProcessCollector) foldedTask(gauge func(*prometheus.Desc, float64, ...string), app, task string, t *tracker.Task, now time.Time) {
+	if len(t.Topics) > 0 {
+		age := 0.0
+		for _, th := range t.Topics {
+			if th.Held > 0 && !th.OldestWritten.IsZero() {
+				age = max(age, now.Sub(th.OldestWritten).Seconds())
+			}
+		}
+		gauge(c.held, float64(t.HeldCount()), app, task, OtherTopic)
+		gauge(c.heldAge, age, app, task, OtherTopic)
+	}
+	c.taskSeries(gauge, app, task, t)
+}
+
+// taskSeries sends the series of task t itself: its heads by cause and
+// its flags.
+func (c *ProcessCollector) taskSeries(gauge func(*prometheus.Desc, float64, ...string), app, task string, t *tracker.Task) {
+	for _, cause := range inspect.Causes() {
+		if n := t.Heads[cause]; n > 0 {
+			gauge(c.heads, float64(n), app, task, string(cause))
+		}
+	}
+	gauge(c.assigned, flag(t.Assigned), app, task)
+	gauge(c.corrupt, float64(t.Corrupt), app, task)
+	gauge(c.behind, flag(t.BehindTransaction), app, task)
 }
 
 func flag(b bool) float64 {
@@ -193,12 +229,28 @@ func NewProcessRegistry(src Processes, now func() time.Time, opts Options) *prom
 	return reg
 }
 
-// ProcessHandler serves reg at /metrics as Handler does, and the
-// exporter's health at /healthz (ProcessHealth: 200 "ok", 503 with the
-// reason).
-func ProcessHandler(reg *prometheus.Registry, src Processes, bound time.Duration, now func() time.Time) http.Handler {
+// ProcessMux serves the exporter's endpoints: reg at /metrics as Handler
+// does, and the exporter's health at /healthz (ProcessHealth: 200 "ok",
+// 503 with the reason). A render serves every scrape of its snapshot:
+// between refreshes, scrapes cost no render, and the held records' ages
+// are those of the render. Prepare renders a new snapshot ahead of the
+// scrapes.
+type ProcessMux struct {
+	*http.ServeMux
+	renders *sharedRenders
+}
+
+// ProcessHandler returns the exporter's endpoints over reg and src.
+func ProcessHandler(reg *prometheus.Registry, src Processes, bound time.Duration, now func() time.Time) *ProcessMux {
 	if now == nil {
 		now = time.Now
 	}
-	return serveMux(reg, func() (bool, string) { return ProcessHealth(src, bound, now()) }, "causalctl exporter", processesKey(src), now)
+	renders := shareRenders(promHandler(reg), processesKey(src), now, false)
+	return &ProcessMux{ServeMux: serveMux(renders, func() (bool, string) { return ProcessHealth(src, bound, now()) }, "causalctl exporter"), renders: renders}
 }
+
+// Prepare renders the latest snapshot for each kind of scrape seen so far
+// (their Accept and Accept-Encoding headers), so that the next scrapes
+// are served at once; nothing when no scrape came since the last Prepare.
+// The exporter calls it after each refresh.
+func (m *ProcessMux) Prepare() { m.renders.prepare() }

@@ -98,6 +98,9 @@ causalctl_exporter_refresh_errors_total 3
 # HELP causalctl_exporter_tasks_diagnosed_total Task diagnoses: a refresh diagnoses only the tasks whose store, group or log facts changed.
 # TYPE causalctl_exporter_tasks_diagnosed_total counter
 causalctl_exporter_tasks_diagnosed_total 7
+# HELP causalctl_exporter_tasks_folded Tasks this scrape folds, beyond --max-series (series by task and topic or channel, counted over the processes by application id and their tasks in order): their holds are one series pair of topic "_other" (the task's totals), without per-topic or lag series.
+# TYPE causalctl_exporter_tasks_folded gauge
+causalctl_exporter_tasks_folded 0
 # HELP parsley_changelog_entries_read_total Entries of the process's ordering changelog the exporter read, tombstones included.
 # TYPE parsley_changelog_entries_read_total counter
 parsley_changelog_entries_read_total{app="notifier"} 42

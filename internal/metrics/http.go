@@ -37,19 +37,24 @@ func NewRegistry(src Snapshots, opts Options) *prometheus.Registry {
 // Scrapes of one snapshot within one second share one render
 // (sharedRenders).
 func Handler(reg *prometheus.Registry, src Snapshots) http.Handler {
-	return serveMux(reg, func() (bool, string) { return Health(src) }, "causalctl", snapshotKey(src), time.Now)
+	return serveMux(shareRenders(promHandler(reg), snapshotKey(src), time.Now, true), func() (bool, string) { return Health(src) }, "causalctl")
 }
 
-// serveMux serves reg at /metrics, scrapes of the snapshot key names
-// within one second of now sharing one render, health at /healthz (200
-// when it says ok, else 503, with its reason) and a line naming both at /.
-func serveMux(reg *prometheus.Registry, health func() (bool, string), name string, key func() any, now func() time.Time) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", shareRenders(promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+// promHandler serves reg's metrics, in the format the scrape asks.
+func promHandler(reg *prometheus.Registry) http.Handler {
+	return promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		ErrorHandling:     promhttp.ContinueOnError,
 		Registry:          reg,
-	})), key, now))
+	}))
+}
+
+// serveMux serves metrics (reg's, renders shared) at /metrics, health at
+// /healthz (200 when it says ok, else 503, with its reason) and a line
+// naming both at /.
+func serveMux(metrics *sharedRenders, health func() (bool, string), name string) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		ok, why := health()

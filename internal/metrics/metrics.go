@@ -81,7 +81,24 @@ type Options struct {
 	// (live.Config.Tasks): every per-channel metric gains a task label,
 	// the channel's task.
 	Tasks bool
+	// MaxSeries (the exporter's) bounds the series per task and topic or
+	// channel: the held and age series by topic and the lag series. Over
+	// the processes by application id and their tasks in order, the first
+	// task that would pass it, and every one after it, is folded: its
+	// holds are one pair of series of topic OtherTopic, its totals, and it
+	// has no lag series; causalctl_exporter_tasks_folded counts them. 0 is
+	// no bound.
+	MaxSeries int
+	// Folded, when set, is told after each scrape that folded tasks how
+	// many it folded (the exporter warns on stderr).
+	Folded func(tasks int)
 }
+
+// OtherTopic is the topic label of a folded task's holds (MaxSeries).
+const OtherTopic = "_other"
+
+// DefaultMaxSeries is the exporter's --max-series.
+const DefaultMaxSeries = 100000
 
 // Collector is a prometheus.Collector over the latest snapshot of a live
 // gate. Make one with NewCollector; it is safe for concurrent scrapes.

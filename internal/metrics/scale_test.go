@@ -183,11 +183,13 @@ parsley_channel_fed_lag_records{app="notifier",partition="1",task="1",topic="pay
 	}
 }
 
-// TestScrapesShareARender: scrapes of one snapshot within one second get
-// the same bytes from one render — ten at once, and one after them — as
+// TestScrapesShareARender: scrapes of one snapshot get the same bytes
+// from one render — ten at once, one after them, one a second later — as
 // the endpoint's own request counter shows (it counts renders); the next
-// second, or the next snapshot, renders afresh; a scrape asking for
-// another format is rendered for itself.
+// snapshot renders afresh; a scrape asking for another format is rendered
+// for itself; Prepare renders a new snapshot for each kind of scrape seen,
+// and the scrapes that follow render nothing; Prepare with no scrape since
+// the last renders nothing.
 func TestScrapesShareARender(t *testing.T) {
 	now := time.Unix(1700000000, 100_000_000)
 	var mu sync.Mutex
@@ -234,11 +236,101 @@ func TestScrapesShareARender(t *testing.T) {
 	mu.Lock()
 	now = now.Add(time.Second)
 	mu.Unlock()
-	if b := scrape(om); renders(b) != 2 {
-		t.Errorf("the next second did not render afresh: %v", renders(b))
+	if b := scrape(om); b != bodies[0] {
+		t.Errorf("a second later, the same snapshot rendered afresh: %v renders before", renders(b))
 	}
 	src.set(notifierSnapshot())
-	if b := scrape(om); renders(b) != 3 {
+	if b := scrape(om); renders(b) != 2 {
 		t.Errorf("the next snapshot did not render afresh: %v", renders(b))
+	}
+	src.set(notifierSnapshot())
+	h.Prepare() // renders 3 and 4, one a kind
+	prepared := scrape(om)
+	if n := renders(prepared); n != 3 && n != 4 {
+		t.Errorf("Prepare did not render the OpenMetrics scrape: %v renders before", n)
+	}
+	if b := scrape("text/plain"); renders(b) != 3 && renders(b) != 4 || renders(b) == renders(prepared) {
+		t.Errorf("Prepare did not render the text scrape: %v renders before", renders(b))
+	}
+	if b := scrape(om); b != prepared {
+		t.Error("a scrape after Prepare rendered again")
+	}
+	// No scrape since the last Prepare: nobody is scraping, nothing is
+	// rendered.
+	src.set(notifierSnapshot())
+	h.Prepare() // the scrapes above asked
+	if b := scrape(om); renders(b) != 5 && renders(b) != 6 {
+		t.Errorf("%v renders before, want Prepare's 5 or 6", renders(b))
+	}
+	h.Prepare()
+	latest, _ := src.Latest()
+	src.set(notifierSnapshot())
+	h.Prepare()
+	h.renders.mu.Lock()
+	defer h.renders.mu.Unlock()
+	if h.renders.at != any(latest) {
+		t.Error("Prepare rendered with no scrape since the last")
+	}
+}
+
+// TestProcessCollectorMaxSeries: the first task whose series by topic and
+// channel would pass --max-series, and every one after it, is folded: its
+// holds are one "_other" pair carrying its totals (the held count and the
+// oldest's age), it has no lag series, the gauge counts it and the
+// exporter is told; the held totals stay those of the uncapped scrape.
+func TestProcessCollectorMaxSeries(t *testing.T) {
+	src := &fixedProcesses{}
+	src.set(notifierSnapshot()) // task 0: 1 topic, 1 channel; task 1: 2 topics, 2 channels, 7 held
+	var told []int
+	c := NewProcessCollector(src, func() time.Time { return scrapeTime }, Options{MaxSeries: 5, Folded: func(n int) { told = append(told, n) }})
+	want := `
+# HELP causalctl_exporter_tasks_folded Tasks this scrape folds, beyond --max-series (series by task and topic or channel, counted over the processes by application id and their tasks in order): their holds are one series pair of topic "_other" (the task's totals), without per-topic or lag series.
+# TYPE causalctl_exporter_tasks_folded gauge
+causalctl_exporter_tasks_folded 1
+# HELP parsley_channel_fed_lag_records Records written to the channel (below its last stable offset) that the task was not fed yet.
+# TYPE parsley_channel_fed_lag_records gauge
+parsley_channel_fed_lag_records{app="notifier",partition="0",task="0",topic="payments"} 0
+# HELP parsley_records_held Records the task holds in its ordering state, per topic (Parsley 0.1: records-held).
+# TYPE parsley_records_held gauge
+parsley_records_held{app="notifier",task="0",topic="payments"} 0
+parsley_records_held{app="notifier",task="1",topic="_other"} 7
+# HELP parsley_records_held_age_max_seconds Age of the task's oldest held record of the topic, since it was written (0 when none is held; Parsley 0.1: records-held-age-max-ms).
+# TYPE parsley_records_held_age_max_seconds gauge
+parsley_records_held_age_max_seconds{app="notifier",task="0",topic="payments"} 0
+parsley_records_held_age_max_seconds{app="notifier",task="1",topic="_other"} 600
+# HELP parsley_task_assigned 1 when a member of the process's group is assigned the task, else 0.
+# TYPE parsley_task_assigned gauge
+parsley_task_assigned{app="notifier",task="0"} 1
+parsley_task_assigned{app="notifier",task="1"} 0
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "causalctl_exporter_tasks_folded", "parsley_channel_fed_lag_records",
+		"parsley_records_held", "parsley_records_held_age_max_seconds", "parsley_task_assigned"); err != nil {
+		t.Error(err)
+	}
+	if !slices.Equal(told, []int{1}) {
+		t.Errorf("the exporter was told %v, want [1]", told)
+	}
+
+	// A bound below the first task folds every task; no bound folds none.
+	for _, c := range []struct{ max, folded int }{{3, 2}, {0, 0}, {12, 0}} {
+		total := 0.0
+		var folded float64
+		mfs, err := registryOf(t, NewProcessCollector(src, func() time.Time { return scrapeTime }, Options{MaxSeries: c.max})).Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			switch mf.GetName() {
+			case "parsley_records_held":
+				for _, m := range mf.GetMetric() {
+					total += m.GetGauge().GetValue()
+				}
+			case "causalctl_exporter_tasks_folded":
+				folded = mf.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		if total != 7 || folded != float64(c.folded) {
+			t.Errorf("max %d: %v held, %v tasks folded; want 7, %d", c.max, total, folded, c.folded)
+		}
 	}
 }

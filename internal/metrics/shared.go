@@ -15,24 +15,30 @@ import (
 // few suffice; a scrape of a kind beyond them is rendered for itself.
 const maxVariants = 4
 
-// sharedRenders serves the scrapes of one snapshot within one second from
-// one render: the first scrape renders the whole response (every
-// collector, encoded and compressed as it asked) and every scrape of the
-// same kind that arrives while it renders, or after it within the same
-// second of the same snapshot, is sent the same bytes. Parallel scrapes
-// of tens of thousands of series then cost one render's memory, not one
-// each; the Go and process metrics are at most a second old.
+// sharedRenders serves the scrapes of one snapshot (within one second,
+// with perSecond) from one render: the first scrape renders the whole
+// response (every collector, encoded and compressed as it asked) and
+// every scrape of the same kind that arrives while it renders, or after
+// it, is sent the same bytes. Parallel scrapes of tens of thousands of
+// series then cost one render's memory, not one each.
 type sharedRenders struct {
 	next http.Handler
 	// key identifies what a render shows, or is nil when there is nothing
 	// to share (no snapshot yet): it must be comparable.
 	key func() any
 	now func() time.Time
+	// perSecond makes a render serve one second only (watch's: its
+	// snapshots carry no age); without it, a render serves every scrape
+	// of its snapshot (the exporter's, whose snapshots change once a
+	// refresh).
+	perSecond bool
 
 	mu     sync.Mutex
 	at     any   // the key of the renders kept
 	sec    int64 // and the second they were made in
 	byKind map[string]*render
+	kinds  map[string]*http.Request // a scrape of each kind seen, for prepare
+	asked  bool                     // a scrape came since the last prepare
 }
 
 // render is one response, made once.
@@ -43,24 +49,57 @@ type render struct {
 	body   []byte
 }
 
-func shareRenders(next http.Handler, key func() any, now func() time.Time) *sharedRenders {
+func shareRenders(next http.Handler, key func() any, now func() time.Time, perSecond bool) *sharedRenders {
 	if now == nil {
 		now = time.Now
 	}
-	return &sharedRenders{next: next, key: key, now: now, byKind: map[string]*render{}}
+	return &sharedRenders{next: next, key: key, now: now, perSecond: perSecond, byKind: map[string]*render{}, kinds: map[string]*http.Request{}}
+}
+
+// prepare renders the current snapshot for every kind of scrape seen so
+// far that has no render of it yet, so that the scrapes to come are
+// served at once (the exporter calls it after each refresh, on the
+// refresh's goroutine, rather than have a scrape render while the next
+// refresh competes with it for the CPU). Nothing is rendered while no
+// scrape came since the last prepare: nobody is scraping.
+func (s *sharedRenders) prepare() {
+	s.mu.Lock()
+	if !s.asked {
+		s.mu.Unlock()
+		return
+	}
+	s.asked = false
+	kinds := make([]*http.Request, 0, len(s.kinds))
+	for _, req := range s.kinds {
+		kinds = append(kinds, req)
+	}
+	s.mu.Unlock()
+	for _, req := range kinds {
+		if r, first := s.renderFor(req); first {
+			s.make(r, req)
+		}
+	}
+}
+
+// make renders r for req.
+func (s *sharedRenders) make(r *render, req *http.Request) {
+	rec := &recorder{header: http.Header{}, status: http.StatusOK}
+	s.next.ServeHTTP(rec, req)
+	r.status, r.header, r.body = rec.status, rec.header, rec.body.Bytes()
+	close(r.done)
 }
 
 func (s *sharedRenders) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	s.mu.Lock()
+	s.asked = true
+	s.mu.Unlock()
 	r, first := s.renderFor(req)
 	if r == nil {
 		s.next.ServeHTTP(w, req)
 		return
 	}
 	if first {
-		rec := &recorder{header: http.Header{}, status: http.StatusOK}
-		s.next.ServeHTTP(rec, req)
-		r.status, r.header, r.body = rec.status, rec.header, rec.body.Bytes()
-		close(r.done)
+		s.make(r, req)
 	} else {
 		select {
 		case <-r.done:
@@ -82,10 +121,19 @@ func (s *sharedRenders) renderFor(req *http.Request) (*render, bool) {
 	if key == nil {
 		return nil, false
 	}
-	sec := s.now().Unix()
+	var sec int64
+	if s.perSecond {
+		sec = s.now().Unix()
+	}
 	kind := req.Header.Get("Accept") + "\x00" + req.Header.Get("Accept-Encoding")
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, ok := s.kinds[kind]; !ok && len(s.kinds) < maxVariants {
+		k, _ := http.NewRequest(http.MethodGet, "/metrics", nil)
+		k.Header.Set("Accept", req.Header.Get("Accept"))
+		k.Header.Set("Accept-Encoding", req.Header.Get("Accept-Encoding"))
+		s.kinds[kind] = k
+	}
 	if s.at != key || s.sec != sec {
 		s.at, s.sec = key, sec
 		clear(s.byKind)

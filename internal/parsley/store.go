@@ -76,7 +76,11 @@ type span struct{ chunk, off, n uint32 }
 type arena struct{ chunks [][]byte }
 
 const (
-	chunkSize = 64 << 10
+	// The arena's chunks double from firstChunk to chunkSize: a store of a
+	// few entries (most tasks of an idle fleet, which the exporter keeps
+	// by the thousand) costs about its bytes, not a 64 KiB chunk.
+	firstChunk = 512
+	chunkSize  = 64 << 10
 	// compactMin is the least dead bytes worth a compaction: a small store
 	// lives with its garbage.
 	compactMin = 1 << 20
@@ -85,7 +89,11 @@ const (
 func (a *arena) add(b []byte) span {
 	n := len(a.chunks)
 	if n == 0 || cap(a.chunks[n-1])-len(a.chunks[n-1]) < len(b) {
-		a.chunks = append(a.chunks, make([]byte, 0, max(chunkSize, len(b))))
+		size := chunkSize
+		if n < 7 {
+			size = firstChunk << n
+		}
+		a.chunks = append(a.chunks, make([]byte, 0, max(size, len(b))))
 		n++
 	}
 	c := a.chunks[n-1]

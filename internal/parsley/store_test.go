@@ -2,6 +2,7 @@ package parsley
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -298,5 +299,35 @@ func TestDecodeIsKeptUntilApply(t *testing.T) {
 	after := s.Decode()
 	if after == first || after.HeldCount() != 2 || first.HeldCount() != 1 {
 		t.Errorf("after an Apply: same task %v, held %d (before: %d)", after == first, after.HeldCount(), first.HeldCount())
+	}
+}
+
+// TestSmallStoreSmallArena: a store of a few entries reserves about its
+// bytes — the exporter keeps every task of every process, thousands of
+// them mostly small — and a large one still fills whole chunks.
+func TestSmallStoreSmallArena(t *testing.T) {
+	reserved := func(s *Store) int {
+		n := 0
+		for _, c := range s.arena.chunks {
+			n += cap(c)
+		}
+		return n
+	}
+	s := NewStore(0)
+	for i := range 5 {
+		s.Apply(int64(i), AppendKey(nil, Key{Tag: TagName, Name: fmt.Sprintf("topic-%d", i)}), make([]byte, 20))
+	}
+	if n := reserved(s); n > 1024 {
+		t.Errorf("5 entries of about 30 bytes reserve %d arena bytes, want at most 1 KiB", n)
+	}
+	big := NewStore(0)
+	written := 0
+	for i := range 20000 {
+		k := AppendKey(nil, Key{Tag: TagName, Name: fmt.Sprintf("topic-%d", i)})
+		big.Apply(int64(i), k, make([]byte, 50))
+		written += len(k) + 50
+	}
+	if n := reserved(big); n > written+written/2 {
+		t.Errorf("%d bytes written reserve %d arena bytes", written, n)
 	}
 }

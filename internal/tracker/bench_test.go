@@ -19,11 +19,13 @@ import (
 // BenchmarkIdleRefresh refreshes a tracker following N idle Parsley
 // processes of 8 tasks (two bindings, two fed-up-to positions, a held
 // record on every other task; nothing written after the first refresh).
-// An idle refresh diagnoses no task — the benchmark fails if one does —
-// and what it costs is the reads of each group, its offsets and log
-// facts: ns/process and allocs/process are the per-process figures.
+// An idle refresh diagnoses no task and reads no changelog — the
+// benchmark fails if one does — and what it costs is the reads of each
+// group and its offsets, and one listing of every changelog's ends and
+// of the business topics' log facts: ns/process is the per-process
+// figure, first-refresh-s the refresh that read every changelog.
 func BenchmarkIdleRefresh(b *testing.B) {
-	for _, n := range []int{10, 100} {
+	for _, n := range []int{10, 100, 200} {
 		b.Run(fmt.Sprintf("processes=%d", n), func(b *testing.B) { benchIdleRefresh(b, n) })
 	}
 }
@@ -82,14 +84,16 @@ func benchIdleRefresh(b *testing.B, procs int) {
 	if err := tr.Discover(ctx); err != nil {
 		b.Fatal(err)
 	}
+	begun := time.Now()
 	if err := tr.Refresh(ctx); err != nil {
 		b.Fatal(err)
 	}
+	firstTook := time.Since(begun)
 	s, _ := tr.Latest()
 	if len(s.Processes) != procs || s.Diagnosed != uint64(procs*tasks) {
 		b.Fatalf("first refresh: %d processes, %d diagnoses; want %d, %d", len(s.Processes), s.Diagnosed, procs, procs*tasks)
 	}
-	first := s.Diagnosed
+	first, reads := s.Diagnosed, s.ChangelogReads
 	b.ReportAllocs()
 	for b.Loop() {
 		if err := tr.Refresh(ctx); err != nil {
@@ -100,6 +104,10 @@ func benchIdleRefresh(b *testing.B, procs int) {
 	if s.Diagnosed != first {
 		b.Fatalf("idle refreshes diagnosed %d tasks again", s.Diagnosed-first)
 	}
+	if s.ChangelogReads != reads {
+		b.Fatalf("idle refreshes read %d changelogs again", s.ChangelogReads-reads)
+	}
+	b.ReportMetric(firstTook.Seconds(), "first-refresh-s")
 	b.ReportMetric(float64(s.Diagnosed-first)/float64(b.N), "diagnoses/op")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(procs), "ns/process")
 }

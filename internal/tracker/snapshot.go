@@ -33,6 +33,9 @@ type Snapshot struct {
 	// Diagnosed counts the task diagnoses since the tracker started: a
 	// refresh diagnoses only the tasks whose store, group or facts changed.
 	Diagnosed uint64
+	// ChangelogReads counts the changelog reads since the tracker started:
+	// a refresh reads only the changelogs whose end moved.
+	ChangelogReads uint64
 }
 
 // Process is one Parsley process as its last refresh found it.

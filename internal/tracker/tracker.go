@@ -1,12 +1,14 @@
 // Package tracker follows every Parsley process of a cluster, for
 // `causalctl exporter`: it discovers the ordering changelogs (topics named
-// APP-__parsley.ordering-changelog), follows each one read_committed from
-// its log start (a kafka.Follower folding into a parsley.Changelog, which
-// keeps only the live store), and on every refresh reads each process's
-// group, committed offsets and business topics' log facts, diagnoses the
-// tasks whose store or facts changed (inspect.DiagnoseTask), and publishes
-// a Snapshot. Broker reads are read-only: groups are described, never
-// joined.
+// APP-__parsley.ordering-changelog) and on every refresh reads each
+// process's group and committed offsets, reads its changelog
+// read_committed on from where the last refresh stopped (from its log
+// start the first time, folding into a parsley.Changelog, which keeps only
+// the live store) when its end moved, lists its business topics' log
+// facts, diagnoses the tasks whose store or inputs changed
+// (inspect.DiagnoseTask), and publishes a Snapshot. The processes are read
+// concurrently, a bounded number at once. Broker reads are read-only:
+// groups are described, never joined.
 package tracker
 
 import (
@@ -15,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -34,6 +37,9 @@ import (
 const (
 	DefaultRefresh  = 15 * time.Second
 	DefaultDiscover = time.Minute
+	// DefaultReaders bounds the processes read at once: each read holds
+	// at most one fetch's worth of a changelog in memory.
+	DefaultReaders = 16
 )
 
 // Config configures a Tracker.
@@ -46,19 +52,26 @@ type Config struct {
 	// Refresh is the interval of Run's refreshes (default DefaultRefresh);
 	// Discover that of its rediscoveries (default DefaultDiscover).
 	Refresh, Discover time.Duration
-	// TxnWait bounds how long a refresh waits for a changelog to be read
-	// up to the end listed when the refresh began (default
-	// kafka.DefaultTxnWait); a task not read that far keeps its last
-	// committed offsets and is said to be behind a transaction.
+	// TxnWait bounds how long a changelog read may fail to make progress
+	// (a broker gone, a leader moving) before the refresh gives up on the
+	// process (default kafka.DefaultTxnWait). A changelog is read up to
+	// its last stable offset: a task an open transaction holds below its
+	// high watermark keeps its last committed offsets and is said to be
+	// behind a transaction.
 	TxnWait time.Duration
+	// Readers bounds the processes whose group or changelog is read at
+	// once (default DefaultReaders).
+	Readers int
 	// Now reads the clock (default time.Now).
 	Now func() time.Time
-	// ReadOptions are added to every changelog follower's (tests).
-	ReadOptions []kafka.ReadOption
 	// OnError, when set, is called with each failed discovery's or
 	// refresh's error as it fails, on the tracker's goroutine: a snapshot
 	// keeps only the latest refresh's, which a quick success clears.
 	OnError func(error)
+	// OnRefresh, when set, is called by Run after each refresh, on the
+	// tracker's goroutine, once its snapshot is published (the exporter
+	// renders it then).
+	OnRefresh func()
 }
 
 // Tracker follows the processes of one cluster. Discover, Refresh and Run
@@ -71,6 +84,7 @@ type Tracker struct {
 
 	errors       uint64
 	diagnosed    uint64
+	reads        uint64
 	lastSuccess  time.Time
 	failingSince time.Time
 }
@@ -89,6 +103,9 @@ func New(cfg Config) *Tracker {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Readers <= 0 {
+		cfg.Readers = DefaultReaders
+	}
 	return &Tracker{cfg: cfg, names: &clock.Names{}, procs: map[string]*process{}}
 }
 
@@ -99,13 +116,13 @@ func (t *Tracker) Latest() (*Snapshot, bool) {
 }
 
 // Run discovers and refreshes at once, then refreshes every Refresh and
-// rediscovers every Discover until ctx is done, and stops every follower.
+// rediscovers every Discover until ctx is done.
 // A failed refresh or discovery is kept in the snapshot (LastError,
 // Errors) and retried at the next tick; Run returns only ctx.Err().
 func (t *Tracker) Run(ctx context.Context) error {
 	defer t.Close()
 	t.Discover(ctx)
-	t.Refresh(ctx)
+	t.refreshed(ctx)
 	refresh := time.NewTicker(t.cfg.Refresh)
 	defer refresh.Stop()
 	discover := time.NewTicker(t.cfg.Discover)
@@ -117,22 +134,25 @@ func (t *Tracker) Run(ctx context.Context) error {
 		case <-discover.C:
 			t.Discover(ctx)
 		case <-refresh.C:
-			t.Refresh(ctx)
+			t.refreshed(ctx)
 		}
 	}
 }
 
-// Close stops every follower and waits for them.
-func (t *Tracker) Close() {
-	for topic, p := range t.procs {
-		p.stop()
-		delete(t.procs, topic)
+// refreshed refreshes and tells OnRefresh.
+func (t *Tracker) refreshed(ctx context.Context) {
+	t.Refresh(ctx)
+	if t.cfg.OnRefresh != nil && ctx.Err() == nil {
+		t.cfg.OnRefresh()
 	}
 }
 
+// Close forgets every process.
+func (t *Tracker) Close() { clear(t.procs) }
+
 // Discover lists the cluster's topics, starts following every ordering
-// changelog not followed yet (again, when its follower ended) and stops
-// following those deleted. A failed listing is recorded as a refresh
+// changelog not followed yet (read from its log start at the next
+// refresh) and stops following those deleted. A failed listing is recorded as a refresh
 // error would be, and changes nothing.
 func (t *Tracker) Discover(ctx context.Context) error {
 	topics, changed := t.topics(ctx)
@@ -144,12 +164,11 @@ func (t *Tracker) Discover(ctx context.Context) error {
 	if err != nil {
 		t.fail(err)
 	}
-	for topic, p := range t.procs {
-		// A follower that ended over a gap is kept: following the
-		// changelog again from its new log start would read a store
-		// missing the deleted entries as if it were whole.
-		if _, ok := topics[topic]; !ok || p.ended() && !errors.Is(p.failure(), kafka.ErrGap) {
-			p.stop()
+	// A process whose changelog lost entries unread is kept: reading the
+	// changelog again from its new log start would read a store missing
+	// the deleted entries as if it were whole.
+	for topic := range t.procs {
+		if _, ok := topics[topic]; !ok {
 			delete(t.procs, topic)
 		}
 	}
@@ -158,7 +177,7 @@ func (t *Tracker) Discover(ctx context.Context) error {
 		if !ok || !strings.HasPrefix(app, t.cfg.AppPrefix) || t.procs[topic] != nil {
 			continue
 		}
-		t.procs[topic] = t.follow(ctx, app, topic)
+		t.procs[topic] = t.follow(app, topic)
 	}
 	return nil
 }
@@ -180,7 +199,7 @@ func (t *Tracker) topics(ctx context.Context) (map[string][]int32, []error) {
 			}
 			return topics, changed
 		}
-		changed = append(changed, t.identityChanged(ctx, ice))
+		changed = append(changed, t.identityChanged(ice))
 	}
 	return nil, append(changed, errors.New("listing topics: too many identity changes at once"))
 }
@@ -189,14 +208,13 @@ func (t *Tracker) topics(ctx context.Context) (map[string][]int32, []error) {
 // client forgets its old ID, and a changelog followed under its name is
 // followed anew — a new store from the new topic's log start, never merged
 // with the old one's; the old store is no longer published.
-func (t *Tracker) identityChanged(ctx context.Context, ice *kafka.IdentityChangedError) error {
+func (t *Tracker) identityChanged(ice *kafka.IdentityChangedError) error {
 	t.cfg.Client.Forget(ice.Topic)
 	p, ok := t.procs[ice.Topic]
 	if !ok {
 		return ice
 	}
-	p.stop()
-	t.procs[ice.Topic] = t.follow(ctx, p.app, p.topic)
+	t.procs[ice.Topic] = t.follow(p.app, p.topic)
 	return fmt.Errorf("%s: %w: its ordering state is read anew from the new topic, never merged with the old one's", p.app, ice)
 }
 
@@ -217,45 +235,23 @@ func (t *Tracker) fail(err error) {
 	t.latest.Store(&s)
 }
 
-// Refresh reads every followed process's group, offsets and log facts,
-// diagnoses the tasks whose inputs changed, and publishes a snapshot. A
-// process that cannot be read keeps its last state in the snapshot, and
-// the error is recorded (LastError, Errors); the refresh goes on with the
-// others.
+// Refresh reads every followed process — its group and committed offsets,
+// its changelog from where the last refresh stopped to the end listed now,
+// its business topics' log facts — diagnoses the tasks whose inputs
+// changed, and publishes a snapshot. The reads of different processes run
+// concurrently, at most Readers at once; what can be listed for all of
+// them at once (the changelogs' ends, the business topics' log facts) is,
+// in one listing. A changelog whose end did not move is not read, a task
+// whose store and inputs did not move is not diagnosed again. A process
+// that cannot be read keeps its last state in the snapshot, and the error
+// is recorded (LastError, Errors); the refresh goes on with the others.
 func (t *Tracker) Refresh(ctx context.Context) error {
 	start := t.cfg.Now()
 	exist, errs := t.topics(ctx)
-	for _, topic := range slices.Sorted(maps.Keys(t.procs)) {
-		if exist == nil {
-			break
-		}
-		p := t.procs[topic]
-		var ice *kafka.IdentityChangedError
-		var gap *kafka.GapError
-		switch ferr := p.failure(); {
-		case errors.As(ferr, &gap):
-			errs = append(errs, p.gapped(gap)...)
-			continue
-		case errors.As(ferr, &ice) && ice.Topic == p.topic:
-			errs = append(errs, t.identityChanged(ctx, ice))
-			continue
-		}
-		if rerr := t.refresh(ctx, p, exist); rerr != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if errors.As(rerr, &gap) { // the follower ended over it meanwhile
-				errs = append(errs, p.gapped(gap)...)
-				continue
-			}
-			if errors.As(rerr, &ice) {
-				// Forgotten, so that the next refresh reads the new topic.
-				if cerr := t.identityChanged(ctx, ice); ice.Topic == p.topic {
-					errs = append(errs, cerr)
-					continue
-				}
-			}
-			errs = append(errs, fmt.Errorf("%s: %w", p.app, rerr))
+	if exist != nil {
+		errs = append(errs, t.refreshAll(ctx, exist)...)
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
 	}
 	s := &Snapshot{Followed: len(t.procs)}
@@ -281,31 +277,235 @@ func (t *Tracker) Refresh(ctx context.Context) error {
 			}
 		}
 	}
-	s.LastSuccess, s.FailingSince, s.Errors, s.Diagnosed = t.lastSuccess, t.failingSince, t.errors, t.diagnosed
+	s.LastSuccess, s.FailingSince, s.Errors, s.Diagnosed, s.ChangelogReads = t.lastSuccess, t.failingSince, t.errors, t.diagnosed, t.reads
 	t.latest.Store(s)
 	return errors.Join(errs...)
 }
 
-// process is one followed changelog. The follower goroutine folds into cl
-// under mu; the refresh (the tracker's goroutine) reads cl under mu and
-// owns everything below the line.
+// refreshAll refreshes every process in steps, each done for every
+// process before the next begins: the groups and committed offsets, then
+// the changelogs' ends, then the changelogs read on up to them — a running
+// process commits its offsets in the transactions that write its store,
+// so offsets paired with a store read past where they were taken never run
+// ahead of it — then the business topics' log facts, then the diagnoses.
+// A process whose step fails skips the later ones; the errors are
+// returned, named by process.
+func (t *Tracker) refreshAll(ctx context.Context, exist map[string][]int32) []error {
+	c := t.cfg.Client
+	var ps []*process
+	var errs []error
+	for _, topic := range slices.Sorted(maps.Keys(t.procs)) {
+		if _, ok := exist[topic]; !ok {
+			delete(t.procs, topic) // deleted since the last discovery
+			continue
+		}
+		if p := t.procs[topic]; p.gap != nil {
+			errs = append(errs, p.gapped(p.gap)...)
+		} else {
+			ps = append(ps, p)
+		}
+	}
+	failed := make([]error, len(ps))
+	apps := make([]string, len(ps))
+	for i, p := range ps {
+		apps[i] = p.app
+	}
+	groups := c.DescribeGroups(ctx, apps)
+	t.each(ps, failed, func(p *process) error { return p.readGroup(ctx, c, groups[p.app]) })
+	ends := t.changelogEnds(ctx, ps, failed)
+	t.each(ps, failed, func(p *process) error { return p.readOn(ctx, c, ends[p.topic], t.cfg.TxnWait) })
+	for _, p := range ps {
+		t.reads += p.reads
+		p.reads = 0
+	}
+	facts := t.businessFacts(ctx, ps, failed, exist)
+	for i, p := range ps {
+		if failed[i] == nil {
+			failed[i] = t.rebuild(p, facts[p])
+		}
+	}
+	for i, p := range ps {
+		rerr := failed[i]
+		if rerr == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		var gap *kafka.GapError
+		var ice *kafka.IdentityChangedError
+		if errors.As(rerr, &gap) {
+			errs = append(errs, p.gapped(gap)...)
+			continue
+		}
+		if errors.As(rerr, &ice) {
+			// Forgotten, so that the next refresh reads the new topic.
+			if cerr := t.identityChanged(ice); ice.Topic == p.topic {
+				errs = append(errs, cerr)
+				continue
+			}
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", p.app, rerr))
+	}
+	return errs
+}
+
+// each calls f for every process of ps whose failed entry is nil, at most
+// Readers at once, and notes its error there.
+func (t *Tracker) each(ps []*process, failed []error, f func(*process) error) {
+	sem := make(chan struct{}, t.cfg.Readers)
+	var wg sync.WaitGroup
+	for i, p := range ps {
+		if failed[i] != nil {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			failed[i] = f(p)
+		})
+	}
+	wg.Wait()
+}
+
+// changelogEnds lists the log facts of every changelog of ps not failed,
+// by topic and partition: in one listing, or, when that fails (a topic
+// deleted meanwhile, one the credentials may not read), one listing per
+// process, so that the error is the process's own.
+func (t *Tracker) changelogEnds(ctx context.Context, ps []*process, failed []error) map[string]map[int32]*record.LogFacts {
+	var sels []kafka.TopicSel
+	for i, p := range ps {
+		if failed[i] == nil {
+			sels = append(sels, kafka.TopicSel{Topic: p.topic, Partition: kafka.AllPartitions})
+		}
+	}
+	if byTopic, ok := listFacts(ctx, t.cfg.Client, sels); ok {
+		return byTopic
+	}
+	var mu sync.Mutex
+	out := map[string]map[int32]*record.LogFacts{}
+	t.each(ps, failed, func(p *process) error {
+		facts, chans, err := t.cfg.Client.LogFacts(ctx, []kafka.TopicSel{{Topic: p.topic, Partition: kafka.AllPartitions}})
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		out[p.topic] = map[int32]*record.LogFacts{}
+		for _, ch := range chans {
+			if f := facts[clock.Channel{Topic: ch.TopicID, Partition: ch.Partition}]; f != nil {
+				out[p.topic][ch.Partition] = f
+			}
+		}
+		return nil
+	})
+	return out
+}
+
+// listFacts lists the log facts of sels in one listing, by topic and
+// partition; false when it failed or the cluster has no topic IDs (which
+// key the facts, and so could not tell topics apart).
+func listFacts(ctx context.Context, c *kafka.Client, sels []kafka.TopicSel) (map[string]map[int32]*record.LogFacts, bool) {
+	out := map[string]map[int32]*record.LogFacts{}
+	if len(sels) == 0 {
+		return out, true
+	}
+	facts, chans, err := c.LogFacts(ctx, sels)
+	if err != nil {
+		return nil, false
+	}
+	for _, ch := range chans {
+		f := facts[clock.Channel{Topic: ch.TopicID, Partition: ch.Partition}]
+		if ch.TopicID.IsZero() || f == nil {
+			return nil, false
+		}
+		if out[ch.Topic] == nil {
+			out[ch.Topic] = map[int32]*record.LogFacts{}
+		}
+		out[ch.Topic][ch.Partition] = f
+	}
+	return out, true
+}
+
+// businessFacts lists the log facts of the business topics of every
+// process of ps not failed — those its group subscribes to and those its
+// stores bind — in one listing, or one per process when that fails.
+func (t *Tracker) businessFacts(ctx context.Context, ps []*process, failed []error, exist map[string][]int32) map[*process]*listed {
+	out := map[*process]*listed{}
+	union := map[string]bool{}
+	for i, p := range ps {
+		if failed[i] != nil {
+			continue
+		}
+		for _, name := range p.wanted() {
+			if _, ok := exist[name]; ok {
+				union[name] = true
+			}
+		}
+	}
+	var sels []kafka.TopicSel
+	for _, name := range slices.Sorted(maps.Keys(union)) {
+		sels = append(sels, kafka.TopicSel{Topic: name, Partition: kafka.AllPartitions})
+	}
+	if len(sels) > 0 {
+		if facts, chans, err := t.cfg.Client.LogFacts(ctx, sels); err == nil {
+			all := &listed{facts: facts, chans: chans}
+			for i, p := range ps {
+				if failed[i] == nil {
+					out[p] = all
+				}
+			}
+			return out
+		}
+	}
+	var mu sync.Mutex
+	t.each(ps, failed, func(p *process) error {
+		var sels []kafka.TopicSel
+		for _, name := range p.wanted() {
+			if _, ok := exist[name]; ok {
+				sels = append(sels, kafka.TopicSel{Topic: name, Partition: kafka.AllPartitions})
+			}
+		}
+		if len(sels) == 0 {
+			return nil
+		}
+		facts, chans, err := t.cfg.Client.LogFacts(ctx, sels)
+		if err != nil {
+			return err
+		}
+		mu.Lock()
+		out[p] = &listed{facts: facts, chans: chans}
+		mu.Unlock()
+		return nil
+	})
+	return out
+}
+
+// listed is a listing of log facts and the channels it covered.
+type listed struct {
+	facts map[clock.Channel]*record.LogFacts
+	chans []kafka.RangeChannel
+}
+
+// process is one followed changelog: its store as read so far, and what
+// the refreshes keep of it. A refresh's reads of different processes run
+// concurrently; each touches only its own process.
 type process struct {
 	app, topic string
-	cancel     context.CancelFunc
-	done       chan struct{}
+	cl         *parsley.Changelog
 
-	mu    sync.Mutex
-	cl    *parsley.Changelog
-	dirty map[int32]bool  // partitions whose store changed since diagnosed
-	moved chan struct{}   // closed (and replaced) when a read position moves
-	err   error           // why the follower ended
-	fol   *kafka.Follower // once open
-
+	// Read by readGroup for the refresh in progress.
+	group     *parsley.Group
+	offsets   map[clock.Channel]int64
+	behind    map[int32]bool // partitions an open transaction holds below their end
+	dirty     map[int32]bool // partitions whose store changed since diagnosed
+	decoded   map[int32]*parsley.Task
+	reads     uint64 // changelog reads since the tracker last counted
 	committed map[clock.Channel]int64
 	tasks     map[int32]*cachedTask
 	state     *Process
 	refusals  map[parsley.Reason]int // the next start's, as of the last diagnosis; nil until first checked
-	gap       *kafka.GapError        // the follower ended over it (reported once)
+	gap       *kafka.GapError        // the changelog lost entries before they were read (reported once)
 }
 
 // cachedTask is a task's last diagnosis and the digest of its inputs.
@@ -314,51 +514,10 @@ type cachedTask struct {
 	task   Task
 }
 
-// follow starts following topic.
-func (t *Tracker) follow(ctx context.Context, app, topic string) *process {
-	fctx, cancel := context.WithCancel(ctx)
-	p := &process{app: app, topic: topic, cancel: cancel, done: make(chan struct{}),
-		cl: parsley.NewChangelog(topic, clock.TopicID{}), dirty: map[int32]bool{}, moved: make(chan struct{}),
-		committed: map[clock.Channel]int64{}, tasks: map[int32]*cachedTask{}}
-	go p.run(fctx, t.cfg.Client, t.cfg.ReadOptions)
-	return p
-}
-
-// run follows the changelog from its log start, without end: read once to
-// its end, then incrementally, only committed entries.
-func (p *process) run(ctx context.Context, c *kafka.Client, opts []kafka.ReadOption) {
-	defer close(p.done)
-	sels := []kafka.TopicSel{{Topic: p.topic, Partition: kafka.AllPartitions}}
-	spec := kafka.OffsetSpec{Start: kafka.Bound{Kind: kafka.BoundLogStart}, End: kafka.Bound{Kind: kafka.BoundLogEnd}}
-	fol, err := c.Follow(ctx, sels, spec, append([]kafka.ReadOption{kafka.RetryForever()}, opts...)...)
-	if err != nil {
-		p.end(err)
-		return
-	}
-	p.mu.Lock()
-	p.fol = fol
-	p.mu.Unlock()
-	for {
-		it, err := fol.Next(ctx)
-		if err != nil {
-			p.end(err)
-			return
-		}
-		p.mu.Lock()
-		if p.cl.TopicID.IsZero() {
-			p.cl.TopicID = it.TopicID
-		}
-		kafka.FoldChangelog(p.cl, it)
-		if it.Kind == record.KindRecord {
-			p.dirty[it.Partition] = true
-		}
-		// Wake a refresh waiting for positions once the batch is taken.
-		if fol.Buffered() == 0 {
-			close(p.moved)
-			p.moved = make(chan struct{})
-		}
-		p.mu.Unlock()
-	}
+// follow starts following topic: nothing is read before the next refresh.
+func (t *Tracker) follow(app, topic string) *process {
+	return &process{app: app, topic: topic, cl: parsley.NewChangelog(topic, clock.TopicID{}),
+		dirty: map[int32]bool{}, committed: map[clock.Channel]int64{}, tasks: map[int32]*cachedTask{}}
 }
 
 // gapped publishes the process as one whose changelog lost entries before
@@ -376,189 +535,192 @@ func (p *process) gapped(gap *kafka.GapError) []error {
 	return []error{fmt.Errorf("%s: %s", p.app, text)}
 }
 
-// failure is why the follower ended (or is ending); nil while it runs.
-func (p *process) failure() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err
-}
-
-func (p *process) end(err error) {
-	p.mu.Lock()
-	p.err = err
-	close(p.moved)
-	p.moved = make(chan struct{})
-	p.mu.Unlock()
-}
-
-// ended reports whether the follower stopped (the topic deleted or
-// recreated, or a fatal read error): rediscovery starts it anew.
-func (p *process) ended() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
+// readGroup describes the process's group (never joining it) unless
+// described (one request for every group), and reads its committed
+// offsets.
+func (p *process) readGroup(ctx context.Context, c *kafka.Client, group *parsley.Group) error {
+	if group == nil {
+		var err error
+		if group, err = c.DescribeGroup(ctx, p.app); err != nil {
+			return err
+		}
 	}
-}
-
-func (p *process) stop() {
-	p.cancel()
-	<-p.done
-}
-
-// waitRead waits until every partition's read reached ends, or until
-// deadline, and returns the partitions that did not: those an open
-// transaction holds back. A read short of its end because the follower
-// cannot read (not open yet, or retrying a failing broker) is an error
-// naming where it is stuck, never "behind a transaction": the store it
-// has is not the one the changelog holds.
-func (p *process) waitRead(ctx context.Context, ends map[int32]int64, deadline time.Time) (map[int32]bool, error) {
-	for {
-		p.mu.Lock()
-		behind := map[int32]bool{}
-		for part, end := range ends {
-			if !p.cl.Has(part) || p.cl.Partition(part).ReadTo < end {
-				behind[part] = true
-			}
-		}
-		moved, ferr, fol := p.moved, p.err, p.fol
-		p.mu.Unlock()
-		if len(behind) == 0 {
-			return nil, nil
-		}
-		if ferr != nil {
-			return nil, fmt.Errorf("following %s: %w", p.topic, ferr)
-		}
-		wait := time.Until(deadline)
-		if wait <= 0 {
-			switch {
-			case fol == nil:
-				return nil, fmt.Errorf("following %s: not open yet (its partitions' offsets not listed)", p.topic)
-			case fol.Failing() != nil:
-				return nil, fmt.Errorf("following %s: %w", p.topic, fol.Failing())
-			}
-			return behind, nil
-		}
-		timer := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return nil, ctx.Err()
-		case <-moved:
-		case <-timer.C:
-		}
-		timer.Stop()
-	}
-}
-
-// refresh reads one process and rebuilds its state.
-func (t *Tracker) refresh(ctx context.Context, p *process, exist map[string][]int32) error {
-	c := t.cfg.Client
-	// The group first, then the changelog's ends, then the store read up
-	// to them: a running process commits its offsets in the transactions
-	// that write its store, so offsets paired with a store read past
-	// where they were taken never run ahead of it.
-	group, err := c.DescribeGroup(ctx, p.app)
-	if err != nil {
-		return err
-	}
-	committed, err := c.GroupOffsets(ctx, p.app)
+	offsets, err := c.GroupOffsets(ctx, p.app)
 	if errors.Is(err, kafka.ErrNoCommittedOffsets) {
-		committed, err = map[clock.Channel]int64{}, nil
+		offsets, err = map[clock.Channel]int64{}, nil
 	}
 	if err != nil {
 		return err
 	}
-	clFacts, _, err := c.LogFacts(ctx, []kafka.TopicSel{{Topic: p.topic, Partition: kafka.AllPartitions}})
-	if err != nil {
-		return err
+	p.group, p.offsets = group, offsets
+	return nil
+}
+
+// readOn reads the changelog on from where the last refresh stopped to
+// the ends listed (facts, by partition): only the partitions whose end
+// moved, and nothing when none did. A partition whose log now starts past
+// where its read stopped lost entries unread: a *kafka.GapError. The
+// read stops at each partition's last stable offset: a partition an open
+// transaction holds below its high watermark is behind it, and keeps the
+// offsets paired with its store last.
+func (p *process) readOn(ctx context.Context, c *kafka.Client, facts map[int32]*record.LogFacts, retry time.Duration) error {
+	if facts == nil {
+		return fmt.Errorf("listing the log facts of %s: no answer", p.topic)
 	}
-	ends := map[int32]int64{}
-	for ch, f := range clFacts {
-		ends[ch.Partition] = kafka.StableEnd(f.LastStable, f.HighWatermark)
+	var sels []kafka.TopicSel
+	starts := map[clock.Channel]int64{}
+	p.behind = map[int32]bool{}
+	for _, part := range slices.Sorted(maps.Keys(facts)) {
+		f := facts[part]
+		end := kafka.StableEnd(f.LastStable, f.HighWatermark)
+		p.behind[part] = f.LastStable >= 0 && f.LastStable < f.HighWatermark
+		if !p.cl.Has(part) {
+			sels = append(sels, kafka.TopicSel{Topic: p.topic, Partition: part})
+			continue
+		}
+		pr := p.cl.Partition(part)
+		if f.LogStart > pr.ReadTo {
+			return &kafka.GapError{Channel: fmt.Sprintf("%s/%d", p.topic, part), From: pr.ReadTo, To: f.LogStart}
+		}
+		if pr.ReadTo < end {
+			sels = append(sels, kafka.TopicSel{Topic: p.topic, Partition: part})
+			starts[clock.Channel{Topic: p.cl.TopicID, Partition: part}] = pr.ReadTo
+		}
 	}
-	behind, err := p.waitRead(ctx, ends, time.Now().Add(t.cfg.TxnWait))
-	if err != nil {
-		return err
+	if len(sels) > 0 {
+		if err := p.read(ctx, c, sels, starts, retry); err != nil {
+			return err
+		}
 	}
-	// A partition read short of its end keeps the offsets paired last.
-	for ch, off := range committed {
-		if !behind[ch.Partition] {
+	for ch, off := range p.offsets {
+		if !p.behind[ch.Partition] {
 			p.committed[ch] = off
 		}
 	}
 	for ch := range p.committed {
-		if _, ok := committed[ch]; !ok && !behind[ch.Partition] {
+		if _, ok := p.offsets[ch]; !ok && !p.behind[ch.Partition] {
 			delete(p.committed, ch)
 		}
 	}
+	// Decoded here, concurrently, so that the diagnoses read the tasks
+	// already made.
+	p.decoded = map[int32]*parsley.Task{}
+	for _, part := range p.cl.Partitions() {
+		if _, ok := p.tasks[part]; !ok || p.dirty[part] {
+			p.decoded[part] = p.cl.Partition(part).Store.Decode()
+		}
+	}
+	return nil
+}
 
-	// The business topics: those subscribed and those the stores bind.
-	proc := inspect.NewProcess(p.app, p.cl, t.names)
-	proc.Group, proc.Committed = group, p.committed
-	want := proc.Subscribed()
-	p.mu.Lock()
-	parts := p.cl.Partitions()
-	decoded := map[int32]*parsley.Task{}
-	for _, part := range parts {
-		if ct, ok := p.tasks[part]; ok && !p.dirty[part] {
+// read reads the channels sels of the changelog, from starts (the log
+// start where none is given), up to their last stable offsets as listed
+// when it opens, folding every committed entry into the store. A channel
+// that makes no progress for retry fails the read.
+func (p *process) read(ctx context.Context, c *kafka.Client, sels []kafka.TopicSel, starts map[clock.Channel]int64, retry time.Duration) error {
+	p.reads++
+	spec := kafka.OffsetSpec{Start: kafka.Bound{Kind: kafka.BoundLogStart}, End: kafka.Bound{Kind: kafka.BoundLogEnd}}
+	r, err := c.OpenRange(ctx, sels, spec, kafka.WithStarts(starts), kafka.RetryFor(retry))
+	if err != nil {
+		return err
+	}
+	for {
+		it, err := r.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			var gap *kafka.GapError
+			if errors.As(err, &gap) {
+				return gap
+			}
+			return err // a *kafka.RangeError names the partition and its position
+		}
+		if p.cl.TopicID.IsZero() {
+			p.cl.TopicID = it.TopicID
+		}
+		kafka.FoldChangelog(p.cl, it)
+		if it.Kind == record.KindRecord {
+			p.dirty[it.Partition] = true
+		}
+	}
+}
+
+// wanted returns the business topics whose log facts the process's
+// diagnoses read: those its group subscribes to and those its stores
+// bind.
+func (p *process) wanted() []string {
+	var want []string
+	if p.group != nil {
+		for _, m := range p.group.Members {
+			want = append(want, m.Subscription...)
+		}
+	}
+	for _, part := range p.cl.Partitions() {
+		if st, ok := p.decoded[part]; ok {
+			for name := range st.Names {
+				want = append(want, name)
+			}
+			continue
+		}
+		if ct, ok := p.tasks[part]; ok {
 			for _, th := range ct.task.Topics {
 				want = append(want, th.Topic)
 			}
 			for _, ch := range ct.task.Channels {
 				want = append(want, ch.Topic)
 			}
-			continue
-		}
-		st := p.cl.Partition(part).Store.Decode()
-		decoded[part] = st
-		for name := range st.Names {
-			want = append(want, name)
 		}
 	}
-	p.mu.Unlock()
-	var sels []kafka.TopicSel
-	for _, name := range slices.Compact(slices.Sorted(slices.Values(want))) {
-		if _, ok := exist[name]; ok {
-			sels = append(sels, kafka.TopicSel{Topic: name, Partition: kafka.AllPartitions})
+	return slices.Compact(slices.Sorted(slices.Values(want)))
+}
+
+// rebuild diagnoses the process's tasks whose store or inputs changed
+// since their last diagnosis, from what this refresh read of it and the
+// business topics' log facts (a listing of at least its wanted topics),
+// and rebuilds its state.
+func (t *Tracker) rebuild(p *process, l *listed) error {
+	proc := inspect.NewProcess(p.app, p.cl, t.names)
+	proc.Group, proc.Committed = p.group, p.committed
+	if l != nil {
+		want := map[string]bool{}
+		for _, name := range p.wanted() {
+			want[name] = true
 		}
-	}
-	if len(sels) > 0 {
-		facts, chans, err := c.LogFacts(ctx, sels)
-		if err != nil {
-			return err
-		}
-		proc.Facts = facts
-		for _, ch := range chans {
+		for _, ch := range l.chans {
+			if !want[ch.Topic] {
+				continue
+			}
+			k := clock.Channel{Topic: ch.TopicID, Partition: ch.Partition}
+			if f := l.facts[k]; f != nil {
+				proc.Facts[k] = f
+			}
 			proc.Learn(ch.Topic, ch.TopicID, ch.Partition)
 		}
 	}
-
-	gd := groupDigest(group)
-	st := &Process{App: p.app, Changelog: p.topic, GroupState: group.State, Members: len(group.Members)}
+	parts := p.cl.Partitions()
+	gd := groupDigest(p.group)
+	st := &Process{App: p.app, Changelog: p.topic, GroupState: p.group.State, Members: len(p.group.Members)}
 	now := t.cfg.Now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	changed := len(p.tasks) != len(parts) || p.refusals == nil
 	for _, part := range parts {
 		st.EntriesRead += p.cl.Partition(part).Entries
-		d := taskDigest(part, gd, proc, behind[part])
+		d := taskDigest(part, gd, proc, p.behind[part])
 		ct, ok := p.tasks[part]
 		if !ok || p.dirty[part] || ct.digest != d {
-			changed = true
 			dt, err := inspect.DiagnoseTask(proc, part, now)
 			if err != nil {
 				return err
 			}
 			t.diagnosed++
-			ct = &cachedTask{digest: d, task: taskOf(proc, dt, behind[part])}
+			ct = &cachedTask{digest: d, task: taskOf(proc, dt, p.behind[part])}
 			p.tasks[part] = ct
 			delete(p.dirty, part)
 			changed = true
 		}
 		st.Tasks = append(st.Tasks, ct.task)
 	}
+	p.decoded = nil
 	// The next start's refusals read every store, the group and the
 	// topics' partition counts: checked again when a task's inputs moved
 	// (a digest holds the counts), so that partitions added to a received

@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -329,7 +330,7 @@ func TestTrackerFollowerFailing(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := tr.Refresh(ctx)
-	if err == nil || !strings.Contains(err.Error(), "shop: following shop-__parsley.ordering-changelog: reading shop-__parsley.ordering-changelog/1 failed at position 0") ||
+	if err == nil || !strings.Contains(err.Error(), "shop: reading shop-__parsley.ordering-changelog/1 failed at position 0") ||
 		!strings.Contains(err.Error(), "NOT_LEADER_FOR_PARTITION") {
 		t.Fatalf("refresh: %v, want the failing partition, its position and the cause", err)
 	}
@@ -350,5 +351,141 @@ func TestTrackerFollowerFailing(t *testing.T) {
 	s, _ := tr.Latest()
 	if got := held(task(t, s, "shop", 1), "payments"); got.Held != 1 || task(t, s, "shop", 1).BehindTransaction {
 		t.Errorf("healed: task 1 %+v", task(t, s, "shop", 1))
+	}
+}
+
+// TestTrackerRefreshDropsDeleted: a changelog deleted since the last
+// discovery is dropped by the next refresh, which reads the others
+// without an error.
+func TestTrackerRefreshDropsDeleted(t *testing.T) {
+	k := newCluster(t)
+	k.begin("shop", 0)
+	ctx := context.Background()
+	if _, err := k.adm.CreateTopic(ctx, 1, 1, nil, parsley.ChangelogTopic("other")); err != nil {
+		t.Fatal(err)
+	}
+	k.learnIDs()
+	k.begin("other", 0)
+	tr := newTracker(t, k, "")
+	if err := tr.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s := refresh(t, tr); len(s.Processes) != 2 {
+		t.Fatalf("%d processes, want 2", len(s.Processes))
+	}
+	if _, err := k.adm.DeleteTopics(ctx, parsley.ChangelogTopic("shop")); err != nil {
+		t.Fatal(err)
+	}
+	if s := refresh(t, tr); len(s.Processes) != 1 || s.Processes[0].App != "other" || s.Followed != 1 {
+		t.Errorf("after shop's changelog was deleted: %+v", s)
+	}
+}
+
+// TestTrackerRunTellsRefreshes: Run calls OnRefresh after each refresh,
+// once its snapshot is published.
+func TestTrackerRunTellsRefreshes(t *testing.T) {
+	k := newCluster(t)
+	k.begin("shop", 0)
+	tr := newTracker(t, k, "")
+	told := make(chan *Snapshot, 1)
+	tr.cfg.OnRefresh = func() {
+		s, _ := tr.Latest()
+		select {
+		case told <- s:
+		default:
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); tr.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case s := <-told:
+		if s == nil || len(s.Processes) != 1 {
+			t.Errorf("told before the snapshot was published: %+v", s)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("OnRefresh not called")
+	}
+}
+
+// TestTrackerOpenTransaction: a changelog partition an open transaction
+// holds below its high watermark is read to its last stable offset,
+// without waiting, and its task is behind a transaction, the entry of the
+// open transaction not applied; once it commits, the next refresh reads
+// it and the task is no longer behind.
+func TestTrackerOpenTransaction(t *testing.T) {
+	k := newCluster(t)
+	k.begin("shop", 0)
+	k.begin("shop", 1)
+	w, err := kgo.NewClient(kgo.SeedBrokers(k.c.ListenAddrs()...), kgo.DisableClientMetrics(),
+		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.TransactionalID("shop-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	v := parsley.AppendHeldRecord(nil, &parsley.HeldRecord{Timestamp: written.UnixMilli(), Key: []byte("k"), Value: []byte("v"),
+		Causes: []clock.Entry{{Channel: k.ch("orders", 1), Position: 9}}})
+	if err := w.ProduceSync(ctx, k.entry(parsley.ChangelogTopic("shop"), 1, parsley.Key{Tag: parsley.TagHeld, Channel: k.ch("payments", 1), Position: 2}, v)).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	tr := newTracker(t, k, "")
+	if err := tr.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	begun := time.Now()
+	s := refresh(t, tr)
+	if took := time.Since(begun); took > 5*time.Second {
+		t.Errorf("the refresh took %s: it waited for the open transaction", took)
+	}
+	if t1 := task(t, s, "shop", 1); !t1.BehindTransaction || t1.HeldCount() != 0 {
+		t.Errorf("task 1 under an open transaction: %+v, want behind and nothing held", t1)
+	}
+	if t0 := task(t, s, "shop", 0); t0.BehindTransaction {
+		t.Errorf("task 0 behind a transaction: %+v", t0)
+	}
+	if err := w.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	s = refresh(t, tr)
+	if t1 := task(t, s, "shop", 1); t1.BehindTransaction || t1.HeldCount() != 1 {
+		t.Errorf("task 1 once committed: %+v, want 1 held, not behind", t1)
+	}
+}
+
+// TestTrackerDescribesGroupsAtOnce: a refresh describes every process's
+// group in one request, not one a process.
+func TestTrackerDescribesGroupsAtOnce(t *testing.T) {
+	k := newCluster(t)
+	ctx := context.Background()
+	for _, app := range []string{"a", "b", "c"} {
+		if _, err := k.adm.CreateTopic(ctx, 1, 1, nil, parsley.ChangelogTopic(app)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k.learnIDs()
+	for _, app := range []string{"a", "b", "c"} {
+		k.begin(app, 0)
+	}
+	tr := newTracker(t, k, "")
+	if err := tr.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var requests atomic.Int64
+	k.c.ControlKey(kmsg.DescribeGroups.Int16(), func(kmsg.Request) (kmsg.Response, error, bool) {
+		k.c.KeepControl()
+		requests.Add(1)
+		return nil, nil, false
+	})
+	if s := refresh(t, tr); len(s.Processes) != 4 {
+		t.Fatalf("%d processes, want 4", len(s.Processes))
+	}
+	if n := requests.Load(); n != 1 {
+		t.Errorf("%d DescribeGroups requests for 4 processes, want 1", n)
 	}
 }

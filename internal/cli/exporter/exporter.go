@@ -7,7 +7,9 @@ package exporter
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -30,10 +32,13 @@ type Options struct {
 	// MetricsMaxChannels bounds the task channels with lag series
 	// (--metrics-max-channels; 0 none).
 	MetricsMaxChannels int
-	AppPrefix          string
-	Refresh            time.Duration
-	Discover           time.Duration
-	TxnWait            time.Duration
+	// MaxSeries bounds the series by task and topic or channel
+	// (--max-series; 0 none): the tasks beyond it are folded.
+	MaxSeries int
+	AppPrefix string
+	Refresh   time.Duration
+	Discover  time.Duration
+	TxnWait   time.Duration
 	// UnhealthyAfter is how long refreshes may fail before /healthz says
 	// 503.
 	UnhealthyAfter time.Duration
@@ -65,11 +70,20 @@ Every topic named APP-__parsley.ordering-changelog is a process (narrow
 them with --app-prefix); the topics are listed again every
 --discover-interval, so new processes are picked up and deleted ones
 dropped. Each changelog is read read_committed from its log start to its
-end, then followed: only the live store is kept, so memory follows the
-stores, not the changelogs. Every --refresh-interval the groups (described,
+last stable offset, then, at every refresh, on from there when its end
+moved: only the live store is kept, so memory follows the stores, not the
+changelogs. Every --refresh-interval the groups (described,
 never joined), committed offsets and the business topics' log facts are
 read, and the tasks whose store or facts changed are diagnosed again.
 Nothing is joined, committed or written.
+
+The series by task and topic or channel are bounded by --max-series:
+over the processes by application id and their tasks in order, the first
+task that would pass it, and every task after it, is folded — its holds
+are one series pair of topic "_other" carrying its totals (records held,
+the oldest's age), without per-topic or lag series — and
+causalctl_exporter_tasks_folded counts them; the first scrape that folds
+says so on stderr. Held totals stay right; only detail is dropped.
 
 /metrics serves the metrics (docs/metrics.md), /healthz answers 200 while
 refreshing works and 503 once it has failed for longer than
@@ -89,6 +103,9 @@ refresh is said there. Ctrl-C or SIGTERM ends it (exit 130).`,
 			if err := cmdutil.CheckMaxChannels(opts.MetricsMaxChannels); err != nil {
 				return err
 			}
+			if opts.MaxSeries < 0 {
+				return cmdutil.Usagef("--max-series %d: want a count of series, or 0 for no bound", opts.MaxSeries)
+			}
 			for _, d := range []struct {
 				flag string
 				v    time.Duration
@@ -106,10 +123,11 @@ refresh is said there. Ctrl-C or SIGTERM ends it (exit 130).`,
 	fs := cmd.Flags()
 	fs.StringVar(&opts.MetricsAddr, "metrics-addr", DefaultMetricsAddr, "serve Prometheus metrics at http://`HOST:PORT`/metrics and health at /healthz (port 0: a free port)")
 	cmdutil.AddMetricsMaxChannelsFlag(fs, &opts.MetricsMaxChannels, "the lag series of task channels")
+	fs.IntVar(&opts.MaxSeries, "max-series", metrics.DefaultMaxSeries, "export at most `N` series by task and topic or channel; the tasks beyond are folded into one topic=\"_other\" pair of totals each (0: no bound)")
 	fs.StringVar(&opts.AppPrefix, "app-prefix", "", "export only the processes whose application id starts with `PREFIX`")
 	fs.DurationVar(&opts.Refresh, "refresh-interval", tracker.DefaultRefresh, "how often groups, committed offsets and log facts are read and changed tasks diagnosed")
 	fs.DurationVar(&opts.Discover, "discover-interval", tracker.DefaultDiscover, "how often the topics are listed for ordering changelogs created or deleted")
-	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long a refresh waits for a changelog read held below its end by an open transaction")
+	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long a changelog read may make no progress (a broker failing, a leader moving) before that process's refresh fails")
 	fs.DurationVar(&opts.UnhealthyAfter, "unhealthy-after", 2*time.Minute, "how long refreshes may fail before /healthz answers 503")
 	return cmd
 }
@@ -126,9 +144,14 @@ func Run(ctx context.Context, opts *Options) error {
 	say := func(err error) {
 		fmt.Fprintf(opts.IO.ErrOut, "causalctl: exporter: %s\n", oneLine(err.Error()))
 	}
+	// Each refresh's snapshot is rendered once, after the refresh: the
+	// scrapes until the next are served that render.
+	var h *metrics.ProcessMux
 	tr := tracker.New(tracker.Config{Client: cl, AppPrefix: opts.AppPrefix, Refresh: opts.Refresh,
-		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, OnError: say})
-	srv, err := metrics.Serve(opts.MetricsAddr, metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now, metrics.Options{MaxChannels: opts.MetricsMaxChannels}), tr, opts.UnhealthyAfter, opts.Now))
+		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, OnError: say, OnRefresh: func() { h.Prepare() }})
+	mopts := metrics.Options{MaxChannels: opts.MetricsMaxChannels, MaxSeries: opts.MaxSeries, Folded: foldedWarning(opts.IO.ErrOut, opts.MaxSeries)}
+	h = metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now, mopts), tr, opts.UnhealthyAfter, opts.Now)
+	srv, err := metrics.Serve(opts.MetricsAddr, h)
 	if err != nil {
 		return err
 	}
@@ -144,6 +167,17 @@ func Run(ctx context.Context, opts *Options) error {
 	defer func() { stop(); <-done }()
 	<-ctx.Done()
 	return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted}
+}
+
+// foldedWarning returns the collector's Folded: the first scrape that
+// folds tasks says so on w, once (scrapes run concurrently).
+func foldedWarning(w io.Writer, max int) func(int) {
+	var once sync.Once
+	return func(n int) {
+		once.Do(func() {
+			fmt.Fprintf(w, "causalctl: exporter: --max-series %d reached: %d tasks are exported folded, their holds as one topic=\"_other\" series pair of totals each, without per-topic or lag series (causalctl_exporter_tasks_folded); raise --max-series or narrow with --app-prefix\n", max, n)
+		})
+	}
 }
 
 // oneLine keeps an error on one line of stderr: a joined error's lines

@@ -3,6 +3,7 @@ package exporter
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -31,10 +32,10 @@ func TestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.MetricsAddr != ":9464" || o.Refresh != 15*time.Second || o.Discover != time.Minute || o.UnhealthyAfter != 2*time.Minute || o.AppPrefix != "" || o.MetricsMaxChannels != 5000 {
+	if o.MetricsAddr != ":9464" || o.Refresh != 15*time.Second || o.Discover != time.Minute || o.UnhealthyAfter != 2*time.Minute || o.AppPrefix != "" || o.MetricsMaxChannels != 5000 || o.MaxSeries != 100000 {
 		t.Errorf("defaults %+v", o)
 	}
-	if o, err = parse(t, "--app-prefix", "shop-", "--refresh-interval", "2s", "--metrics-max-channels", "0"); err != nil || o.AppPrefix != "shop-" || o.Refresh != 2*time.Second || o.MetricsMaxChannels != 0 {
+	if o, err = parse(t, "--app-prefix", "shop-", "--refresh-interval", "2s", "--metrics-max-channels", "0", "--max-series", "10"); err != nil || o.AppPrefix != "shop-" || o.Refresh != 2*time.Second || o.MetricsMaxChannels != 0 || o.MaxSeries != 10 {
 		t.Errorf("given flags: %+v, %v", o, err)
 	}
 	for _, args := range [][]string{
@@ -45,11 +46,25 @@ func TestFlags(t *testing.T) {
 		{"--unhealthy-after", "0s"},
 		{"--txn-wait", "0s"},
 		{"--metrics-max-channels", "-1"},
+		{"--max-series", "-1"},
 	} {
 		_, err := parse(t, args...)
 		var usage *cmdutil.UsageError
 		if !errors.As(err, &usage) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// TestFoldedWarning: the first scrape that folds tasks is said on stderr,
+// with the bound, the count and what is dropped; later ones are not.
+func TestFoldedWarning(t *testing.T) {
+	var b strings.Builder
+	warn := foldedWarning(&b, 5)
+	warn(3)
+	warn(4)
+	want := "causalctl: exporter: --max-series 5 reached: 3 tasks are exported folded, their holds as one topic=\"_other\" series pair of totals each, without per-topic or lag series (causalctl_exporter_tasks_folded); raise --max-series or narrow with --app-prefix\n"
+	if b.String() != want {
+		t.Errorf("stderr %q, want %q", b.String(), want)
 	}
 }
