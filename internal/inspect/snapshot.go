@@ -201,9 +201,12 @@ type BlockerDetail struct {
 	Required int64
 	Settled  int64
 	Kind     Cause
-	// Producer is, for an open transaction, the one holding Required,
-	// when the brokers named it.
-	Producer *record.OpenTransaction
+	// Producer is, for an open transaction, the one pinning the last
+	// stable offset (record.LogFacts.Pinning), when the brokers named it;
+	// PinDisagrees is set when its first offset is not the last stable
+	// offset (the facts were read at two moments).
+	Producer     *record.OpenTransaction
+	PinDisagrees bool
 	// LogEnd of the blocking channel, −1 when unknown.
 	LogEnd int64
 	// Root is, for a held blocker, the channel at the end of the wait
@@ -596,6 +599,11 @@ func (t *Tracker) headDetail(g *gate.Gate, k int32, held []heldInfo, heldIdx map
 			}
 		}
 		bd.Kind, bd.Producer = f.blockerCause(g, held, heldIdx, b)
+		if bd.Producer != nil && f.Log != nil {
+			if lf, ok := f.Log(b.Channel); ok {
+				bd.PinDisagrees = !lf.PinAgrees(bd.Producer)
+			}
+		}
 		if b.Kind == gate.BlockerHeld {
 			if j, ok := heldIdx[b.Channel]; ok {
 				root := &held[held[j].root]

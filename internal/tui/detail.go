@@ -115,6 +115,10 @@ func (d *detail) head(h *inspect.HeadDetail, label func(string) string, field fu
 				if t.TransactionalID != "" {
 					text += " (" + escape.Text(t.TransactionalID) + ")"
 				}
+				text += " from " + strconv.FormatInt(t.FirstOffset, 10)
+				if b.PinDisagrees {
+					text += " (not the last stable offset: facts read at two moments)"
+				}
 			}
 		}
 		out = append(out, field(name, text)...)
