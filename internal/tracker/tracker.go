@@ -49,7 +49,10 @@ type Config struct {
 	// TxnWait bounds how long a refresh waits for a changelog to be read
 	// up to the end listed when the refresh began (default
 	// kafka.DefaultTxnWait); a task not read that far keeps its last
-	// committed offsets and is said to be behind a transaction.
+	// committed offsets and is said to be behind a transaction. A
+	// follower that began failing meanwhile (a leader moving) is given
+	// the request timeout from then to read again before the refresh
+	// fails.
 	TxnWait time.Duration
 	// Now reads the clock (default time.Now).
 	Now func() time.Time
@@ -410,10 +413,10 @@ func (p *process) stop() {
 // waitRead waits until every partition's read reached ends, or until
 // deadline, and returns the partitions that did not: those an open
 // transaction holds back. A read short of its end because the follower
-// cannot read (not open yet, or retrying a failing broker) is an error
-// naming where it is stuck, never "behind a transaction": the store it
-// has is not the one the changelog holds.
-func (p *process) waitRead(ctx context.Context, ends map[int32]int64, deadline time.Time) (map[int32]bool, error) {
+// cannot read (not open yet, or retrying a failing broker for longer than
+// grace) is an error naming where it is stuck, never "behind a
+// transaction": the store it has is not the one the changelog holds.
+func (p *process) waitRead(ctx context.Context, ends map[int32]int64, deadline time.Time, grace time.Duration) (map[int32]bool, error) {
 	for {
 		p.mu.Lock()
 		behind := map[int32]bool{}
@@ -436,6 +439,14 @@ func (p *process) waitRead(ctx context.Context, ends map[int32]int64, deadline t
 			case fol == nil:
 				return nil, fmt.Errorf("following %s: not open yet (its partitions' offsets not listed)", p.topic)
 			case fol.Failing() != nil:
+				// A follower that began failing within the last grace (a
+				// leader that moved: it looks the leader up again and
+				// goes on) gets the grace from then to catch up; one
+				// failing longer fails the refresh.
+				if since := fol.Retrying(); !since.IsZero() && time.Since(since) < grace {
+					deadline = since.Add(grace)
+					continue
+				}
 				return nil, fmt.Errorf("following %s: %w", p.topic, fol.Failing())
 			}
 			return behind, nil
@@ -450,6 +461,17 @@ func (p *process) waitRead(ctx context.Context, ends map[int32]int64, deadline t
 		}
 		timer.Stop()
 	}
+}
+
+// retryGrace is how long a refresh waits for a follower that began
+// failing to read again: the request timeout (a read retries that long
+// before it fails), and at least the TxnWait.
+func (t *Tracker) retryGrace() time.Duration {
+	rt := t.cfg.Client.Config().RequestTimeout
+	if rt <= 0 {
+		rt = kafka.DefaultRequestTimeout
+	}
+	return max(rt, t.cfg.TxnWait)
 }
 
 // refresh reads one process and rebuilds its state.
@@ -478,7 +500,7 @@ func (t *Tracker) refresh(ctx context.Context, p *process, exist map[string][]in
 	for ch, f := range clFacts {
 		ends[ch.Partition] = kafka.StableEnd(f.LastStable, f.HighWatermark)
 	}
-	behind, err := p.waitRead(ctx, ends, time.Now().Add(t.cfg.TxnWait))
+	behind, err := p.waitRead(ctx, ends, time.Now().Add(t.cfg.TxnWait), t.retryGrace())
 	if err != nil {
 		return err
 	}
