@@ -52,9 +52,10 @@ func exporterArgs() []string {
 		"--refresh-interval", "50ms", "--discover-interval", "200ms", "--txn-wait", "1s", "--unhealthy-after", "1m"}
 }
 
-func startExporter(t *testing.T, brokers string, clk *testClock) *exporterRun {
+func startExporter(t *testing.T, brokers string, clk *testClock, extra ...string) *exporterRun {
 	t.Helper()
-	_, stderr, stop := startAsyncAt(t, false, clk.now, append(exporterArgs(), "--brokers", brokers, "--request-timeout", "2s", "--dial-timeout", "1s")...)
+	args := append(exporterArgs(), "--brokers", brokers, "--request-timeout", "2s", "--dial-timeout", "1s")
+	_, stderr, stop := startAsyncAt(t, false, clk.now, append(args, extra...)...)
 	return &exporterRun{stderr: stderr, url: metricsURL(t, stderr), stop: stop, entries: faultEntries}
 }
 
@@ -250,5 +251,46 @@ func rideBlackhole(t *testing.T, fc *faultCluster, f fault, clk *testClock, same
 	}
 	if code := e.stop(); code != cmdutil.ExitInterrupted {
 		t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+	}
+}
+
+// TestExporterReadDenied: an ACL denying the exporter's credentials the
+// changelog or the group of a process, while it runs, is said on stderr
+// naming the topic or group and the operation, counted as a failed
+// refresh, and leaves the exporter serving (/healthz 200 within
+// --unhealthy-after); once the ACL is removed its metrics are the
+// fault-free ones again.
+func TestExporterReadDenied(t *testing.T) {
+	fc, alice, adm := deniableFaultCluster(t)
+	for _, d := range processDenials() {
+		if !d.discovered {
+			continue // a changelog it may not describe is not listed: no process
+		}
+		t.Run(d.name, func(t *testing.T) {
+			clk := newTestClock(faultNow)
+			e := startExporter(t, fc.brokers, clk, alice...)
+			want := processLines(e.await(t, "the fault-free metrics", func(b string) bool {
+				n, _ := metricValue(b, entriesSeries)
+				return n == faultEntries
+			}))
+			remove := deny(t, adm, d.acl)
+			e.await(t, "a failed refresh", func(b string) bool { return failedRefreshes(b) > 0 })
+			said := e.stderr.Wait(t, 10*time.Second, "the refusal on stderr", func(s string) bool {
+				return strings.Contains(s, "causalctl: exporter: ")
+			})
+			_, line, _ := strings.Cut(said, "causalctl: exporter: ")
+			if line, _, _ = strings.Cut(line, "\n"); line != "shop: "+d.want {
+				t.Errorf("stderr %q: want causalctl: exporter: shop: %s", said, d.want)
+			}
+			if code, why := e.health(t); code != 200 || !strings.HasPrefix(why, "ok: refreshes failing for ") {
+				t.Errorf("/healthz while refused: %d %q, want 200 ok: refreshes failing", code, why)
+			}
+			remove()
+			clk.add(time.Second)
+			e.await(t, "the fault-free metrics once allowed", func(b string) bool { return processLines(b) == want && refreshedAt(b, clk) })
+			if code := e.stop(); code != cmdutil.ExitInterrupted {
+				t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+			}
+		})
 	}
 }
