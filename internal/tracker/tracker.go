@@ -51,8 +51,8 @@ type Config struct {
 	// kafka.DefaultTxnWait); a task not read that far keeps its last
 	// committed offsets and is said to be behind a transaction. A
 	// follower that began failing meanwhile (a leader moving) is given
-	// the request timeout from then to read again before the refresh
-	// fails.
+	// 5 s (at most the request timeout) from then to read again before
+	// the refresh fails.
 	TxnWait time.Duration
 	// Now reads the clock (default time.Now).
 	Now func() time.Time
@@ -463,15 +463,21 @@ func (p *process) waitRead(ctx context.Context, ends map[int32]int64, deadline t
 	}
 }
 
-// retryGrace is how long a refresh waits for a follower that began
-// failing to read again: the request timeout (a read retries that long
-// before it fails), and at least the TxnWait.
+// moveGrace bounds how long a refresh waits for a follower that began
+// failing to read again: a follower finds a moved leader within a fetch
+// wait and a backoff or two (about a second), so a failure lasting longer
+// is the broker's, and the refresh says so rather than wait the whole
+// request timeout.
+const moveGrace = 5 * time.Second
+
+// retryGrace is moveGrace, or the request timeout when that is shorter (a
+// read retries no longer before it fails).
 func (t *Tracker) retryGrace() time.Duration {
 	rt := t.cfg.Client.Config().RequestTimeout
 	if rt <= 0 {
 		rt = kafka.DefaultRequestTimeout
 	}
-	return max(rt, t.cfg.TxnWait)
+	return min(rt, moveGrace)
 }
 
 // refresh reads one process and rebuilds its state.
