@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
@@ -99,6 +100,49 @@ func TestExporterChangelogRecreated(t *testing.T) {
 	e.stderr.Wait(t, 10*time.Second, "the identity change said", func(s string) bool {
 		return strings.Contains(s, "causalctl: exporter: ") && strings.Contains(s, `channel-identity-changed: topic "`+faultChangelog+`"`)
 	})
+}
+
+// TestExporterLeaderMoves: the leaders of the changelog's partitions
+// moving to other brokers of a three-broker cluster — during the
+// exporter's first read of it, and again while it follows — change
+// nothing: the fault-free metrics, then the entry written after the
+// second move, each entry counted once.
+func TestExporterLeaderMoves(t *testing.T) {
+	fc := newFaultCluster(t, kfake.NumBrokers(3))
+	e := startExporter(t, fc.brokers, newTestClock(faultNow))
+	want := processLines(e.await(t, "the fault-free metrics", func(b string) bool {
+		n, _ := metricValue(b, entriesSeries)
+		return n == faultEntries
+	}))
+	if code := e.stop(); code != cmdutil.ExitInterrupted {
+		t.Fatalf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+	}
+
+	moved := moveLeadersDuringFirstFetch(t, fc, faultChangelog)
+	e = startExporter(t, fc.brokers, newTestClock(faultNow))
+	e.await(t, "the fault-free metrics after the leaders moved", func(b string) bool { return processLines(b) == want })
+	if len(moved) != 2 {
+		t.Fatalf("the leaders did not move")
+	}
+
+	// Followed: move them again, then task 1 holds orders/1@7.
+	moveLeaders(t, fc, faultChangelog, make(chan int32, 2))
+	e.entries = faultEntries + 1
+	held := kafkatest.Held{Channel: clock.Channel{Topic: fc.orders, Partition: 1}, Offset: 7, Timestamp: faultNow.Add(-time.Minute).UnixMilli(),
+		Value: []byte("v"), Causes: []clock.Entry{{Channel: clock.Channel{Topic: fc.orders, Partition: 0}, Position: 1_000_000}}}
+	kafkatest.Transact(t, fc.txnWriter(t, faultApp+"-1"), held.Entry(faultApp, 1))
+	body := e.await(t, "the entry written after the second move", func(b string) bool {
+		return strings.Contains(b, `parsley_records_held{app="shop",task="1",topic="orders"} 1`)
+	})
+	if n, _ := metricValue(body, entriesSeries); n != faultEntries+1 {
+		t.Errorf("%s %v, want %d", entriesSeries, n, faultEntries+1)
+	}
+	if n := failedRefreshes(body); n != 0 {
+		t.Errorf("%v failed refreshes: %s", n, e.stderr.String())
+	}
+	if code := e.stop(); code != cmdutil.ExitInterrupted {
+		t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+	}
 }
 
 // TestExporterTaskWidthChanged: a partition added to a received topic

@@ -188,32 +188,55 @@ func TestTopicRecreatedMidRead(t *testing.T) {
 	}
 }
 
-// TestLeaderMovesMidRead: a partition's leader moving to another broker
-// of a three-broker cluster after the range was resolved changes nothing
-// in the answer.
+// TestLeaderMovesMidRead: the leaders of the partitions a command fetches
+// moving to other brokers of a three-broker cluster after the read was
+// resolved change nothing in the answer: the business topics' for replay,
+// the ordering changelog's for state and processes (which fetch only it).
 func TestLeaderMovesMidRead(t *testing.T) {
-	fc := newFaultCluster(t, kfake.NumBrokers(3))
-	args := []string{"replay", "-t", "orders,payments", "-o", "json"}
-	code, want, stderr := faultRun(t, fc, args...)
-	if code != 0 {
-		t.Fatalf("without a move: exit %d %s", code, stderr)
-	}
-	moved := make(chan int32, 2)
-	duringFirstFetch(fc.Cluster, func() {
-		for _, p := range []int32{0, 1} {
-			to := (fc.LeaderFor("orders", p) + 1) % 3
-			if err := fc.MoveTopicPartition("orders", p, to); err != nil {
-				t.Error(err)
+	for _, tc := range []struct {
+		topic string
+		args  []string
+	}{
+		{"orders", []string{"replay", "-t", "orders,payments", "-o", "json"}},
+		{faultChangelog, []string{"state", "--app", faultApp, "-o", "json"}},
+		{faultChangelog, []string{"processes", "-o", "json"}},
+	} {
+		t.Run(tc.args[0], func(t *testing.T) {
+			fc := newFaultCluster(t, kfake.NumBrokers(3))
+			code, want, stderr := faultRun(t, fc, tc.args...)
+			if code != 0 && code != cmdutil.ExitFound {
+				t.Fatalf("without a move: exit %d %s", code, stderr)
 			}
-			moved <- to
-		}
-	})
-	code, got, stderr := faultRun(t, fc, args...)
-	if len(moved) != 2 {
-		t.Fatalf("the leaders did not move")
+			moved := moveLeadersDuringFirstFetch(t, fc, tc.topic)
+			code2, got, stderr := faultRun(t, fc, tc.args...)
+			if len(moved) != 2 {
+				t.Fatalf("the leaders did not move")
+			}
+			if code2 != code || got != want {
+				t.Errorf("exit %d (%s), want %d; a different answer after the leaders moved:\n%s", code2, stderr, code, firstDiff(got, want))
+			}
+		})
 	}
-	if code != 0 || got != want {
-		t.Errorf("exit %d (%s), a different answer after the leaders moved:\n%s", code, stderr, firstDiff(got, want))
+}
+
+// moveLeadersDuringFirstFetch moves the leaders of topic's two partitions
+// each to the next of fc's three brokers while the cluster holds the first
+// fetch it receives; the returned channel has one value per move made.
+func moveLeadersDuringFirstFetch(t *testing.T, fc *faultCluster, topic string) chan int32 {
+	moved := make(chan int32, 2)
+	duringFirstFetch(fc.Cluster, func() { moveLeaders(t, fc, topic, moved) })
+	return moved
+}
+
+// moveLeaders moves the leaders of topic's partitions 0 and 1 each to the
+// next of fc's three brokers, saying each move on moved.
+func moveLeaders(t *testing.T, fc *faultCluster, topic string, moved chan<- int32) {
+	for _, p := range []int32{0, 1} {
+		to := (fc.LeaderFor(topic, p) + 1) % 3
+		if err := fc.MoveTopicPartition(topic, p, to); err != nil {
+			t.Error(err)
+		}
+		moved <- to
 	}
 }
 

@@ -40,6 +40,9 @@ type exporterRun struct {
 	stderr *testutil.SyncBuffer
 	url    string // http://127.0.0.1:PORT, serving /metrics and /healthz
 	stop   func() int
+	// entries is how many entries the changelog holds (faultEntries
+	// unless a test writes more): a scrape counting more read one twice.
+	entries float64
 }
 
 // exporterArgs are the exporter's flags in these tests: a refresh every
@@ -49,10 +52,11 @@ func exporterArgs() []string {
 		"--refresh-interval", "50ms", "--discover-interval", "200ms", "--txn-wait", "1s", "--unhealthy-after", "1m"}
 }
 
-func startExporter(t *testing.T, brokers string, clk *testClock) *exporterRun {
+func startExporter(t *testing.T, brokers string, clk *testClock, extra ...string) *exporterRun {
 	t.Helper()
-	_, stderr, stop := startAsyncAt(t, false, clk.now, append(exporterArgs(), "--brokers", brokers, "--request-timeout", "2s", "--dial-timeout", "1s")...)
-	return &exporterRun{stderr: stderr, url: metricsURL(t, stderr), stop: stop}
+	args := append(exporterArgs(), "--brokers", brokers, "--request-timeout", "2s", "--dial-timeout", "1s")
+	_, stderr, stop := startAsyncAt(t, false, clk.now, append(args, extra...)...)
+	return &exporterRun{stderr: stderr, url: metricsURL(t, stderr), stop: stop, entries: faultEntries}
 }
 
 var entriesSeries = fmt.Sprintf(`parsley_changelog_entries_read_total{app=%q}`, faultApp)
@@ -67,8 +71,8 @@ func (e *exporterRun) await(t *testing.T, what string, ok func(body string) bool
 	deadline := time.After(20 * time.Second)
 	for {
 		_, body := httpGet(t, e.url+"/metrics")
-		if n, _ := metricValue(body, entriesSeries); n > faultEntries {
-			t.Fatalf("%s: %s %v: the changelog holds %d entries, some were counted twice", what, entriesSeries, n, faultEntries)
+		if n, _ := metricValue(body, entriesSeries); n > e.entries {
+			t.Fatalf("%s: %s %v: the changelog holds %v entries, some were counted twice", what, entriesSeries, n, e.entries)
 		}
 		if ok(body) {
 			return body
@@ -247,5 +251,46 @@ func rideBlackhole(t *testing.T, fc *faultCluster, f fault, clk *testClock, same
 	}
 	if code := e.stop(); code != cmdutil.ExitInterrupted {
 		t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+	}
+}
+
+// TestExporterReadDenied: an ACL denying the exporter's credentials the
+// changelog or the group of a process, while it runs, is said on stderr
+// naming the topic or group and the operation, counted as a failed
+// refresh, and leaves the exporter serving (/healthz 200 within
+// --unhealthy-after); once the ACL is removed its metrics are the
+// fault-free ones again.
+func TestExporterReadDenied(t *testing.T) {
+	fc, alice, adm := deniableFaultCluster(t)
+	for _, d := range processDenials() {
+		if !d.discovered {
+			continue // a changelog it may not describe is not listed: no process
+		}
+		t.Run(d.name, func(t *testing.T) {
+			clk := newTestClock(faultNow)
+			e := startExporter(t, fc.brokers, clk, alice...)
+			want := processLines(e.await(t, "the fault-free metrics", func(b string) bool {
+				n, _ := metricValue(b, entriesSeries)
+				return n == faultEntries
+			}))
+			remove := deny(t, adm, d.acl)
+			e.await(t, "a failed refresh", func(b string) bool { return failedRefreshes(b) > 0 })
+			said := e.stderr.Wait(t, 10*time.Second, "the refusal on stderr", func(s string) bool {
+				return strings.Contains(s, "causalctl: exporter: ")
+			})
+			_, line, _ := strings.Cut(said, "causalctl: exporter: ")
+			if line, _, _ = strings.Cut(line, "\n"); line != "shop: "+d.want {
+				t.Errorf("stderr %q: want causalctl: exporter: shop: %s", said, d.want)
+			}
+			if code, why := e.health(t); code != 200 || !strings.HasPrefix(why, "ok: refreshes failing for ") {
+				t.Errorf("/healthz while refused: %d %q, want 200 ok: refreshes failing", code, why)
+			}
+			remove()
+			clk.add(time.Second)
+			e.await(t, "the fault-free metrics once allowed", func(b string) bool { return processLines(b) == want && refreshedAt(b, clk) })
+			if code := e.stop(); code != cmdutil.ExitInterrupted {
+				t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+			}
+		})
 	}
 }

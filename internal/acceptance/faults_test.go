@@ -49,13 +49,21 @@ type faultCluster struct {
 	brokers  string
 	orders   clock.TopicID
 	payments clock.TopicID
+	auth     []kgo.Opt // the writers' credentials, on a cluster that wants them
 }
 
 func newFaultCluster(t *testing.T, opts ...kfake.Opt) *faultCluster {
 	t.Helper()
+	return newFaultClusterAuth(t, nil, opts...)
+}
+
+// newFaultClusterAuth is newFaultCluster on a cluster whose writers
+// authenticate with auth (kfake.EnableSASL in opts).
+func newFaultClusterAuth(t *testing.T, auth []kgo.Opt, opts ...kfake.Opt) *faultCluster {
+	t.Helper()
 	pc := kafkatest.Proxied(t, append([]kfake.Opt{kfake.SeedTopics(2, "orders"), kfake.SeedTopics(1, "payments"),
 		kfake.SeedTopics(2, parsley.ChangelogTopic(faultApp))}, opts...)...)
-	fc := &faultCluster{ProxiedCluster: pc, brokers: strings.Join(pc.Addrs(), ",")}
+	fc := &faultCluster{ProxiedCluster: pc, brokers: strings.Join(pc.Addrs(), ","), auth: auth}
 	w := fc.writer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -79,9 +87,9 @@ func newFaultCluster(t *testing.T, opts ...kfake.Opt) *faultCluster {
 // writer is a producing client that reaches the brokers past the proxies.
 func (fc *faultCluster) writer(t *testing.T) *kgo.Client {
 	t.Helper()
-	w, err := kgo.NewClient(kgo.SeedBrokers(fc.Addrs()...), kgo.Dialer(fc.DialDirect),
+	w, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(fc.Addrs()...), kgo.Dialer(fc.DialDirect),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableClientMetrics(),
-		kgo.ProducerBatchCompression(kgo.NoCompression())) // so that the bytes on the wire are many
+		kgo.ProducerBatchCompression(kgo.NoCompression())}, fc.auth...)...) // so that the bytes on the wire are many
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -103,8 +103,9 @@ type Facts struct {
 }
 
 // Classify returns the cause of one blocker of a held head of g, and for
-// an open transaction the one that holds the required offset, when the
-// brokers named it. A held blocker is CauseHeld; the chain walk (not this)
+// an open transaction the one pinning the last stable offset (the lowest
+// first offset: nothing past it is read until it ends, whichever
+// transaction the required offset lies in), when the brokers named it. A held blocker is CauseHeld; the chain walk (not this)
 // tells a cycle.
 func (f *Facts) Classify(g *gate.Gate, b gate.Blocker) (Cause, *record.OpenTransaction) {
 	if b.Kind == gate.BlockerHeld {
@@ -125,7 +126,7 @@ func (f *Facts) Classify(g *gate.Gate, b gate.Blocker) (Cause, *record.OpenTrans
 			case b.Required >= lf.HighWatermark:
 				return CauseBeyondLogEnd, nil
 			case b.Required >= lso:
-				return CauseOpenTransaction, openTransaction(lf, b.Required)
+				return CauseOpenTransaction, lf.Pinning()
 			}
 			return CauseLagging, nil
 		}
@@ -145,19 +146,6 @@ func (f *Facts) Classify(g *gate.Gate, b gate.Blocker) (Cause, *record.OpenTrans
 		return CauseBeyondInput, nil
 	}
 	return CauseNotReceived, nil
-}
-
-// openTransaction returns the open transaction that holds offset: the one
-// with the highest first offset at or below it.
-func openTransaction(lf *record.LogFacts, offset int64) *record.OpenTransaction {
-	var best *record.OpenTransaction
-	for i := range lf.OpenTransactions {
-		t := &lf.OpenTransactions[i]
-		if t.FirstOffset <= offset && (best == nil || t.FirstOffset > best.FirstOffset) {
-			best = t
-		}
-	}
-	return best
 }
 
 // NextStep is the one line of advice for a root cause. head is the root
@@ -184,7 +172,14 @@ func NextStep(cause Cause, head string, b *Blocker, cycle []string) string {
 				who += ", open since " + time.UnixMilli(t.StartedAt).UTC().Format(time.RFC3339)
 			}
 		}
-		return fmt.Sprintf("%s lies in a transaction still open on %s (%s): it must commit or abort; if its producer is gone, abort it (kafka-transactions.sh abort)", need, ch, who)
+		pin := ""
+		if t, lf := b.Producer, b.Log; t != nil {
+			pin = fmt.Sprintf(" from %d", t.FirstOffset)
+			if lf != nil && !lf.PinAgrees(t) {
+				pin += fmt.Sprintf(", not the last stable offset %d: the offsets and the transactions were read at two moments, ask again", lf.LastStable)
+			}
+		}
+		return fmt.Sprintf("%s lies past the last stable offset of %s, held there by a transaction still open%s (%s): it must commit or abort; if its producer is gone, abort it (kafka-transactions.sh abort)", need, ch, pin, who)
 	case CauseBeyondLogEnd:
 		return fmt.Sprintf("%s was never written (the log of %s ends below it): the stamp of %s is stale or forged, or its producer writes to another cluster; find the writer of %s — it will not deliver by itself", need, ch, head, head)
 	case CauseNotARecord:

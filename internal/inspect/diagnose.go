@@ -98,8 +98,9 @@ type Blocker struct {
 	Required int64
 	Settled  int64 // −1 when unknown
 	Cause    Cause
-	// Producer is, for an open transaction, the transaction that holds
-	// the required offset, when the brokers named it.
+	// Producer is, for an open transaction, the transaction pinning the
+	// channel's last stable offset (record.LogFacts.Pinning), when the
+	// brokers named it.
 	Producer *record.OpenTransaction
 	// Log are the blocking channel's log facts; nil when unknown.
 	Log *record.LogFacts

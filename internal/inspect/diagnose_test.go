@@ -45,7 +45,10 @@ func recv(t *testing.T, g *gate.Gate, ch clock.Channel, off int64, es ...clock.E
 func TestClassify(t *testing.T) {
 	a, b := testChannel(1, 0), testChannel(2, 0)
 	facts := &record.LogFacts{LogStart: 2, LastStable: 10, HighWatermark: 12,
-		OpenTransactions: []record.OpenTransaction{{ProducerID: 3, FirstOffset: 4}, {ProducerID: 7, TransactionalID: "tx", FirstOffset: 10}}}
+		// The later-started transaction listed first: the one named is the
+		// one pinning the last stable offset, whatever the order and
+		// whichever transaction the required offset lies in.
+		OpenTransactions: []record.OpenTransaction{{ProducerID: 3, TransactionalID: "late", FirstOffset: 11}, {ProducerID: 7, TransactionalID: "tx", FirstOffset: 10}}}
 	withLog := func(lf *record.LogFacts) func(clock.Channel) (*record.LogFacts, bool) {
 		return func(ch clock.Channel) (*record.LogFacts, bool) { return lf, ch == a }
 	}
@@ -59,7 +62,7 @@ func TestClassify(t *testing.T) {
 		{"below the log start", 1, Facts{Log: withLog(facts)}, CauseTruncated, 0},
 		{"in the log", 5, Facts{Log: withLog(facts)}, CauseLagging, 0},
 		{"at the last stable offset", 10, Facts{Log: withLog(facts)}, CauseOpenTransaction, 7},
-		{"inside the open transaction", 11, Facts{Log: withLog(facts)}, CauseOpenTransaction, 7},
+		{"inside the later transaction", 11, Facts{Log: withLog(facts)}, CauseOpenTransaction, 7},
 		{"at the high watermark", 12, Facts{Log: withLog(facts)}, CauseBeyondLogEnd, 0},
 		{"far beyond", 1 << 40, Facts{Log: withLog(facts)}, CauseBeyondLogEnd, 0},
 		{"no last stable offset", 11, Facts{Log: withLog(&record.LogFacts{LastStable: -1, HighWatermark: 12})}, CauseLagging, 0},
@@ -235,6 +238,26 @@ func TestNextSteps(t *testing.T) {
 		}
 		if !strings.Contains(got, want) {
 			t.Errorf("%s: %q lacks %q", c, got, want)
+		}
+	}
+}
+
+// TestNextStepPinDisagrees: the open transaction named says where it pins
+// the channel, and says so when that is not the last stable offset the
+// brokers gave (offsets and transactions read at two moments).
+func TestNextStepPinDisagrees(t *testing.T) {
+	txn := &record.OpenTransaction{ProducerID: 7, FirstOffset: 8}
+	for _, c := range []struct {
+		lso      int64
+		disagree bool
+	}{{8, false}, {5, true}} {
+		b := &Blocker{Channel: "payments/1", Required: 9, Producer: txn, Log: &record.LogFacts{LastStable: c.lso, HighWatermark: 12}}
+		got := NextStep(CauseOpenTransaction, "orders/0@41", b, nil)
+		if !strings.Contains(got, "open from 8 ") && !strings.Contains(got, "open from 8,") {
+			t.Errorf("LSO %d: %q does not say the transaction is open from 8", c.lso, got)
+		}
+		if says := strings.Contains(got, "not the last stable offset 5: the offsets and the transactions were read at two moments"); says != c.disagree {
+			t.Errorf("LSO %d: %q says the disagreement: %v, want %v", c.lso, got, says, c.disagree)
 		}
 	}
 }

@@ -589,8 +589,48 @@ type listed struct {
 // listAt issues ListOffsets for parts at timestamp ts (-2 log start, -1 end,
 // or a time in milliseconds) with the given isolation level (1 =
 // read_committed, whose end is the last stable offset). kgo routes each
-// partition to its leader and retries leadership changes.
+// partition to its leader, and retries a leadership change only while it
+// holds the topic's metadata cached; so a partition still answered with a
+// retriable error (NOT_LEADER_FOR_PARTITION: a leader that moved between
+// the metadata and the question) is asked again here, backing off, until
+// the request timeout.
 func (c *Client) listAt(ctx context.Context, parts []chanKey, ts int64, isolation int8) (map[chanKey]listed, error) {
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
+	defer cancel()
+	out := make(map[chanKey]listed, len(parts))
+	pending := parts
+	for backoff := minBackoff; ; backoff = min(2*backoff, maxBackoff) {
+		retry, lastErr, err := c.listOnce(ctx, rctx, pending, ts, isolation, out)
+		if err != nil {
+			return nil, err
+		}
+		if len(retry) == 0 {
+			break
+		}
+		timer := time.NewTimer(backoff)
+		select {
+		case <-rctx.Done():
+			timer.Stop()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("listing offsets of %s/%d: %w", retry[0].topic, retry[0].partition, lastErr)
+		case <-timer.C:
+		}
+		pending = retry
+	}
+	for _, k := range parts {
+		if _, ok := out[k]; !ok {
+			return nil, fmt.Errorf("listing offsets: no answer for %s/%d", k.topic, k.partition)
+		}
+	}
+	return out, nil
+}
+
+// listOnce is one ListOffsets round of listAt over parts, within rctx: the
+// answers go into out, and the partitions answered with a retriable error
+// are returned with the last such error.
+func (c *Client) listOnce(ctx, rctx context.Context, parts []chanKey, ts int64, isolation int8, out map[chanKey]listed) (retry []chanKey, lastErr, err error) {
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.IsolationLevel = isolation
 	req.TimeoutMillis = millis32(c.cfg.requestTimeout())
@@ -609,38 +649,33 @@ func (c *Client) listAt(ctx context.Context, parts []chanKey, ts int64, isolatio
 		rp.Timestamp = ts
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
-	rctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
-	defer cancel()
-	out := make(map[chanKey]listed, len(parts))
 	for _, shard := range c.cl.RequestSharded(rctx, req) {
 		if shard.Err != nil {
 			if ctx.Err() != nil {
-				return nil, ctx.Err()
+				return nil, nil, ctx.Err()
 			}
-			return nil, fmt.Errorf("listing offsets: %w", c.classify(shard.Err))
+			return nil, nil, fmt.Errorf("listing offsets: %w", c.classify(shard.Err))
 		}
 		resp := shard.Resp.(*kmsg.ListOffsetsResponse)
 		for _, t := range resp.Topics {
 			for _, p := range t.Partitions {
-				switch err := kerr.ErrorForCode(p.ErrorCode); {
-				case err == nil:
-				case errors.Is(err, kerr.TopicAuthorizationFailed):
-					return nil, &AuthorizationError{Op: "describe", Topic: t.Topic, Err: err}
-				case errors.Is(err, kerr.UnknownTopicOrPartition):
-					return nil, &UnknownPartitionError{Topic: t.Topic, Partition: p.Partition}
+				switch perr := kerr.ErrorForCode(p.ErrorCode); {
+				case perr == nil:
+				case errors.Is(perr, kerr.TopicAuthorizationFailed):
+					return nil, nil, &AuthorizationError{Op: "describe", Topic: t.Topic, Err: perr}
+				case errors.Is(perr, kerr.UnknownTopicOrPartition):
+					return nil, nil, &UnknownPartitionError{Topic: t.Topic, Partition: p.Partition}
+				case kerr.IsRetriable(perr):
+					retry, lastErr = append(retry, chanKey{t.Topic, p.Partition}), perr
+					continue
 				default:
-					return nil, fmt.Errorf("listing offsets of %s/%d: %w", t.Topic, p.Partition, err)
+					return nil, nil, fmt.Errorf("listing offsets of %s/%d: %w", t.Topic, p.Partition, perr)
 				}
 				out[chanKey{t.Topic, p.Partition}] = listed{offset: p.Offset, timestamp: p.Timestamp}
 			}
 		}
 	}
-	for _, k := range parts {
-		if _, ok := out[k]; !ok {
-			return nil, fmt.Errorf("listing offsets: no answer for %s/%d", k.topic, k.partition)
-		}
-	}
-	return out, nil
+	return retry, lastErr, nil
 }
 
 // GroupOffsets reads the offsets a consumer group has committed, keyed by

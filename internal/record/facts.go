@@ -46,6 +46,32 @@ func (f *LogFacts) StableEnd() int64 {
 	return f.HighWatermark
 }
 
+// Pinning returns the open transaction that pins the last stable offset:
+// the one with the lowest first offset (of equal ones, the lowest producer
+// id), whatever the order of OpenTransactions. A read_committed reader
+// reads nothing past it until it ends, so it is the one to name for any
+// offset at or past the last stable offset, even one inside a transaction
+// started later. Nil when none is open.
+func (f *LogFacts) Pinning() *OpenTransaction {
+	var pin *OpenTransaction
+	for i := range f.OpenTransactions {
+		t := &f.OpenTransactions[i]
+		if pin == nil || t.FirstOffset < pin.FirstOffset || t.FirstOffset == pin.FirstOffset && t.ProducerID < pin.ProducerID {
+			pin = t
+		}
+	}
+	return pin
+}
+
+// PinAgrees reports whether t's first offset is the last stable offset,
+// as it is when the offsets and the transactions were read at one moment;
+// a disagreement means a transaction began or ended between the two
+// questions (or the broker did not give a last stable offset), and the
+// facts should be read again.
+func (f *LogFacts) PinAgrees(t *OpenTransaction) bool {
+	return t != nil && f.LastStable >= 0 && t.FirstOffset == f.LastStable
+}
+
 // Retention is a topic's retention settings.
 type Retention struct {
 	// Ms is retention.ms: how long a record is kept; −1 keeps it forever.

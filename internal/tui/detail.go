@@ -116,6 +116,10 @@ func (d *detail) head(h *view.HeadDetail, label func(string) string, field func(
 				if t.TransactionalID != "" {
 					text += " (" + escape.Text(t.TransactionalID) + ")"
 				}
+				text += " from " + strconv.FormatInt(t.FirstOffset, 10)
+				if b.Log != nil && !b.Log.PinAgrees(t) {
+					text += " (not the last stable offset: facts read at two moments)"
+				}
 			}
 		}
 		out = append(out, field(name, text)...)

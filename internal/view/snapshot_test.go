@@ -560,3 +560,24 @@ func BenchmarkSnapshotWideRoot(b *testing.B) {
 		f.snapshot(opts)
 	}
 }
+
+// TestSnapshotPinningTransaction: the live view's blocker names the open
+// transaction pinning the last stable offset (the later one listed first),
+// and flags its first offset disagreeing with the last stable offset.
+func TestSnapshotPinningTransaction(t *testing.T) {
+	a, b := testChannel(1, 0), testChannel(2, 0)
+	for _, c := range []struct {
+		lso      int64
+		disagree bool
+	}{{4, false}, {3, true}} {
+		f := newFeeder(t, []clock.Channel{a, b}, 10)
+		f.record(b, 0, clock.Entry{Channel: a, Position: 6}) // in the later transaction
+		lf := &record.LogFacts{LastStable: c.lso, HighWatermark: 8, OpenTransactions: []record.OpenTransaction{
+			{ProducerID: 9, TransactionalID: "late", FirstOffset: 5}, {ProducerID: 2, TransactionalID: "early", FirstOffset: 4}}}
+		s := f.snapshot(SnapshotOptions{Now: f.at, Facts: inspect.Facts{Log: func(ch clock.Channel) (*record.LogFacts, bool) { return lf, ch == a }}})
+		bd := s.Heads[rowOf(t, s, "t2/0").Head].Blockers[0]
+		if bd.Cause != inspect.CauseOpenTransaction || bd.Producer == nil || bd.Producer.TransactionalID != "early" || (bd.Log != nil && !bd.Log.PinAgrees(bd.Producer)) != c.disagree {
+			t.Errorf("LSO %d: blocker %+v (producer %+v), want open-transaction by early, disagreeing %v", c.lso, bd, bd.Producer, c.disagree)
+		}
+	}
+}

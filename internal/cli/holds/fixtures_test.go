@@ -205,6 +205,17 @@ var fixtureCases = []fixtureCase{
 		f.txn("fixture-tx", false, f.rec("a", 50*time.Second))
 		f.produce(f.rec("b", 40*time.Second, "a=2"))
 	}, head: "b/0", cause: "open-transaction", root: "b/0", rootC: "open-transaction", ageMs: 40000},
+	// Two transactions open on a: the earlier, from a@2, pins the last
+	// stable offset; b claims a@3, inside the later one. The one named is
+	// the earlier: the later committing would not deliver b.
+	{name: "open-transactions", setup: func(f *fixture) {
+		f.topic("a", 0)
+		f.topic("b", 0)
+		f.produce(f.rec("a", time.Minute), f.rec("a", time.Minute))
+		f.txn("early-tx", false, f.rec("a", 50*time.Second))
+		f.txn("late-tx", false, f.rec("a", 45*time.Second))
+		f.produce(f.rec("b", 40*time.Second, "a=3"))
+	}, head: "b/0", cause: "open-transaction", root: "b/0", rootC: "open-transaction", ageMs: 40000},
 	{name: "beyond-log-end", setup: func(f *fixture) {
 		f.topic("a", 0)
 		f.topic("b", 0)

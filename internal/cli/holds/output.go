@@ -93,13 +93,21 @@ type jsonRootRef struct {
 }
 
 type jsonBlocker struct {
-	Channel  string                  `json:"channel"`
-	Required int64                   `json:"required"`
-	Settled  *int64                  `json:"settled"`
-	Cause    inspect.Cause           `json:"cause"`
-	Root     string                  `json:"root,omitempty"`
-	Log      *jsonLog                `json:"log,omitempty"`
-	Producer *record.OpenTransaction `json:"producer,omitempty"`
+	Channel  string        `json:"channel"`
+	Required int64         `json:"required"`
+	Settled  *int64        `json:"settled"`
+	Cause    inspect.Cause `json:"cause"`
+	Root     string        `json:"root,omitempty"`
+	Log      *jsonLog      `json:"log,omitempty"`
+	Producer *jsonProducer `json:"producer,omitempty"`
+}
+
+// jsonProducer is the open transaction pinning the blocking channel's last
+// stable offset; pins_last_stable is false when its first offset is not
+// that offset (the facts were read at two moments).
+type jsonProducer struct {
+	record.OpenTransaction
+	PinsLastStable bool `json:"pins_last_stable"`
 }
 
 type jsonLog struct {
@@ -147,7 +155,10 @@ func reportJSON(rep *inspect.Report, opts *Options) jsonReport {
 			jh.HoldAgeMs = &ms
 		}
 		for _, b := range h.Blockers {
-			jb := jsonBlocker{Channel: b.Channel, Required: b.Required, Cause: b.Cause, Root: b.Root, Producer: b.Producer}
+			jb := jsonBlocker{Channel: b.Channel, Required: b.Required, Cause: b.Cause, Root: b.Root}
+			if t := b.Producer; t != nil {
+				jb.Producer = &jsonProducer{OpenTransaction: *t, PinsLastStable: b.Log != nil && b.Log.PinAgrees(t)}
+			}
 			if b.Settled >= 0 {
 				s := b.Settled
 				jb.Settled = &s
@@ -294,6 +305,10 @@ func headLine(h *inspect.Head) string {
 			fmt.Fprintf(&b, " by producer %d", t.ProducerID)
 			if t.TransactionalID != "" {
 				fmt.Fprintf(&b, " (%s)", escape.Text(t.TransactionalID))
+			}
+			fmt.Fprintf(&b, " from %d", t.FirstOffset)
+			if bl.Log != nil && !bl.Log.PinAgrees(t) {
+				b.WriteString(" (not the last stable offset: facts read at two moments)")
 			}
 		}
 	}

@@ -7,6 +7,7 @@ package processes
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -66,7 +67,10 @@ start would meet: ok, or the first refusal Parsley would make.
 Each process is read as state reads it (the changelog read_committed to
 the high watermark taken when its read begins, the group described, never
 joined), at most --concurrency at once; only a summary of each is kept.
-A process that cannot be read is a row saying so, and the command goes on.
+A process that cannot be read is a row saying so, and the command goes on
+— except when the credentials are refused (an ACL denying a changelog or
+a group): that is exit 1 with the one line naming the topic or group and
+the operation, before any output.
 
 --app APP lists that process alone, by name, and finds it when its
 changelog topic is gone but its group kept its committed offsets: a row of
@@ -79,7 +83,8 @@ json (docs/processes.md, docs/schemas/processes.schema.json).
 Exit codes: 0 listed; 4 with --older-than D when some process holds a
 record written at least D ago, or one whose time is unknown (it cannot be
 ruled out); 1 when some process could not be read (after the table; this
-wins over 4) or the cluster cannot be reached; 2 usage; 130 interrupted.`,
+wins over 4), the credentials are refused, or the cluster cannot be
+reached; 2 usage; 130 interrupted.`,
 		Example: `  causalctl processes --brokers localhost:9092
   causalctl ps --app-prefix shop- -o json
   causalctl processes --app notifier -o json
@@ -135,6 +140,13 @@ func Run(ctx context.Context, opts *Options) error {
 			return cmdutil.Interrupted("interrupted before every process was read: no report")
 		}
 		return err
+	}
+	// A refusal of the credentials is the command's, not one process's
+	// state: said alone, before any output, as every broker command does.
+	for _, r := range rows {
+		if errors.Is(r.Err, kafka.ErrAuthorization) {
+			return fmt.Errorf("process %s: %w", r.App, r.Err)
+		}
 	}
 	rep := report{Now: now, Rows: rows, CheckOlder: opts.CheckOlder, OlderThan: opts.OlderThan}
 	if err := opts.Final.Do(func() error { return rep.write(opts.IO, opts.Output) }); err != nil {
