@@ -323,6 +323,7 @@ func New(cfg Config) *Auditor {
 	return &Auditor{
 		cfg:       cfg,
 		names:     cfg.Names,
+		buf:       make([]clock.Entry, 0, 16), // not nil: FromHeadersInto decodes into it, no copy per record
 		idx:       map[clock.Channel]uint32{},
 		topics:    map[clock.TopicID]bool{},
 		external:  map[clock.Channel]bool{},
