@@ -261,19 +261,21 @@ type Auditor struct {
 	chans  []*achan
 	topics map[clock.TopicID]bool // topics the input holds
 
-	loading   bool
-	single    bool // items come through Add: one reading
-	unsettled bool // Add met a claim only a second reading can settle (Settled)
-	records   int64
-	buf       []clock.Entry
-	findings  []Finding
-	external  map[clock.Channel]bool // claimed channels the input lacks
-	recent    []lineChannel
-	hwm       map[clock.Channel]int64
-	brokerHWM map[clock.Channel]int64 // SetHighWatermark's, for a second reading after Add
-	compacted map[clock.Channel]bool  // topics whose gaps prove nothing
-	nfound    int
-	full      bool // MaxFindings reached
+	loading    bool
+	single     bool           // items come through Add: one reading
+	unsettled  bool           // Add met a claim only a second reading can settle (Settled)
+	pending    []pendingClaim // Add: claims of records not read yet, counted in Run
+	maxPending int            // bounds pending (maxPending; tests lower it)
+	records    int64
+	buf        []clock.Entry
+	findings   []Finding
+	external   map[clock.Channel]bool // claimed channels the input lacks
+	recent     []lineChannel
+	hwm        map[clock.Channel]int64
+	brokerHWM  map[clock.Channel]int64 // SetHighWatermark's, for a second reading after Add
+	compacted  map[clock.Channel]bool  // topics whose gaps prove nothing
+	nfound     int
+	full       bool // MaxFindings reached
 
 	// The walk (audit_walk.go).
 	scopes []*scopeState
@@ -321,15 +323,16 @@ func New(cfg Config) *Auditor {
 		cfg.MaxHeaderSize = clock.DefaultMaxSize
 	}
 	return &Auditor{
-		cfg:       cfg,
-		names:     cfg.Names,
-		buf:       make([]clock.Entry, 0, 16), // not nil: FromHeadersInto decodes into it, no copy per record
-		idx:       map[clock.Channel]uint32{},
-		topics:    map[clock.TopicID]bool{},
-		external:  map[clock.Channel]bool{},
-		hwm:       map[clock.Channel]int64{},
-		brokerHWM: map[clock.Channel]int64{},
-		compacted: map[clock.Channel]bool{},
+		cfg:        cfg,
+		names:      cfg.Names,
+		maxPending: maxPending,
+		buf:        make([]clock.Entry, 0, 16), // not nil: FromHeadersInto decodes into it, no copy per record
+		idx:        map[clock.Channel]uint32{},
+		topics:     map[clock.TopicID]bool{},
+		external:   map[clock.Channel]bool{},
+		hwm:        map[clock.Channel]int64{},
+		brokerHWM:  map[clock.Channel]int64{},
+		compacted:  map[clock.Channel]bool{},
 	}
 }
 
@@ -409,6 +412,9 @@ func (a *Auditor) Index(it *record.Item) error {
 		c := &achan{ch: ch, next: -1, last: -1, hwm: -1}
 		if a.single {
 			c.startLoading(a.hwm)
+			if a.external[ch] {
+				a.unsettled = true // claimed before the input showed it
+			}
 		}
 		a.chans = append(a.chans, c)
 		a.topics[ch.Topic] = true
@@ -483,6 +489,9 @@ func (a *Auditor) Add(it *record.Item) error {
 	if err := a.Index(it); err != nil {
 		return err
 	}
+	if a.unsettled {
+		return nil // the clocks will be read again: loading them now is wasted
+	}
 	return a.load(it)
 }
 
@@ -503,7 +512,7 @@ func (a *Auditor) Settled() bool {
 // Reread forgets what Add loaded, keeping the index, for a second reading
 // through Load.
 func (a *Auditor) Reread() {
-	a.single, a.unsettled = false, false
+	a.single, a.unsettled, a.pending = false, false, nil
 	for _, c := range a.chans {
 		c.ent, c.claims, c.raw, c.hwm = nil, chunked[claim]{}, nil, -1
 	}
@@ -595,7 +604,15 @@ func (a *Auditor) loadEntry(c *achan, ci, rank uint32, ref RecordRef, e clock.En
 		// log-facts line is read (checkRawClaims).
 		t := a.chans[ti]
 		if a.single && e.Position > t.last {
-			a.unsettled = true // records it covers may be still to come
+			// Records it covers may be still to come: counted once all
+			// are read (countPending), or, past a bound, read again.
+			if len(a.pending) == a.maxPending {
+				a.unsettled = true
+				return
+			}
+			a.pending = append(a.pending, pendingClaim{ci: ci, at: uint32(c.claims.len()), pos: e.Position})
+			c.claims.append(packClaim(ti, 0))
+			return
 		}
 		count, _ := slices.BinarySearch(t.offs, e.Position+1) // records at or below the position
 		if count == 0 || t.offs[count-1] != e.Position {
@@ -615,6 +632,39 @@ func (a *Auditor) loadEntry(c *achan, ci, rank uint32, ref RecordRef, e clock.En
 	if hwm, ok := a.hwm[e.Channel]; ok && e.Position >= hwm {
 		a.report(Finding{Kind: FindingBeyondLogEnd, Record: ref, Producer: c.ch, Claim: e, HighWatermark: hwm})
 	}
+}
+
+// maxPending bounds the claims Add keeps to count at the end: 16 bytes
+// each; past it, the input is read again instead.
+const maxPending = 1 << 20
+
+// pendingClaim is a claim of a record not read yet: claim at of channel ci
+// on position pos.
+type pendingClaim struct {
+	ci, at uint32
+	pos    int64
+}
+
+// countPending puts the claims of records read after them in rank form,
+// now that every record is read, and keeps those that name no record's
+// offset for checkRawClaims, in claim order as Load would have.
+func (a *Auditor) countPending() {
+	touched := map[uint32]bool{}
+	for _, p := range a.pending {
+		c := a.chans[p.ci]
+		ti := c.claims.at(int(p.at)).channel()
+		t := a.chans[ti]
+		count, _ := slices.BinarySearch(t.offs, p.pos+1)
+		if count == 0 || t.offs[count-1] != p.pos {
+			c.raw = append(c.raw, rawPos{p.at, p.pos})
+			touched[p.ci] = true
+		}
+		c.claims.set(int(p.at), packClaim(ti, uint32(count)))
+	}
+	for ci := range touched {
+		slices.SortFunc(a.chans[ci].raw, func(x, y rawPos) int { return cmp.Compare(x.at, y.at) })
+	}
+	a.pending = nil
 }
 
 // checkRawClaims reports the claims on channels of the input that name no

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate/gatetest"
 	"github.com/causalctl/causalctl/internal/record"
 )
@@ -51,32 +52,34 @@ func reportText(rep *Report) string {
 }
 
 // The single reading reports exactly what the two readings do, on every
-// seed of the simulator, honest and unfolded, with and without position
-// lines, in random interleavings: those that claim records later in the
-// file take the second reading, the others are settled at once.
+// seed of the simulator, honest and unfolded, in random interleavings
+// (with and without position lines), which mostly claim records later in
+// the file and take the second reading, and in the order the records were
+// produced, which one reading settles.
 func TestAuditSingleReadingAgrees(t *testing.T) {
 	settled, reread := 0, 0
 	for seed := range uint64(simSeeds) {
 		for _, unfolded := range []bool{false, true} {
 			w := gatetest.Simulate(gatetest.Config{Seed: seed, StampSettledOnly: unfolded})
 			rng := rand.New(rand.NewPCG(seed, 5))
-			items := worldItems(w, rng, seed%2 == 0)
 			scopes := randomScopes(w, rng)
-			two := New(Config{Names: w.Names})
-			one := New(Config{Names: w.Names})
-			for _, ch := range w.Channels {
-				two.SetHighWatermark(ch, w.Logs[ch].End)
-				one.SetHighWatermark(ch, w.Logs[ch].End)
-			}
-			want := reportText(auditItems(t, two, items, scopes))
-			rep, ok := auditOnce(t, one, items, scopes)
-			if got := reportText(rep); got != want {
-				t.Fatalf("seed %d (unfolded %v, settled %v): one reading and two disagree\none: %s\ntwo: %s", seed, unfolded, ok, got, want)
-			}
-			if ok {
-				settled++
-			} else {
-				reread++
+			for order, items := range [][]record.Item{worldItems(w, rng, seed%2 == 0), producedItems(w)} {
+				two := New(Config{Names: w.Names})
+				one := New(Config{Names: w.Names})
+				for _, ch := range w.Channels {
+					two.SetHighWatermark(ch, w.Logs[ch].End)
+					one.SetHighWatermark(ch, w.Logs[ch].End)
+				}
+				want := reportText(auditItems(t, two, items, scopes))
+				rep, ok := auditOnce(t, one, items, scopes)
+				if got := reportText(rep); got != want {
+					t.Fatalf("seed %d (unfolded %v, order %d, settled %v): one reading and two disagree\none: %s\ntwo: %s", seed, unfolded, order, ok, got, want)
+				}
+				if ok {
+					settled++
+				} else {
+					reread++
+				}
 			}
 		}
 	}
@@ -86,32 +89,56 @@ func TestAuditSingleReadingAgrees(t *testing.T) {
 	}
 }
 
-// A claim on a record later in the input, or on a channel the input shows
-// later, is not settled by one reading; one on a record read before is.
+// producedItems is the world's capture in the order its records were
+// produced: a causal order.
+func producedItems(w *gatetest.World) []record.Item {
+	out := make([]record.Item, 0, len(w.Records))
+	for _, r := range w.Records {
+		name, _ := w.Names.Name(r.Channel.Topic)
+		out = append(out, record.Item{Kind: record.KindRecord, Line: int64(len(out) + 1), Topic: name, TopicID: r.Channel.Topic,
+			Partition: r.Channel.Partition, Offset: r.Offset, Headers: []clock.Header{{Key: clock.HeaderCauses, Value: clock.Encode(r.Clock)}}})
+	}
+	return out
+}
+
+// A claim on a channel the input shows later is not settled by one
+// reading, nor are more claims of records read after them than the auditor
+// keeps; a claim on a record read before or after is.
 func TestAuditSettled(t *testing.T) {
 	for _, tc := range []struct {
-		name    string
-		build   func(f *fixture)
-		settled bool
+		name       string
+		build      func(f *fixture)
+		maxPending int
+		settled    bool
 	}{
 		{"backward", func(f *fixture) {
 			f.rec("a/0", 0, "")
 			f.rec("b/0", 0, "a/0=0")
-		}, true},
+		}, 0, true},
 		{"forward record", func(f *fixture) {
 			f.rec("a/0", 0, "")
 			f.rec("b/0", 0, "a/0=1")
 			f.rec("a/0", 1, "")
-		}, false},
+		}, 0, true},
+		{"more forward records than kept", func(f *fixture) {
+			f.rec("a/0", 0, "")
+			f.rec("b/0", 0, "a/0=1")
+			f.rec("b/0", 1, "a/0=2")
+			f.rec("a/0", 1, "")
+			f.rec("a/0", 2, "")
+		}, 1, false},
 		{"forward channel", func(f *fixture) {
 			f.rec("b/0", 0, "a/0=0")
 			f.rec("a/0", 0, "")
-		}, false},
+		}, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, "a", "b")
 			tc.build(f)
 			a := New(Config{Names: f.names})
+			if tc.maxPending > 0 {
+				a.maxPending = tc.maxPending
+			}
 			for i := range f.items {
 				if err := a.Add(&f.items[i]); err != nil {
 					t.Fatal(err)

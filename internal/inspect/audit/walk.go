@@ -295,6 +295,7 @@ func (a *Auditor) Run(scopes []Scope) (*Report, error) {
 	if len(scopes) == 0 {
 		scopes = []Scope{{Channels: a.Channels()}}
 	}
+	a.countPending()
 	a.checkRawClaims()
 	a.setScopes(scopes)
 	a.walk()
