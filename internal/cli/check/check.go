@@ -126,18 +126,19 @@ func Run(ctx context.Context, opts *Options) error {
 	// instead of twice it.
 	defer debug.SetGCPercent(debug.SetGCPercent(20))
 	a := audit.New(audit.Config{Names: opts.Names, MaxHeaderSize: opts.MaxHeaderSize, MaxFindings: opts.MaxFindings})
-	// index and feed take every item of the two readings to the auditor.
-	index, feed := a.Index, a.Load
+	// add and feed take every item of the readings to the auditor.
+	add, feed := a.Add, a.Load
 	if opts.Range.Given() {
 		// The spool's lines are no one's to look up: records of a broker
 		// range are named by channel and offset alone, in findings and
 		// errors alike.
-		index, feed = withoutLines(index), withoutLines(feed)
+		add, feed = withoutLines(add), withoutLines(feed)
 	}
-	// The input is read twice (a broker range spooled first); the first
-	// reading, for channels and names, indexes the records too.
+	// The first reading of the input (a broker range spooled first), for
+	// channels and names, audits the records too; a second is needed only
+	// when some claim names what the rest of the input holds (Settled).
 	in, err := opts.OpenInput(ctx, &opts.InputFlags, cmdutil.InputRead{
-		LogFacts: true, Reread: true, Observe: index,
+		LogFacts: true, Reread: true, Observe: add, ObserveClocks: true,
 		OnRange: func(ctx context.Context, br *cmdutil.Range) error { return highWatermarks(ctx, br, a) },
 	})
 	if err != nil {
@@ -149,8 +150,11 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	if err := load(ctx, in.Capture, feed); err != nil {
-		return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", source, err), notAudited)
+	if !a.Settled() {
+		a.Reread()
+		if err := load(ctx, in.Capture, feed); err != nil {
+			return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", source, err), notAudited)
+		}
 	}
 	rep, err := a.Run(scopes)
 	if err != nil {

@@ -39,6 +39,7 @@ type Capture struct {
 	maxLine int
 	read    bool
 	observe func(*record.Item) error
+	clocks  bool // the first reading decodes headers too (ObserveClocks)
 }
 
 // OpenCapture opens the capture at path ("-" for stdin) and reads it once,
@@ -80,7 +81,11 @@ func (c *Capture) firstReading(ctx context.Context, ios *iostreams.IOStreams, na
 	for _, o := range opts {
 		o(c)
 	}
-	first, err := c.Open(capture.ChannelsOnly())
+	mode := capture.ChannelsOnly()
+	if c.clocks {
+		mode = capture.SkipPayloads()
+	}
+	first, err := c.Open(mode)
 	chk := &checked{names: names, channels: map[channelKey]*channelState{}}
 	if err == nil {
 		// A regular file is read on every core (in parts, merged in
@@ -228,6 +233,14 @@ type CaptureOption func(*Capture)
 // then reads the capture once less. An error of visit ends the reading.
 func Observe(visit func(*record.Item) error) CaptureOption {
 	return func(c *Capture) { c.observe = visit }
+}
+
+// ObserveClocks makes the first reading read records in full but for
+// payloads (capture.SkipPayloads), headers decoded, like a command's own
+// second reading: for an Observe that needs the clocks, so that it can do
+// without that second reading.
+func ObserveClocks() CaptureOption {
+	return func(c *Capture) { c.clocks = true }
 }
 
 // observed is a source whose items visit sees as they pass.

@@ -166,6 +166,9 @@ type InputRead struct {
 	// Observe sees every item of a capture's first reading (see the
 	// option Observe): a command that needs that reading too.
 	Observe func(*record.Item) error
+	// ObserveClocks makes that reading decode headers too (the option
+	// ObserveClocks): Observe then sees every record's headers.
+	ObserveClocks bool
 	// OnRange is called once a broker range is open, before any of it is
 	// read: check learns the cluster's high watermarks there.
 	OnRange func(context.Context, *Range) error
@@ -259,6 +262,9 @@ func (f *Factory) openCapture(ctx context.Context, in *InputFlags, read InputRea
 	var opts []CaptureOption
 	if read.Observe != nil {
 		opts = append(opts, Observe(read.Observe))
+	}
+	if read.ObserveClocks {
+		opts = append(opts, ObserveClocks())
 	}
 	c, err := open(opts...)
 	if err != nil {

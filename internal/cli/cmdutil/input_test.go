@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
@@ -242,5 +244,40 @@ func TestWhenInterrupted(t *testing.T) {
 	}
 	if got := Interrupted("interrupted after 4 records"); ExitCode(got) != ExitInterrupted || got.Error() != "interrupted after 4 records" {
 		t.Errorf("Interrupted: %v (exit %d)", got, ExitCode(got))
+	}
+}
+
+// ObserveClocks shows Observe every record's headers; without it the first
+// reading follows them without decoding.
+func TestOpenInputObserveClocks(t *testing.T) {
+	f, _ := cluster(t)
+	var b strings.Builder
+	w := capture.NewWriter(&b)
+	hdr := []clock.Header{{Key: clock.HeaderCauses, Value: clock.Encode(clock.MustNew(clock.Entry{Channel: clock.Channel{Topic: idB}, Position: 3}))}}
+	if err := w.Write(&record.Item{Kind: record.KindRecord, Topic: "a", TopicID: idA, Headers: hdr, Value: []byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "c.ndjson")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, clocks := range []bool{false, true} {
+		in := &InputFlags{Input: path, MaxLineSize: 1 << 20, Names: &clock.Names{}}
+		var got []clock.Header
+		var value []byte
+		src, err := f.OpenInput(context.Background(), in, InputRead{Reread: true, ObserveClocks: clocks, Observe: func(it *record.Item) error {
+			got, value = slices.Clone(it.Headers), it.Value
+			return nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Close()
+		if want := clocks; (len(got) == 1 && bytes.Equal(got[0].Value, hdr[0].Value)) != want || value != nil {
+			t.Errorf("ObserveClocks %v: Observe saw headers %v, value %q; want headers %v, no value", clocks, got, value, want)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -260,16 +261,21 @@ type Auditor struct {
 	chans  []*achan
 	topics map[clock.TopicID]bool // topics the input holds
 
-	loading   bool
-	records   int64
-	buf       []clock.Entry
-	findings  []Finding
-	external  map[clock.Channel]bool // claimed channels the input lacks
-	recent    []lineChannel
-	hwm       map[clock.Channel]int64
-	compacted map[clock.Channel]bool // topics whose gaps prove nothing
-	nfound    int
-	full      bool // MaxFindings reached
+	loading    bool
+	single     bool           // items come through Add: one reading
+	unsettled  bool           // Add met a claim only a second reading can settle (Settled)
+	pending    []pendingClaim // Add: claims of records not read yet, counted in Run
+	maxPending int            // bounds pending (maxPending; tests lower it)
+	records    int64
+	buf        []clock.Entry
+	findings   []Finding
+	external   map[clock.Channel]bool // claimed channels the input lacks
+	recent     []lineChannel
+	hwm        map[clock.Channel]int64
+	brokerHWM  map[clock.Channel]int64 // SetHighWatermark's, for a second reading after Add
+	compacted  map[clock.Channel]bool  // topics whose gaps prove nothing
+	nfound     int
+	full       bool // MaxFindings reached
 
 	// The walk (audit_walk.go).
 	scopes []*scopeState
@@ -317,13 +323,16 @@ func New(cfg Config) *Auditor {
 		cfg.MaxHeaderSize = clock.DefaultMaxSize
 	}
 	return &Auditor{
-		cfg:       cfg,
-		names:     cfg.Names,
-		idx:       map[clock.Channel]uint32{},
-		topics:    map[clock.TopicID]bool{},
-		external:  map[clock.Channel]bool{},
-		hwm:       map[clock.Channel]int64{},
-		compacted: map[clock.Channel]bool{},
+		cfg:        cfg,
+		names:      cfg.Names,
+		maxPending: maxPending,
+		buf:        make([]clock.Entry, 0, 16), // not nil: FromHeadersInto decodes into it, no copy per record
+		idx:        map[clock.Channel]uint32{},
+		topics:     map[clock.TopicID]bool{},
+		external:   map[clock.Channel]bool{},
+		hwm:        map[clock.Channel]int64{},
+		brokerHWM:  map[clock.Channel]int64{},
+		compacted:  map[clock.Channel]bool{},
 	}
 }
 
@@ -332,6 +341,7 @@ func New(cfg Config) *Auditor {
 // input does the same. Call it before Load.
 func (a *Auditor) SetHighWatermark(ch clock.Channel, hwm int64) {
 	a.hwm[ch] = hwm
+	a.brokerHWM[ch] = hwm
 }
 
 // inputError places err at item it and, when offset ≥ 0, at that record.
@@ -399,7 +409,14 @@ func (a *Auditor) Index(it *record.Item) error {
 	if !ok {
 		i = uint32(len(a.chans))
 		a.idx[ch] = i
-		a.chans = append(a.chans, &achan{ch: ch, next: -1, last: -1, hwm: -1})
+		c := &achan{ch: ch, next: -1, last: -1, hwm: -1}
+		if a.single {
+			c.startLoading(a.hwm)
+			if a.external[ch] {
+				a.unsettled = true // claimed before the input showed it
+			}
+		}
+		a.chans = append(a.chans, c)
 		a.topics[ch.Topic] = true
 	}
 	c := a.chans[i]
@@ -446,11 +463,63 @@ func (a *Auditor) Channels() []clock.Channel {
 func (a *Auditor) startLoading() {
 	a.loading = true
 	for _, c := range a.chans {
-		c.ent = make([]uint32, 1, len(c.offs)+1)
-		if h, ok := a.hwm[c.ch]; ok {
-			c.hwm = h
+		c.startLoading(a.hwm)
+	}
+}
+
+func (c *achan) startLoading(hwm map[clock.Channel]int64) {
+	c.ent = make([]uint32, 1, len(c.offs)+1)
+	if h, ok := hwm[c.ch]; ok {
+		c.hwm = h
+	}
+}
+
+// Add reads one item of a single reading: Index and Load at once. Claims
+// are put in rank form as they are read, which is exact for a claim on a
+// record already read, the causal order an honest capture is written in.
+// When a claim needs what the rest of the input holds (a record read
+// later, a channel or topic the input names later), Settled reports false
+// once every item is added: call Reread and Load every item again before
+// Run. Do not mix Add with Index or Load before that.
+func (a *Auditor) Add(it *record.Item) error {
+	if a.loading {
+		return errors.New("audit: Add after Load")
+	}
+	a.single = true
+	if err := a.Index(it); err != nil {
+		return err
+	}
+	if a.unsettled {
+		return nil // the clocks will be read again: loading them now is wasted
+	}
+	return a.load(it)
+}
+
+// Settled reports whether the items given to Add were audited in full; if
+// not, Reread starts the second reading.
+func (a *Auditor) Settled() bool {
+	if a.unsettled {
+		return false
+	}
+	for ch := range a.external {
+		if _, in := a.idx[ch]; in { // claimed before the input showed it
+			return false
 		}
 	}
+	return true
+}
+
+// Reread forgets what Add loaded, keeping the index, for a second reading
+// through Load.
+func (a *Auditor) Reread() {
+	a.single, a.unsettled, a.pending = false, false, nil
+	for _, c := range a.chans {
+		c.ent, c.claims, c.raw, c.hwm = nil, chunked[claim]{}, nil, -1
+	}
+	a.findings, a.nfound, a.full = nil, 0, false
+	a.external = map[clock.Channel]bool{}
+	a.hwm = maps.Clone(a.brokerHWM)
+	a.compacted = map[clock.Channel]bool{}
 }
 
 // Load reads one item of the second reading, which must be the first one
@@ -458,9 +527,16 @@ func (a *Auditor) startLoading() {
 // undecodable header is a finding (its clock counts as empty), not an
 // error.
 func (a *Auditor) Load(it *record.Item) error {
+	if a.single {
+		return errors.New("audit: Load after Add without Reread")
+	}
 	if !a.loading {
 		a.startLoading()
 	}
+	return a.load(it)
+}
+
+func (a *Auditor) load(it *record.Item) error {
 	if it.Kind == record.KindLogFacts && it.Facts != nil {
 		return a.loadFacts(it)
 	}
@@ -527,6 +603,17 @@ func (a *Auditor) loadEntry(c *achan, ci, rank uint32, ref RecordRef, e clock.En
 		// there. Others are kept as they are, and checked once every
 		// log-facts line is read (checkRawClaims).
 		t := a.chans[ti]
+		if a.single && e.Position > t.last {
+			// Records it covers may be still to come: counted once all
+			// are read (countPending), or, past a bound, read again.
+			if len(a.pending) == a.maxPending {
+				a.unsettled = true
+				return
+			}
+			a.pending = append(a.pending, pendingClaim{ci: ci, at: uint32(c.claims.len()), pos: e.Position})
+			c.claims.append(packClaim(ti, 0))
+			return
+		}
 		count, _ := slices.BinarySearch(t.offs, e.Position+1) // records at or below the position
 		if count == 0 || t.offs[count-1] != e.Position {
 			c.raw = append(c.raw, rawPos{uint32(c.claims.len()), e.Position})
@@ -536,11 +623,48 @@ func (a *Auditor) loadEntry(c *achan, ci, rank uint32, ref RecordRef, e clock.En
 	}
 	a.external[e.Channel] = true
 	if _, named := a.names.Name(e.Channel.Topic); !named && !a.topics[e.Channel.Topic] {
+		if a.single {
+			a.unsettled = true // the input may name the topic later
+			return
+		}
 		a.report(Finding{Kind: FindingUnknownTopic, Record: ref, Producer: c.ch, Claim: e})
 	}
 	if hwm, ok := a.hwm[e.Channel]; ok && e.Position >= hwm {
 		a.report(Finding{Kind: FindingBeyondLogEnd, Record: ref, Producer: c.ch, Claim: e, HighWatermark: hwm})
 	}
+}
+
+// maxPending bounds the claims Add keeps to count at the end: 16 bytes
+// each; past it, the input is read again instead.
+const maxPending = 1 << 20
+
+// pendingClaim is a claim of a record not read yet: claim at of channel ci
+// on position pos.
+type pendingClaim struct {
+	ci, at uint32
+	pos    int64
+}
+
+// countPending puts the claims of records read after them in rank form,
+// now that every record is read, and keeps those that name no record's
+// offset for checkRawClaims, in claim order as Load would have.
+func (a *Auditor) countPending() {
+	touched := map[uint32]bool{}
+	for _, p := range a.pending {
+		c := a.chans[p.ci]
+		ti := c.claims.at(int(p.at)).channel()
+		t := a.chans[ti]
+		count, _ := slices.BinarySearch(t.offs, p.pos+1)
+		if count == 0 || t.offs[count-1] != p.pos {
+			c.raw = append(c.raw, rawPos{p.at, p.pos})
+			touched[p.ci] = true
+		}
+		c.claims.set(int(p.at), packClaim(ti, uint32(count)))
+	}
+	for ci := range touched {
+		slices.SortFunc(a.chans[ci].raw, func(x, y rawPos) int { return cmp.Compare(x.at, y.at) })
+	}
+	a.pending = nil
 }
 
 // checkRawClaims reports the claims on channels of the input that name no

@@ -85,11 +85,20 @@ func (f *fixture) auditMax(max int, scopes ...string) *Report {
 		}
 		ss = append(ss, sc)
 	}
-	a := New(Config{Names: f.names, MaxFindings: max})
-	for ch, h := range f.hwm {
-		a.SetHighWatermark(f.channel(ch), h)
+	auditor := func() *Auditor {
+		a := New(Config{Names: f.names, MaxFindings: max})
+		for ch, h := range f.hwm {
+			a.SetHighWatermark(f.channel(ch), h)
+		}
+		return a
 	}
-	return auditItems(f.t, a, f.items, ss)
+	rep := auditItems(f.t, auditor(), f.items, ss)
+	// Every fixture is also audited in one reading (Add), which must
+	// report the same.
+	if one, _ := auditOnce(f.t, auditor(), f.items, ss); reportText(one) != reportText(rep) {
+		f.t.Fatalf("one reading and two disagree\none: %s\ntwo: %s", reportText(one), reportText(rep))
+	}
+	return rep
 }
 
 // describe prints a finding compactly for comparisons.

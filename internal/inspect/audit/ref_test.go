@@ -83,6 +83,12 @@ func auditItems(t testing.TB, a *Auditor, items []record.Item, scopes []Scope) *
 			t.Fatal(err)
 		}
 	}
+	return loadRun(t, a, items, scopes)
+}
+
+// loadRun gives items to a's Load and runs it for scopes.
+func loadRun(t testing.TB, a *Auditor, items []record.Item, scopes []Scope) *Report {
+	t.Helper()
 	for i := range items {
 		if err := a.Load(&items[i]); err != nil {
 			t.Fatal(err)

@@ -53,6 +53,8 @@ func (c *chunked[T]) append(v T) {
 
 func (c *chunked[T]) at(i int) T { return c.chunks[i>>chunkBits][i&(1<<chunkBits-1)] }
 
+func (c *chunked[T]) set(i int, v T) { c.chunks[i>>chunkBits][i&(1<<chunkBits-1)] = v }
+
 func (c *chunked[T]) len() int { return c.n }
 
 // sparse holds a small vector of claims for some of a channel's records,

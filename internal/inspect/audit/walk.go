@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -278,7 +279,10 @@ func (a *Auditor) waitCount(s *scopeState, ch, k, on uint32) uint32 {
 // Run audits the loaded input for scopes (none: one scope of every channel
 // of the input) and returns the report.
 func (a *Auditor) Run(scopes []Scope) (*Report, error) {
-	if !a.loading {
+	if a.single && !a.Settled() {
+		return nil, errors.New("audit: Run after Add of an input it did not settle: Reread and Load it first")
+	}
+	if !a.loading && !a.single {
 		a.startLoading()
 	}
 	if !a.full {
@@ -291,6 +295,7 @@ func (a *Auditor) Run(scopes []Scope) (*Report, error) {
 	if len(scopes) == 0 {
 		scopes = []Scope{{Channels: a.Channels()}}
 	}
+	a.countPending()
 	a.checkRawClaims()
 	a.setScopes(scopes)
 	a.walk()
