@@ -1,10 +1,12 @@
 package cmdutil
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"syscall"
 	"testing"
 	"time"
@@ -136,4 +138,24 @@ func TestLineWriterAfterStopWritesNothing(t *testing.T) {
 	if out.Len() != 0 {
 		t.Errorf("stdout holds %q after Stop", out.String())
 	}
+}
+
+// BenchmarkLineWriter writes ndjson events through a LineWriter under a
+// FinalOutput, and through a bufio.Writer for comparison.
+func BenchmarkLineWriter(b *testing.B) {
+	line := eventLine(123456)
+	b.Run("line-writer", func(b *testing.B) {
+		lw := NewLineWriter(io.Discard, &FinalOutput{})
+		b.SetBytes(int64(len(line)))
+		for b.Loop() {
+			lw.WriteString(line)
+		}
+	})
+	b.Run("bufio", func(b *testing.B) {
+		bw := bufio.NewWriterSize(io.Discard, lineBufferSize)
+		b.SetBytes(int64(len(line)))
+		for b.Loop() {
+			bw.WriteString(line)
+		}
+	})
 }
