@@ -31,13 +31,16 @@ type Options struct {
 	cmdutil.InputFlags
 	File string
 	Now  func() time.Time
+	// Final guards the capture on stdout: it is written in whole lines,
+	// so an interrupt's exit cannot cut one (cmdutil.LineWriter).
+	Final *cmdutil.FinalOutput
 	// OpenInput opens the range (Factory.OpenInput).
 	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
 }
 
 // NewCmdCapture returns the capture command.
 func NewCmdCapture(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Now: time.Now, OpenInput: f.OpenInput}
+	opts := &Options{IO: f.IOStreams, Now: time.Now, Final: f.Final, OpenInput: f.OpenInput}
 	cmd := &cobra.Command{
 		Use:   "capture --topic NAME[/P]… [--offsets RANGE] [-f FILE]",
 		Short: "Write a broker range as a capture file",
@@ -89,7 +92,14 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	defer src.Close()
 	br := src.Range
 	if opts.File == "" {
-		return write(ctx, opts, opts.IO.Out, br, br.Channels, br.Ends)
+		lw := cmdutil.NewLineWriter(opts.IO.Out, opts.Final)
+		err := write(ctx, opts, lw, br, br.Channels, br.Ends)
+		// What was captured is written even when the capture stopped: its
+		// last line says where.
+		if ferr := lw.Finish(nil); ferr != nil && err == nil {
+			err = fmt.Errorf("writing the capture: %w", ferr)
+		}
+		return err
 	}
 	return toFile(opts.File, func(w io.Writer) error { return write(ctx, opts, w, br, br.Channels, br.Ends) })
 }

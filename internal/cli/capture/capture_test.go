@@ -125,3 +125,21 @@ func TestRun(t *testing.T) {
 		t.Errorf("unknown topic: %v, wrote %q", err, out)
 	}
 }
+
+// TestStdoutGoesThroughFinalOutput: a capture on stdout is written in
+// whole lines under the FinalOutput (cmdutil.LineWriter): once the process
+// is exiting after an interrupt's grace, no more of it is written, so the
+// exit cannot cut a line.
+func TestStdoutGoesThroughFinalOutput(t *testing.T) {
+	c := kafkatest.Cluster(t, kfake.SeedTopics(1, "orders"))
+	for i := range 4 {
+		kafkatest.Produce(t, c, &kgo.Record{Topic: "orders", Value: []byte{byte(i)}})
+	}
+	ios, _, out, _ := iostreams.Test()
+	f := cmdutiltest.Factory(ios, c.ListenAddrs()[0])
+	f.Final.Stop()
+	err := command(f, nil, "-t", "orders", "--offsets", "start")
+	if err == nil || out.Len() != 0 {
+		t.Errorf("error %v, %d bytes on stdout: want an error and nothing written", err, out.Len())
+	}
+}

@@ -163,7 +163,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if ctx.Err() != nil { // Ctrl-C while the audit ran: it is not reported
 		return cmdutil.WhenInterrupted(ctx.Err(), notAudited)
 	}
-	if err := opts.Final.Do(func() error { return write(opts.IO.Out, opts.Output, source, opts.Names, rep) }); err != nil {
+	if err := write(opts.IO.Out, opts.Final, opts.Output, source, opts.Names, rep); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	if rep.Len() > 0 {

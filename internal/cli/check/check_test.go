@@ -1,14 +1,18 @@
 package check
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -213,5 +217,95 @@ func TestReportGoesThroughFinalOutput(t *testing.T) {
 	err := cmd.ExecuteContext(context.Background())
 	if err == nil || out.Len() != 0 {
 		t.Errorf("error %v, %d bytes on stdout: want an error and nothing written", err, out.Len())
+	}
+}
+
+// slowStdout is stdout while the process lives: each write goes out in
+// 4 KiB chunks, and after the first, onChunk runs with the rest still to
+// come; writes after exited are lost, as at the process's exit.
+type slowStdout struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	exited  chan struct{}
+	onChunk func()
+	once    sync.Once
+}
+
+func (o *slowStdout) Write(p []byte) (int, error) {
+	for i := 0; i < len(p); i += 4096 {
+		select {
+		case <-o.exited:
+			return i, os.ErrClosed
+		default:
+		}
+		o.mu.Lock()
+		o.buf.Write(p[i:min(i+4096, len(p))])
+		o.mu.Unlock()
+		o.once.Do(o.onChunk)
+	}
+	return len(p), nil
+}
+
+// TestInterruptDuringNDJSONEndsOnAFinding: Ctrl-C, then the grace running
+// out, while thousands of ndjson findings go to a slow stdout: the exit
+// waits only for the batch being written (cmdutil.LineWriter), not for the
+// whole report, and what was written ends on a line, every one a finding.
+func TestInterruptDuringNDJSONEndsOnAFinding(t *testing.T) {
+	fixture, err := os.ReadFile("testdata/fixture.ndjson")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fixture's first hole (c/0@0, line 8) at 3000 offsets: 3000
+	// findings, megabytes of ndjson.
+	lines := strings.Split(string(fixture), "\n")
+	var in strings.Builder
+	in.WriteString(strings.Join(lines[:7], "\n") + "\n")
+	for i := range 3000 {
+		in.WriteString(strings.Replace(lines[7], `"offset":0,`, fmt.Sprintf(`"offset":%d,`, i), 1) + "\n")
+	}
+
+	ios, stdin, _, _ := iostreams.Test()
+	stdin.WriteString(in.String())
+	f := cmdutiltest.Factory(ios, "")
+	sigs, grace := make(chan os.Signal, 2), make(chan time.Time, 1)
+	out := &slowStdout{exited: make(chan struct{})}
+	out.onChunk = func() {
+		sigs <- syscall.SIGINT
+		grace <- time.Time{}
+		select {
+		case <-f.Final.Stopping():
+		case <-out.exited:
+		}
+	}
+	ios.Out = out
+	cmd := cmdutiltest.AsRoot(NewCmdCheck(f, nil))
+	cmd.SetArgs([]string{"-f", "-", "--scope", "a,c", "-o", "ndjson"})
+	stuck := make(chan struct{}) // the command never returns by itself
+	defer close(stuck)
+	var errOut bytes.Buffer
+	code := cmdutil.Interruptible(sigs, func(time.Duration) <-chan time.Time { return grace }, f.Final, &errOut, func(ctx context.Context) int {
+		cmd.ExecuteContext(ctx)
+		<-stuck
+		return cmdutil.ExitOK
+	})
+	close(out.exited)
+	if code != cmdutil.ExitInterrupted {
+		t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+	}
+	out.mu.Lock()
+	got := out.buf.String()
+	out.mu.Unlock()
+	if !strings.HasSuffix(got, "\n") {
+		t.Fatalf("stdout (%d bytes) does not end with a newline", len(got))
+	}
+	findings := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	for i, line := range findings {
+		var v struct{ Kind string }
+		if err := json.Unmarshal([]byte(line), &v); err != nil || v.Kind != "hole" {
+			t.Fatalf("line %d is not a finding (%v): %.80q", i+1, err, line)
+		}
+	}
+	if len(findings) >= 3000 {
+		t.Errorf("the exit waited for all %d findings, not only the batch being written", len(findings))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect/audit"
@@ -159,8 +160,29 @@ func (j jsonWriter) summary(source string, rep *audit.Report) jsonSummary {
 	return s
 }
 
-// write renders the report as text, json or ndjson.
-func write(w io.Writer, format, source string, names *clock.Names, rep *audit.Report) error {
+// write renders the report as text, json or ndjson. text and json are one
+// document, written whole under final; ndjson is a stream, a line per
+// finding written in whole lines under final (cmdutil.LineWriter), so
+// that an interrupt's exit waits only for the batch being written and
+// stdout still ends on a line.
+func write(w io.Writer, final *cmdutil.FinalOutput, format, source string, names *clock.Names, rep *audit.Report) error {
+	if format == "ndjson" {
+		lw := cmdutil.NewLineWriter(w, final)
+		j := jsonWriter{names}
+		if err := rep.Each(func(f audit.Finding) error { return writeJSON(lw, j.finding(f)) }); err != nil {
+			return err
+		}
+		return lw.Finish(func() error {
+			s := j.summary(source, rep)
+			s.Kind = "summary"
+			return writeJSON(lw, s)
+		})
+	}
+	return final.Do(func() error { return writeDocument(w, format, source, names, rep) })
+}
+
+// writeDocument renders the report as text or json.
+func writeDocument(w io.Writer, format, source string, names *clock.Names, rep *audit.Report) error {
 	bw := bufio.NewWriter(w)
 	j := jsonWriter{names}
 	switch format {
@@ -187,15 +209,6 @@ func write(w io.Writer, format, source string, names *clock.Names, rep *audit.Re
 			return err
 		}
 		bw.WriteString("]}\n")
-	case "ndjson":
-		if err := rep.Each(func(f audit.Finding) error { return writeJSON(bw, j.finding(f)) }); err != nil {
-			return err
-		}
-		s := j.summary(source, rep)
-		s.Kind = "summary"
-		if err := writeJSON(bw, s); err != nil {
-			return err
-		}
 	default:
 		writeText(bw, source, names, rep)
 	}

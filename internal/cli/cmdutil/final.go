@@ -72,6 +72,11 @@ func (g *FinalOutput) Stop() {
 	g.mu.Unlock()
 }
 
+// Stopping is closed once Stop has begun waiting for the output being
+// written: a test's slow stdout waits on it, to write the rest of a write
+// only once the exit is decided.
+func (g *FinalOutput) Stopping() <-chan struct{} { return g.stopStarted() }
+
 // stopStarted is closed when Stop starts waiting for a document.
 func (g *FinalOutput) stopStarted() chan struct{} {
 	g.stoppingMu.Lock()

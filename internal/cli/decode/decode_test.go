@@ -3,6 +3,7 @@ package decode
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -61,6 +62,30 @@ func TestRunTTYAndPipe(t *testing.T) {
 		}
 		if !tc.tty && out.String() != "orders/2=41\n" {
 			t.Errorf("pipe: %q, want exactly the text form", out)
+		}
+	}
+}
+
+// TestRecordLinesGoThroughFinalOutput: the line per record is streamed in
+// whole lines under the FinalOutput (cmdutil.LineWriter): once the process
+// is exiting after an interrupt's grace, no more are written, so the exit
+// cannot cut one.
+func TestRecordLinesGoThroughFinalOutput(t *testing.T) {
+	var capture strings.Builder
+	capture.WriteString(`{"topic":"orders","topic_id":"00000000-0000-0000-0000-00000000000a","partition":0,"position":0}` + "\n")
+	for i := range 2000 {
+		fmt.Fprintf(&capture, `{"topic":"orders","topic_id":"00000000-0000-0000-0000-00000000000a","partition":0,"offset":%d,"timestamp":1000,"headers":[]}`+"\n", i)
+	}
+	for _, output := range []string{"text", "json"} {
+		ios, in, out, _ := iostreams.Test()
+		in.WriteString(capture.String())
+		f := cmdutiltest.Factory(ios, "")
+		f.Final.Stop()
+		cmd := cmdutiltest.AsRoot(NewCmdDecode(f, nil))
+		cmd.SetArgs([]string{"--input", "-", "-o", output})
+		err := cmd.ExecuteContext(context.Background())
+		if err == nil || out.Len() != 0 {
+			t.Errorf("-o %s: error %v, %d bytes on stdout: want an error and nothing written", output, err, out.Len())
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package decode
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -48,17 +47,19 @@ var ErrUndecodable = errors.New("undecodable headers")
 
 // DecodeRecords writes one line per record of src: channel, offset, time
 // and clock (or the reason the header is undecodable). Position items are
-// not records and are passed over.
+// not records and are passed over. The lines are streamed in whole lines
+// under opts.Final (cmdutil.LineWriter): an interrupt's exit does not cut
+// one.
 func DecodeRecords(src Source, opts *Options) error {
-	w := bufio.NewWriter(opts.IO.Out)
+	w := cmdutil.NewLineWriter(opts.IO.Out, opts.Final)
 	err := decodeRecords(src, opts, w)
-	if ferr := w.Flush(); ferr != nil && err == nil {
+	if ferr := w.Finish(nil); ferr != nil && err == nil {
 		err = fmt.Errorf("writing output: %w", ferr)
 	}
 	return err
 }
 
-func decodeRecords(src Source, opts *Options, w *bufio.Writer) error {
+func decodeRecords(src Source, opts *Options, w *cmdutil.LineWriter) error {
 	var bad, records int
 	var first string
 	for {

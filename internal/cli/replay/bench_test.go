@@ -95,7 +95,7 @@ func benchReplay(b *testing.B, path string, n int) {
 			for b.Loop() {
 				ios, _, _, _ := iostreams.Test()
 				ios.Out = io.Discard
-				opts := &Options{IO: ios, Output: format, Now: time.Now, OpenInput: cmdutiltest.Factory(ios, "").OpenInput,
+				opts := &Options{IO: ios, Final: &cmdutil.FinalOutput{}, Output: format, Now: time.Now, OpenInput: cmdutiltest.Factory(ios, "").OpenInput,
 					InputFlags: cmdutil.InputFlags{Input: path, Names: &clock.Names{},
 						MaxHeaderSize: clock.DefaultMaxSize, MaxLineSize: capture.DefaultMaxLineSize,
 						Interleave: replay.Interleave{Mode: replay.File}}}

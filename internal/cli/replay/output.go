@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,7 +19,7 @@ import (
 // more than the gate.
 type writer struct {
 	format string
-	bw     *bufio.Writer
+	bw     *cmdutil.LineWriter // whole lines only, under the FinalOutput
 	names  *clock.Names
 	quoted map[clock.Channel][]byte // channel → its JSON string
 	buf    []byte
@@ -32,8 +31,8 @@ type writer struct {
 	task int32
 }
 
-func newWriter(w io.Writer, format string, names *clock.Names) *writer {
-	return &writer{format: format, bw: bufio.NewWriterSize(w, 64<<10), names: names, quoted: map[clock.Channel][]byte{}, task: -1}
+func newWriter(w io.Writer, final *cmdutil.FinalOutput, format string, names *clock.Names) *writer {
+	return &writer{format: format, bw: cmdutil.NewLineWriter(w, final), names: names, quoted: map[clock.Channel][]byte{}, task: -1}
 }
 
 // flushEvery bounds how many events wait in the buffer, so that a slow
@@ -133,21 +132,16 @@ func (w *writer) summary(s *inspect.Summary) error {
 	return nil
 }
 
-func (w *writer) flush() error { return w.bw.Flush() }
-
 // finish writes the summary (when report) and what is still buffered as
 // the command's final document: an interrupt's grace does not cut it
-// (cmdutil.FinalOutput).
-func (w *writer) finish(final *cmdutil.FinalOutput, report bool, summary func() error) error {
-	return final.Do(func() error {
-		if report {
-			if err := summary(); err != nil {
-				return err
-			}
-		}
-		if err := w.flush(); err != nil {
-			return fmt.Errorf("writing output: %w", err)
-		}
-		return nil
-	})
+// (cmdutil.LineWriter.Finish).
+func (w *writer) finish(report bool, summary func() error) error {
+	var last func() error
+	if report {
+		last = summary
+	}
+	if err := w.bw.Finish(last); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	return nil
 }

@@ -182,7 +182,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	}
 
-	w := newWriter(opts.IO.Out, opts.Output, opts.Names)
+	w := newWriter(opts.IO.Out, opts.Final, opts.Output, opts.Names)
 	during := inspect.InputFacts(r, channels, false)
 	w.classify = func(b gate.Blocker) inspect.Cause { c, _ := during.Classify(r.Gate(), b); return c }
 	var progress func(replay.Progress)
@@ -199,7 +199,7 @@ func Run(ctx context.Context, opts *Options) error {
 	_, failedClosed := replay.FailureOf(runErr)
 	// What was replayed so far is reported in every case but bad input.
 	report := runErr == nil || interrupted || failedClosed
-	if err := w.finish(opts.Final, report, func() error { return w.summary(sum) }); err != nil {
+	if err := w.finish(report, func() error { return w.summary(sum) }); err != nil {
 		return err
 	}
 	switch {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -379,5 +380,35 @@ func TestTUIInBackground(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "Replay complete") || strings.Contains(out.String(), "\x1b[?1049h") {
 		t.Errorf("not the text output:\n%q", out)
+	}
+}
+
+// manyRecords is a capture of n records on one partition, none waiting
+// for another: n deliver events.
+func manyRecords(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"topic":"orders","topic_id":"00000000-0000-0000-0000-00000000000a","partition":0,"position":0}` + "\n")
+	for i := range n {
+		fmt.Fprintf(&b, `{"topic":"orders","topic_id":"00000000-0000-0000-0000-00000000000a","partition":0,"offset":%d,"timestamp":1000,"headers":[]}`+"\n", i)
+	}
+	return b.String()
+}
+
+// TestEventsGoThroughFinalOutput: the ndjson events are streamed in whole
+// lines under the FinalOutput (cmdutil.LineWriter): once the process is
+// exiting after an interrupt's grace, no more of them are written, so
+// stdout cannot be cut mid-line by the exit.
+func TestEventsGoThroughFinalOutput(t *testing.T) {
+	for _, args := range [][]string{{"-o", "ndjson"}, {"-o", "ndjson", "--tasks"}} {
+		ios, in, out, _ := iostreams.Test()
+		in.WriteString(manyRecords(5000))
+		f := cmdutiltest.Factory(ios, "")
+		f.Final.Stop()
+		cmd := cmdutiltest.AsRoot(NewCmdReplay(f, nil))
+		cmd.SetArgs(append([]string{"-f", "-"}, args...))
+		err := cmd.ExecuteContext(context.Background())
+		if err == nil || out.Len() != 0 {
+			t.Errorf("%v: error %v, %d bytes on stdout: want an error and nothing written", args, err, out.Len())
+		}
 	}
 }

@@ -42,7 +42,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 		}
 	}
 
-	w := newWriter(opts.IO.Out, opts.Output, opts.Names)
+	w := newWriter(opts.IO.Out, opts.Final, opts.Output, opts.Names)
 	classify := map[int32]func(gate.Blocker) inspect.Cause{}
 	for _, task := range ts.Tasks {
 		during := inspect.InputFacts(task.Replayer, channels, false)
@@ -73,7 +73,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 	merged.Interrupted = interrupted
 	_, failedClosed := replay.FailureOf(runErr)
 	report := runErr == nil || interrupted || failedClosed
-	if err := w.finish(opts.Final, report, func() error { return writeTaskSummaries(w, nums, sums, merged) }); err != nil {
+	if err := w.finish(report, func() error { return writeTaskSummaries(w, nums, sums, merged) }); err != nil {
 		return err
 	}
 	switch {
