@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -220,32 +219,6 @@ func TestReportGoesThroughFinalOutput(t *testing.T) {
 	}
 }
 
-// slowStdout is stdout while the process lives: each write goes out in
-// 4 KiB chunks, and after the first, onChunk runs with the rest still to
-// come; writes after exited are lost, as at the process's exit.
-type slowStdout struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	exited  chan struct{}
-	onChunk func()
-	once    sync.Once
-}
-
-func (o *slowStdout) Write(p []byte) (int, error) {
-	for i := 0; i < len(p); i += 4096 {
-		select {
-		case <-o.exited:
-			return i, os.ErrClosed
-		default:
-		}
-		o.mu.Lock()
-		o.buf.Write(p[i:min(i+4096, len(p))])
-		o.mu.Unlock()
-		o.once.Do(o.onChunk)
-	}
-	return len(p), nil
-}
-
 // TestInterruptDuringNDJSONEndsOnAFinding: Ctrl-C, then the grace running
 // out, while thousands of ndjson findings go to a slow stdout: the exit
 // waits only for the batch being written (cmdutil.LineWriter), not for the
@@ -268,13 +241,13 @@ func TestInterruptDuringNDJSONEndsOnAFinding(t *testing.T) {
 	stdin.WriteString(in.String())
 	f := cmdutiltest.Factory(ios, "")
 	sigs, grace := make(chan os.Signal, 2), make(chan time.Time, 1)
-	out := &slowStdout{exited: make(chan struct{})}
-	out.onChunk = func() {
+	out := testutil.NewProcessStdout()
+	out.OnChunk = func() {
 		sigs <- syscall.SIGINT
 		grace <- time.Time{}
 		select {
 		case <-f.Final.Stopping():
-		case <-out.exited:
+		case <-out.Exited:
 		}
 	}
 	ios.Out = out
@@ -288,13 +261,11 @@ func TestInterruptDuringNDJSONEndsOnAFinding(t *testing.T) {
 		<-stuck
 		return cmdutil.ExitOK
 	})
-	close(out.exited)
+	close(out.Exited)
 	if code != cmdutil.ExitInterrupted {
 		t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
 	}
-	out.mu.Lock()
-	got := out.buf.String()
-	out.mu.Unlock()
+	got := string(out.Written())
 	if !strings.HasSuffix(got, "\n") {
 		t.Fatalf("stdout (%d bytes) does not end with a newline", len(got))
 	}

@@ -6,46 +6,13 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
-
-// processOut is stdout as the process sees it until it exits: writes
-// after Interruptible returned are lost, as they are when the process
-// ends. Each Write goes out in small chunks, and onChunk runs after the
-// first, while the rest is still to come.
-type processOut struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	exited  chan struct{}
-	onChunk func()
-	once    sync.Once
-}
-
-func (o *processOut) Write(p []byte) (int, error) {
-	for i := 0; i < len(p); i += 4096 {
-		select {
-		case <-o.exited:
-			return i, os.ErrClosed
-		default:
-		}
-		o.mu.Lock()
-		o.buf.Write(p[i:min(i+4096, len(p))])
-		o.mu.Unlock()
-		o.once.Do(o.onChunk)
-	}
-	return len(p), nil
-}
-
-func (o *processOut) written() []byte {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return bytes.Clone(o.buf.Bytes())
-}
 
 // bigDocument is a -o json document of a few hundred kilobytes.
 func bigDocument(t *testing.T) []byte {
@@ -73,7 +40,7 @@ type interruptRun struct {
 	sigs  chan os.Signal
 	grace chan time.Time
 	final *FinalOutput
-	out   *processOut
+	out   *testutil.ProcessStdout
 	err   bytes.Buffer
 }
 
@@ -82,7 +49,7 @@ func newInterruptRun() *interruptRun {
 		sigs:  make(chan os.Signal, 2),
 		grace: make(chan time.Time, 1),
 		final: &FinalOutput{},
-		out:   &processOut{exited: make(chan struct{}), onChunk: func() {}},
+		out:   testutil.NewProcessStdout(),
 	}
 }
 
@@ -97,7 +64,7 @@ func (r *interruptRun) run(t *testing.T, command func(context.Context) int) int 
 		return r.grace
 	}
 	code := Interruptible(r.sigs, after, r.final, &r.err, command)
-	close(r.out.exited)
+	close(r.out.Exited)
 	return code
 }
 
@@ -107,14 +74,14 @@ func (r *interruptRun) run(t *testing.T, command func(context.Context) int) int 
 func TestInterruptDuringFinalDocumentFinishesIt(t *testing.T) {
 	r := newInterruptRun()
 	doc := bigDocument(t)
-	r.out.onChunk = func() {
+	r.out.OnChunk = func() {
 		r.sigs <- syscall.SIGINT
 		r.grace <- time.Time{}
 		// The rest goes out only once the exit is decided: either the
 		// process exits now, cutting the document, or it waits for it.
 		select {
 		case <-r.final.stopStarted():
-		case <-r.out.exited:
+		case <-r.out.Exited:
 		}
 	}
 	stuck := make(chan struct{}) // the command never returns by itself
@@ -131,7 +98,7 @@ func TestInterruptDuringFinalDocumentFinishesIt(t *testing.T) {
 	if err := <-wrote; err != nil {
 		t.Errorf("writing the document: %v", err)
 	}
-	got := r.out.written()
+	got := r.out.Written()
 	if !json.Valid(got) || !bytes.Equal(got, doc) {
 		t.Errorf("stdout holds %d of the document's %d bytes (valid JSON: %v)", len(got), len(doc), json.Valid(got))
 	}
@@ -162,7 +129,7 @@ func TestInterruptBeforeFinalDocumentWritesNothing(t *testing.T) {
 	if err := <-wrote; err == nil {
 		t.Error("a document begun after the exit was decided was written")
 	}
-	if got := r.out.written(); len(got) != 0 {
+	if got := r.out.Written(); len(got) != 0 {
 		t.Errorf("stdout holds %d bytes, want none", len(got))
 	}
 }
@@ -172,10 +139,10 @@ func TestInterruptBeforeFinalDocumentWritesNothing(t *testing.T) {
 func TestSecondInterruptCutsFinalDocument(t *testing.T) {
 	r := newInterruptRun()
 	doc := bigDocument(t)
-	r.out.onChunk = func() {
+	r.out.OnChunk = func() {
 		r.sigs <- syscall.SIGINT
 		r.sigs <- syscall.SIGINT
-		<-r.out.exited
+		<-r.out.Exited
 	}
 	written := make(chan struct{})
 	code := r.run(t, func(ctx context.Context) int {
@@ -187,7 +154,7 @@ func TestSecondInterruptCutsFinalDocument(t *testing.T) {
 	if code != ExitInterrupted {
 		t.Errorf("exit %d, want %d", code, ExitInterrupted)
 	}
-	if got := r.out.written(); len(got) >= len(doc) {
+	if got := r.out.Written(); len(got) >= len(doc) {
 		t.Errorf("stdout holds the whole document (%d bytes): the second Ctrl-C waited for it", len(got))
 	}
 }

@@ -24,12 +24,12 @@ func eventLine(n int) string {
 // every line of it parses.
 func TestInterruptDuringStreamEndsOnALine(t *testing.T) {
 	r := newInterruptRun()
-	r.out.onChunk = func() {
+	r.out.OnChunk = func() {
 		r.sigs <- syscall.SIGINT
 		r.grace <- time.Time{}
 		select {
 		case <-r.final.stopStarted():
-		case <-r.out.exited:
+		case <-r.out.Exited:
 		}
 	}
 	stuck := make(chan struct{}) // the command never returns by itself
@@ -56,7 +56,7 @@ func TestInterruptDuringStreamEndsOnALine(t *testing.T) {
 	if err := <-stopped; err == nil {
 		t.Error("the stream went on being written after the process exited")
 	}
-	got := r.out.written()
+	got := r.out.Written()
 	if len(got) == 0 || got[len(got)-1] != '\n' {
 		t.Fatalf("stdout (%d bytes) does not end with a newline: …%q", len(got), got[max(0, len(got)-40):])
 	}
