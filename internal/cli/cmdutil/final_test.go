@@ -44,6 +44,21 @@ type interruptRun struct {
 	err   bytes.Buffer
 }
 
+// interruptAtFirstChunk makes the first chunk written to stdout bring
+// Ctrl-C and the end of the grace; the rest goes out only once the exit is
+// decided: either the process exits now, cutting what is being written, or
+// it waits for it.
+func (r *interruptRun) interruptAtFirstChunk() {
+	r.out.OnChunk = func() {
+		r.sigs <- syscall.SIGINT
+		r.grace <- time.Time{}
+		select {
+		case <-r.final.stopStarted():
+		case <-r.out.Exited:
+		}
+	}
+}
+
 func newInterruptRun() *interruptRun {
 	return &interruptRun{
 		sigs:  make(chan os.Signal, 2),
@@ -74,16 +89,7 @@ func (r *interruptRun) run(t *testing.T, command func(context.Context) int) int 
 func TestInterruptDuringFinalDocumentFinishesIt(t *testing.T) {
 	r := newInterruptRun()
 	doc := bigDocument(t)
-	r.out.OnChunk = func() {
-		r.sigs <- syscall.SIGINT
-		r.grace <- time.Time{}
-		// The rest goes out only once the exit is decided: either the
-		// process exits now, cutting the document, or it waits for it.
-		select {
-		case <-r.final.stopStarted():
-		case <-r.out.Exited:
-		}
-	}
+	r.interruptAtFirstChunk()
 	stuck := make(chan struct{}) // the command never returns by itself
 	defer close(stuck)
 	wrote := make(chan error, 1)

@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"syscall"
 	"testing"
-	"time"
 )
 
 // eventLine is the n-th line of an ndjson stream; lengths vary, so no
@@ -24,14 +22,7 @@ func eventLine(n int) string {
 // every line of it parses.
 func TestInterruptDuringStreamEndsOnALine(t *testing.T) {
 	r := newInterruptRun()
-	r.out.OnChunk = func() {
-		r.sigs <- syscall.SIGINT
-		r.grace <- time.Time{}
-		select {
-		case <-r.final.stopStarted():
-		case <-r.out.Exited:
-		}
-	}
+	r.interruptAtFirstChunk()
 	stuck := make(chan struct{}) // the command never returns by itself
 	defer close(stuck)
 	stopped := make(chan error, 1)
