@@ -23,12 +23,16 @@ type Held struct {
 type BlockerKind uint8
 
 const (
-	// BlockerHeld: the blocking channel's queue is not empty — the
-	// requirement sits behind another held head; follow it (a chain).
+	// BlockerHeld: the requirement sits behind another held head — the
+	// blocking channel's queue is not empty and the required position was
+	// received (at or below its fed position), so draining that queue
+	// meets it; follow it (a chain).
 	BlockerHeld BlockerKind = iota + 1
-	// BlockerNotReceived: the blocking channel's queue is empty — the
-	// needed record has not arrived (lagging, not yet produced, or beyond
-	// the end of the replayed range).
+	// BlockerNotReceived: the needed record has not arrived (lagging, not
+	// yet produced, or beyond the end of the replayed range): the
+	// blocking channel's queue is empty, or the requirement lies past
+	// everything received on it, so no draining of that queue meets it
+	// and its held head is not this head's root.
 	BlockerNotReceived
 )
 
@@ -231,7 +235,7 @@ func (g *Gate) blockers(s *chanState, r *record, dst []Blocker) []Blocker {
 		b := &g.chans[j]
 		if settled := g.settled[j]; settled < e.Position {
 			kind := BlockerNotReceived
-			if b.head < len(b.q) {
+			if b.head < len(b.q) && e.Position <= b.fed {
 				kind = BlockerHeld
 			}
 			dst = append(dst, Blocker{Channel: e.Channel, Required: e.Position, Settled: settled, Kind: kind})

@@ -425,7 +425,7 @@ func sameState(g *gate.Gate, r *refGate, universe []clock.Channel) error {
 		if rh.undec == "" {
 			for _, e := range r.unmet(ch) {
 				kind := gate.BlockerNotReceived
-				if len(r.q[e.Channel]) > 0 {
+				if len(r.q[e.Channel]) > 0 && e.Position <= r.fed[e.Channel] {
 					kind = gate.BlockerHeld
 				}
 				want = append(want, gate.Blocker{Channel: e.Channel, Required: e.Position, Settled: r.settled(e.Channel), Kind: kind})

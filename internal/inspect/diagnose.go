@@ -345,16 +345,11 @@ func (r *Report) OlderThan(d time.Duration) *Report {
 }
 
 // blockerCause classifies one blocker of a held head; a held blocker whose
-// chain runs into a wait cycle is CauseCycle, and one whose requirement
-// lies at or beyond its channel's high watermark is CauseBeyondLogEnd:
-// draining that channel's queue cannot deliver a record never written.
+// chain runs into a wait cycle is CauseCycle. (A requirement past what its
+// channel received — one never written among them — is no held blocker:
+// the gate says not-received, and Classify tells why.)
 func (f *Facts) blockerCause(g *gate.Gate, held []heldInfo, heldIdx map[clock.Channel]int32, b gate.Blocker) (Cause, *record.OpenTransaction) {
 	if b.Kind == gate.BlockerHeld {
-		if f.Log != nil {
-			if lf, ok := f.Log(b.Channel); ok && b.Required >= lf.HighWatermark {
-				return CauseBeyondLogEnd, nil
-			}
-		}
 		if j, ok := heldIdx[b.Channel]; ok && held[j].cyclic {
 			return CauseCycle, nil
 		}

@@ -319,3 +319,39 @@ func TestTimesAtTheExtremes(t *testing.T) {
 		t.Errorf("msDuration(MinInt64) = %v", got)
 	}
 }
+
+// TestRootPastAHeldQueue is the demo's dangling claim as its ordering
+// state holds it: t2/0 holds a head waiting on t3/0, which is in the log
+// and not read yet (lagging), and t1/0 holds one claiming t2/0 far past
+// its log end. Draining t2/0's queue cannot meet that claim, so t1/0's
+// root is its own head, beyond-log-end — never t2/0's lagging head, which
+// would tell the operator the process should catch up.
+func TestRootPastAHeldQueue(t *testing.T) {
+	s, p, o := testChannel(1, 0), testChannel(2, 0), testChannel(3, 0)
+	g := mustGate(t, []clock.Channel{s, p, o})
+	recv(t, g, p, 5, clock.Entry{Channel: o, Position: 20})
+	recv(t, g, s, 3, clock.Entry{Channel: p, Position: 1000027})
+	logs := map[clock.Channel]*record.LogFacts{
+		s: {LastStable: 10, HighWatermark: 10}, p: {LastStable: 9, HighWatermark: 9}, o: {LastStable: 30, HighWatermark: 30},
+	}
+	rep := Diagnose(Input{Gate: g, Names: testNames(t, 1, 2, 3), Facts: Facts{Log: func(ch clock.Channel) (*record.LogFacts, bool) {
+		lf, ok := logs[ch]
+		return lf, ok
+	}}})
+	got := map[string]string{}
+	for _, h := range rep.Heads {
+		got[h.Channel] = fmt.Sprintf("%s root %s@%d %s", h.Cause, h.Root, h.RootOffset, h.RootCause)
+	}
+	want := map[string]string{
+		"t1/0": "beyond-log-end root t1/0@3 beyond-log-end",
+		"t2/0": "lagging root t2/0@5 lagging",
+	}
+	for ch, w := range want {
+		if got[ch] != w {
+			t.Errorf("%s: %s, want %s", ch, got[ch], w)
+		}
+	}
+	if len(rep.Roots) != 2 {
+		t.Errorf("roots %+v, want one per head", rep.Roots)
+	}
+}
