@@ -87,7 +87,7 @@ func SummarizeProcess(changelog string, tasks int32, p *Process, err error, now 
 			}
 			r.HeldHeads++
 			r.HeldRecords += len(c.Held)
-			r.Causes[storedHeadCause(t, c)]++
+			r.Causes[t.HeadCause(c)]++
 			for _, h := range c.Held {
 				if h.Record.Timestamp < 0 {
 					r.Undated++
@@ -127,13 +127,28 @@ func SummarizeProcess(changelog string, tasks int32, p *Process, err error, now 
 	return r
 }
 
-// storedHeadCause is a held head's cause as state reports it: ready when the
-// seeded gate delivered it at once (or no longer holds it as a head),
-// else the diagnosis's.
-func storedHeadCause(t *Task, c *parsley.Channel) Cause {
+// HeadCause is the cause of the head the store holds on c, the one rule
+// every count of a process's heads uses (state, processes, the exporter):
+// ready when the seeded gate delivered it at once (or no longer holds it
+// as a head), else the diagnosis's cause of that head. A task has one head
+// per channel holding records, however many records behind it the
+// delivery of a ready head would bring to the front.
+func (t *Task) HeadCause(c *parsley.Channel) Cause {
 	dh := t.Heads[c.Channel]
 	if t.Ready[c.Channel] || dh == nil || dh.Offset != c.Held[0].Offset {
 		return CauseReady
 	}
 	return dh.Cause
+}
+
+// HeadCauses counts the task's heads (one per channel holding records) by
+// HeadCause: their sum is the task's held heads.
+func (t *Task) HeadCauses() map[Cause]int {
+	out := map[Cause]int{}
+	for _, c := range t.State.Channels {
+		if len(c.Held) > 0 {
+			out[t.HeadCause(c)]++
+		}
+	}
+	return out
 }

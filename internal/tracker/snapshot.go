@@ -66,8 +66,8 @@ type Task struct {
 	Assigned bool
 	// Topics are the topics the task holds records of, by name.
 	Topics []TopicHolds
-	// Heads counts the held heads by their own cause (inspect's, the one
-	// classifier), ready ones included (inspect.CauseReady).
+	// Heads counts the held heads, one per channel holding records, by
+	// inspect.Task.HeadCause: the rule state and processes count by too.
 	Heads map[inspect.Cause]int
 	// Channels are the task's scope channels with their lags.
 	Channels []Channel

@@ -777,7 +777,7 @@ func taskDigest(part int32, group uint64, p *inspect.Process, behind bool) uint6
 
 // taskOf turns a task's diagnosis into what the snapshot keeps of it.
 func taskOf(p *inspect.Process, dt *inspect.Task, behind bool) Task {
-	t := Task{Task: dt.State.Task, Assigned: dt.AssignedTo != "", Heads: map[inspect.Cause]int{},
+	t := Task{Task: dt.State.Task, Assigned: dt.AssignedTo != "",
 		Corrupt: len(dt.State.Corrupt), BehindTransaction: behind || dt.Read.BehindTransaction()}
 	topics := map[string]*TopicHolds{}
 	for _, c := range dt.State.Channels {
@@ -810,12 +810,7 @@ func taskOf(p *inspect.Process, dt *inspect.Task, behind bool) Task {
 	for _, name := range slices.Sorted(maps.Keys(topics)) {
 		t.Topics = append(t.Topics, *topics[name])
 	}
-	for _, h := range dt.Report.Heads {
-		t.Heads[h.Cause]++
-	}
-	if len(dt.Ready) > 0 {
-		t.Heads[inspect.CauseReady] += len(dt.Ready)
-	}
+	t.Heads = dt.HeadCauses()
 	for _, ch := range dt.Scope {
 		row := Channel{Topic: topicName(p.Names, ch.Topic), Partition: ch.Partition, FedLag: -1, CommittedLag: -1}
 		f, ok := p.Facts[ch]

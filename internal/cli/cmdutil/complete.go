@@ -4,11 +4,12 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/causalctl/causalctl/internal/cli/shared/render"
-	"github.com/causalctl/causalctl/internal/escape"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/escape"
 
 	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/kafka"

@@ -17,11 +17,12 @@ import (
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/process"
 	"github.com/spf13/cobra"
 )
 
 // DefaultConcurrency is how many processes are read at once by default.
-const DefaultConcurrency = cmdutil.DefaultProcessConcurrency
+const DefaultConcurrency = process.DefaultConcurrency
 
 // Options are the parsed flags and dependencies of processes.
 type Options struct {
@@ -134,7 +135,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	defer cl.Close()
 	now := opts.Now()
-	rows, err := cmdutil.SummarizeProcesses(ctx, cl, cmdutil.ProcessSelection{Prefix: opts.AppPrefix, App: opts.App}, opts.TxnWait, opts.Concurrency, now)
+	rows, err := process.Summarize(ctx, cl, process.Selection{Prefix: opts.AppPrefix, App: opts.App}, opts.TxnWait, opts.Concurrency, now)
 	if err != nil {
 		if ctx.Err() != nil {
 			return cmdutil.Interrupted("interrupted before every process was read: no report")

@@ -218,8 +218,8 @@ func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time
 		jh.ValueSize = &n
 	}
 	here := jc.Channel + "@" + strconv.FormatInt(h.Offset, 10)
-	switch dh := t.Heads[ch]; {
-	case t.Ready[ch] || dh == nil || dh.Offset != h.Offset:
+	switch dh := t.Heads[ch]; t.HeadCause(c) {
+	case inspect.CauseReady:
 		jh.Cause = inspect.CauseReady
 		jh.NextStep = inspect.NextStep(inspect.CauseReady, here, nil, nil)
 	default:

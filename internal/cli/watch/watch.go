@@ -17,6 +17,7 @@ import (
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
 	"github.com/causalctl/causalctl/internal/metrics"
+	"github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
@@ -236,7 +237,7 @@ func pick(ctx context.Context, opts *Options) (string, error) {
 		return "", err
 	}
 	brokers := strings.Join(cl.Config().Brokers, ",")
-	rows, err := cmdutil.SummarizeProcesses(ctx, cl, cmdutil.ProcessSelection{}, opts.Tasks.TxnWait, cmdutil.DefaultProcessConcurrency, opts.Now())
+	rows, err := process.Summarize(ctx, cl, process.Selection{}, opts.Tasks.TxnWait, process.DefaultConcurrency, opts.Now())
 	cl.Close()
 	if err != nil {
 		return "", err

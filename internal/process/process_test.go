@@ -1,8 +1,7 @@
-package cmdutil
+package process
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,9 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
-	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
@@ -35,7 +32,7 @@ func TestReadProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	changelogs, listing, err := Processes(ctx, cl, "a")
+	changelogs, listing, err := Discover(ctx, cl, "a")
 	if err != nil || len(changelogs) != 5 || changelogs[0] != parsley.ChangelogTopic("a1") || len(listing[changelogs[4]]) != 2 {
 		t.Fatalf("changelogs %v, %v", changelogs, err)
 	}
@@ -45,7 +42,7 @@ func TestReadProcesses(t *testing.T) {
 	got := map[int]string{}
 	both := make(chan struct{})
 	var once sync.Once
-	err = ReadProcesses(ctx, cl, changelogs, listing, time.Second, budget, func(i int, p *inspect.Process, err error) {
+	err = ReadMany(ctx, cl, changelogs, listing, time.Second, budget, func(i int, p *inspect.Process, err error) {
 		n := inHand.Add(1)
 		defer inHand.Add(-1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
@@ -79,30 +76,5 @@ func TestReadProcesses(t *testing.T) {
 		if got[i] != topic {
 			t.Errorf("index %d: %q, want %q", i, got[i], topic)
 		}
-	}
-}
-
-// TestReadProcessInput: the one way to read one process reads a capture
-// when given one (no cluster is asked) and the cluster otherwise.
-func TestReadProcessInput(t *testing.T) {
-	c := kafkatest.Cluster(t, kfake.SeedTopics(2, parsley.ChangelogTopic("shop")))
-	env := map[string]string{conn.EnvBrokers: c.ListenAddrs()[0]}
-	ios, in, _, _ := iostreams.Test()
-	f := NewFactory(ios, func(k string) string { return env[k] })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-
-	p, err := f.ReadProcessInput(ctx, ProcessInput{App: "shop", TxnWait: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.App != "shop" || p.Changelog.Topic != parsley.ChangelogTopic("shop") || len(p.Changelog.Partitions()) != 2 || p.Group == nil {
-		t.Errorf("from the cluster: app %q, changelog %q (%d partitions), group %v", p.App, p.Changelog.Topic, len(p.Changelog.Partitions()), p.Group)
-	}
-
-	in.WriteString(twoTopics) // a capture without a changelog: its own error
-	_, err = f.ReadProcessInput(ctx, ProcessInput{App: "shop", Input: "-", MaxLineSize: 1 << 20})
-	if err == nil || !strings.Contains(err.Error(), "stdin holds no records of the changelog "+parsley.ChangelogTopic("shop")) {
-		t.Errorf("from a capture: %v", err)
 	}
 }
