@@ -215,15 +215,19 @@ func Diagnose(in Input) *Report {
 		hd.NextStep = rep.Roots[at].NextStep
 		rep.Roots[at].Heads = append(rep.Roots[at].Heads, hd.Channel+"@"+strconv.FormatInt(hd.Offset, 10))
 	}
-	// The root first in its own list.
-	for i := range rep.Roots {
-		r := &rep.Roots[i]
+	rootsFirst(rep.Roots)
+	return rep
+}
+
+// rootsFirst puts each root's own head first in its list of heads.
+func rootsFirst(roots []Root) {
+	for i := range roots {
+		r := &roots[i]
 		self := r.Channel + "@" + strconv.FormatInt(r.Offset, 10)
 		if j := slices.Index(r.Heads, self); j > 0 {
 			r.Heads = append([]string{self}, slices.Delete(r.Heads, j, j+1)...)
 		}
 	}
-	return rep
 }
 
 // Limits cap what Chains.Describe names of a head, for a view that shows a

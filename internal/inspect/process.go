@@ -50,6 +50,13 @@ type Process struct {
 	// IDs hold only the topics it has log facts of, so a topic missing
 	// from them is not known to be deleted.
 	Captured bool
+	// ReadOn are the tasks read on from the committed offsets to the log
+	// end, by task (process.Attach.ReadOn); nil when not read on (a
+	// capture, or a process no group offsets resume).
+	ReadOn map[int32]*ReadOn
+	// RetentionWarn flags a held record whose retention headroom is below
+	// it (Input.RetentionWarn); 0 flags none.
+	RetentionWarn time.Duration
 }
 
 // NewProcess returns a process with empty maps, ready to learn topics.
@@ -107,6 +114,22 @@ type Task struct {
 	Gate   *gate.Gate
 	Report *Report
 	Heads  map[clock.Channel]*Head
+	// ReadOn is the task read on from the committed offsets to the log
+	// end, when it was (Process.ReadOn): Report and Heads are then the
+	// heads the read still holds, as it diagnosed them, and CatchingUp
+	// the store's heads it delivered, by channel (their offsets): held
+	// now, delivered once the process reads what is already in the log.
+	ReadOn     *ReadOn
+	CatchingUp map[clock.Channel]int64
+}
+
+// FailedClosed is the record the task's gate failed closed on when read
+// on; nil when none (or not read on).
+func (t *Task) FailedClosed() *FailedClosed {
+	if t.ReadOn == nil {
+		return nil
+	}
+	return t.ReadOn.Failed
 }
 
 // TaskSeed is one task's state as its store has it, as a gate state:
@@ -158,7 +181,9 @@ func SeedTask(p *Process, task int32) (*TaskSeed, error) {
 // (fed-up-to, hold queues, and the group's committed offsets as positions
 // reached) and diagnoses it as holds diagnoses a replayed gate, with the
 // business channels' log facts; ages run from each record's timestamp to
-// now.
+// now. When the task was read on from the committed offsets (p.ReadOn),
+// each store head is diagnosed as the read found it: its root past what
+// the store knows, or the record the task failed closed on.
 func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
 	seed, err := SeedTask(p, task)
 	if err != nil {
@@ -191,13 +216,17 @@ func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
 		Timestamp: func(ch clock.Channel, offset int64) (time.Time, bool) {
 			return HeldTimestamp(t.State, ch, offset)
 		},
-		Now: now,
+		Now:           now,
+		RetentionWarn: p.RetentionWarn,
 	})
 	for i := range t.Report.Heads {
 		h := &t.Report.Heads[i]
 		if ch, err := p.Names.ParseChannel(h.Channel); err == nil {
 			t.Heads[ch] = h
 		}
+	}
+	if on := p.ReadOn[task]; on != nil {
+		t.readOn(p, on, now)
 	}
 	return t, nil
 }

@@ -50,6 +50,16 @@ type ProcessSummary struct {
 	Refusals     []parsley.Refusal
 	ChannelNames map[clock.Channel]string
 	Corrupt      int
+	// FailedClosed are the records its tasks fail closed on when read on
+	// from the committed offsets, one per failed task, by task.
+	FailedClosed []FailedClosed
+	// Ready counts the store's heads nothing blocks any more: the
+	// process delivers them as soon as its task runs (no held heads).
+	Ready int
+	// CatchingUp counts the store's heads that reading on delivers: held
+	// now, delivered once the process reads what is already in the log
+	// (Task.CatchingUp); they are no held heads.
+	CatchingUp int
 }
 
 // OlderThan says whether the process holds a record written at least d
@@ -78,16 +88,20 @@ func SummarizeProcess(changelog string, tasks int32, p *Process, err error, now 
 		}
 		states = append(states, t.State)
 		r.Corrupt += len(t.State.Corrupt)
+		if f := t.FailedClosed(); f != nil {
+			r.FailedClosed = append(r.FailedClosed, *f)
+		}
+		r.CatchingUp += len(t.CatchingUp)
 		for name := range t.State.Names {
 			bound[name] = true
 		}
+		for cause, n := range t.HeadCauses() {
+			r.Causes[cause] += n
+			r.HeldHeads += n
+		}
+		r.Ready += len(t.Ready)
 		for _, c := range t.State.Channels {
-			if len(c.Held) == 0 {
-				continue
-			}
-			r.HeldHeads++
 			r.HeldRecords += len(c.Held)
-			r.Causes[t.HeadCause(c)]++
 			for _, h := range c.Held {
 				if h.Record.Timestamp < 0 {
 					r.Undated++
@@ -127,28 +141,15 @@ func SummarizeProcess(changelog string, tasks int32, p *Process, err error, now 
 	return r
 }
 
-// HeadCause is the cause of the head the store holds on c, the one rule
-// every count of a process's heads uses (state, processes, the exporter):
-// ready when the seeded gate delivered it at once (or no longer holds it
-// as a head), else the diagnosis's cause of that head. A task has one head
-// per channel holding records, however many records behind it the
-// delivery of a ready head would bring to the front.
-func (t *Task) HeadCause(c *parsley.Channel) Cause {
-	dh := t.Heads[c.Channel]
-	if t.Ready[c.Channel] || dh == nil || dh.Offset != c.Held[0].Offset {
-		return CauseReady
-	}
-	return dh.Cause
-}
-
-// HeadCauses counts the task's heads (one per channel holding records) by
-// HeadCause: their sum is the task's held heads.
+// HeadCauses counts the task's held heads (Report.Heads) by their own
+// cause: the one rule every count of a process's heads uses (state,
+// processes, the exporter, holds --app, watch --app). Ready heads (the
+// store's heads nothing blocks any more: Ready) and heads catching up
+// (CatchingUp) are no held heads; they are counted apart.
 func (t *Task) HeadCauses() map[Cause]int {
 	out := map[Cause]int{}
-	for _, c := range t.State.Channels {
-		if len(c.Held) > 0 {
-			out[t.HeadCause(c)]++
-		}
+	for _, h := range t.Report.Heads {
+		out[h.Cause]++
 	}
 	return out
 }

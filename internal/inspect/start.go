@@ -36,6 +36,12 @@ func (p *Process) StartInput(receives []string) parsley.StartInput {
 	case sub != nil:
 		in.Receives, in.Declared = sub, true
 	}
+	for _, task := range slices.Sorted(maps.Keys(p.ReadOn)) {
+		if f := p.ReadOn[task].Failed; f != nil {
+			name, _ := p.Names.Name(f.Channel.Topic)
+			in.Undecodable = append(in.Undecodable, parsley.UndecodableRecord{Topic: name, Channel: f.Channel, Offset: f.Offset, Code: string(f.Code)})
+		}
+	}
 	for _, name := range slices.Sorted(maps.Keys(p.IDs)) {
 		id := p.IDs[name]
 		tf := parsley.TopicFacts{ID: id, LogStarts: make([]int64, p.Counts[name])}

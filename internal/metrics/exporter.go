@@ -34,10 +34,10 @@ type ProcessCollector struct {
 	now  func() time.Time
 	opts Options
 
-	held, heldAge, heads, assigned, corrupt, behind      *prometheus.Desc
-	fedLag, committedLag, members, entries, refused, gap *prometheus.Desc
-	lastSuccess, errors, followed, refreshDuration       *prometheus.Desc
-	diagnosed, dropped, folded                           *prometheus.Desc
+	held, heldAge, heads, ready, assigned, corrupt, behind, failed *prometheus.Desc
+	fedLag, committedLag, members, entries, refused, gap           *prometheus.Desc
+	lastSuccess, errors, followed, refreshDuration                 *prometheus.Desc
+	diagnosed, dropped, folded                                     *prometheus.Desc
 }
 
 // NewProcessCollector returns a ProcessCollector over src; ages are
@@ -60,9 +60,11 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 
 		held:         desc("parsley_records_held", "Records the task holds in its ordering state, per topic (Parsley 0.1: records-held).", with("topic")...),
 		heldAge:      desc("parsley_records_held_age_max_seconds", "Age of the task's oldest held record of the topic, since it was written (0 when none is held; Parsley 0.1: records-held-age-max-ms).", with("topic")...),
-		heads:        desc("parsley_held_heads", "Held heads of the task by their own cause (inspect's classifier; ready: nothing blocks it, the task has not run since). Only causes with a head are exported.", with("cause")...),
+		heads:        desc("parsley_held_heads", "Held heads of the task by their own cause (inspect's classifier), as state and processes count them: those that stay held when the task is read on from its committed offsets. Only causes with a head are exported.", with("cause")...),
+		ready:        desc("parsley_task_ready_heads", "Heads of the task's store that nothing blocks any more: the process delivers them as soon as the task runs (stopped, or unassigned); no held heads.", task...),
 		assigned:     desc("parsley_task_assigned", "1 when a member of the process's group is assigned the task, else 0.", task...),
 		corrupt:      desc("parsley_task_corrupt_entries", "Entries of the task's store that cannot be read.", task...),
+		failed:       desc("parsley_task_failed_closed", "1 when the task, read on from the process's committed offsets, fails closed on a record whose parsley.causes header is undecodable (its next start is refused, UNDECODABLE_METADATA), else 0.", task...),
 		behind:       desc("parsley_task_behind_transaction", "1 when the task's changelog partition could not be read to its end at the last refresh (an open transaction), else 0.", task...),
 		fedLag:       desc("parsley_channel_fed_lag_records", "Records written to the channel (below its last stable offset) that the task was not fed yet.", with("topic", "partition")...),
 		committedLag: desc("parsley_channel_committed_lag_records", "The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.", with("topic", "partition")...),
@@ -84,7 +86,7 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 // Describe sends the descriptions of every metric the collector exports.
 func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.held, c.heldAge, c.heads, c.assigned, c.corrupt, c.behind, c.fedLag, c.committedLag, c.members, c.entries, c.refused, c.gap,
+		c.held, c.heldAge, c.heads, c.ready, c.assigned, c.corrupt, c.behind, c.failed, c.fedLag, c.committedLag, c.members, c.entries, c.refused, c.gap,
 		c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed, c.dropped, c.folded,
 	} {
 		ch <- d
@@ -187,9 +189,11 @@ func (c *ProcessCollector) taskSeries(gauge func(*prometheus.Desc, float64, ...s
 			gauge(c.heads, float64(n), app, task, string(cause))
 		}
 	}
+	gauge(c.ready, float64(t.Ready), app, task)
 	gauge(c.assigned, flag(t.Assigned), app, task)
 	gauge(c.corrupt, float64(t.Corrupt), app, task)
 	gauge(c.behind, flag(t.BehindTransaction), app, task)
+	gauge(c.failed, flag(t.FailedClosed != nil), app, task)
 }
 
 func flag(b bool) float64 {

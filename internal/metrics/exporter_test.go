@@ -118,7 +118,7 @@ parsley_channel_fed_lag_records{app="notifier",partition="1",task="1",topic="pay
 # HELP parsley_group_members Members of the process's consumer group.
 # TYPE parsley_group_members gauge
 parsley_group_members{app="notifier"} 1
-# HELP parsley_held_heads Held heads of the task by their own cause (inspect's classifier; ready: nothing blocks it, the task has not run since). Only causes with a head are exported.
+# HELP parsley_held_heads Held heads of the task by their own cause (inspect's classifier), as state and processes count them: those that stay held when the task is read on from its committed offsets. Only causes with a head are exported.
 # TYPE parsley_held_heads gauge
 parsley_held_heads{app="notifier",cause="beyond-log-end",task="1"} 1
 parsley_held_heads{app="notifier",cause="ready",task="1"} 1
@@ -129,6 +129,7 @@ parsley_process_start_refusals{app="notifier",reason="CHANNEL_IDENTITY_CHANGED"}
 parsley_process_start_refusals{app="notifier",reason="CHANNEL_REMOVED_WITH_HELD_MESSAGES"} 0
 parsley_process_start_refusals{app="notifier",reason="ORDERING_STATE_LOST"} 0
 parsley_process_start_refusals{app="notifier",reason="POSITIONS_DISCARDED_UNREAD"} 2
+parsley_process_start_refusals{app="notifier",reason="UNDECODABLE_METADATA"} 0
 parsley_process_start_refusals{app="notifier",reason="TASK_WIDTH_CHANGED"} 0
 parsley_process_start_refusals{app="notifier",reason="UNKNOWN_ORDERING_STATE_FORMAT"} 0
 # HELP parsley_records_held Records the task holds in its ordering state, per topic (Parsley 0.1: records-held).
@@ -153,6 +154,14 @@ parsley_task_behind_transaction{app="notifier",task="1"} 1
 # TYPE parsley_task_corrupt_entries gauge
 parsley_task_corrupt_entries{app="notifier",task="0"} 0
 parsley_task_corrupt_entries{app="notifier",task="1"} 2
+# HELP parsley_task_ready_heads Heads of the task's store that nothing blocks any more: the process delivers them as soon as the task runs (stopped, or unassigned); no held heads.
+# TYPE parsley_task_ready_heads gauge
+parsley_task_ready_heads{app="notifier",task="0"} 0
+parsley_task_ready_heads{app="notifier",task="1"} 0
+# HELP parsley_task_failed_closed 1 when the task, read on from the process's committed offsets, fails closed on a record whose parsley.causes header is undecodable (its next start is refused, UNDECODABLE_METADATA), else 0.
+# TYPE parsley_task_failed_closed gauge
+parsley_task_failed_closed{app="notifier",task="0"} 0
+parsley_task_failed_closed{app="notifier",task="1"} 0
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
 		t.Error(err)

@@ -39,12 +39,16 @@ const (
 	// ReasonPositionsDiscarded: a channel's log start is past where the
 	// process resumes reading it: records were deleted unread.
 	ReasonPositionsDiscarded Reason = "POSITIONS_DISCARDED_UNREAD"
+	// ReasonUndecodableMetadata: a record the process reads next on a
+	// received channel has a parsley.causes header that is not the wire
+	// format: the task fails closed on it, at every start.
+	ReasonUndecodableMetadata Reason = "UNDECODABLE_METADATA"
 )
 
 // Reasons lists every reason in the order the check reports them.
 func Reasons() []Reason {
 	return []Reason{ReasonOrderingStateLost, ReasonUnknownFormat, ReasonTaskWidthChanged,
-		ReasonIdentityChanged, ReasonDeletedWithUndelivered, ReasonRemovedWithHeld, ReasonPositionsDiscarded}
+		ReasonIdentityChanged, ReasonDeletedWithUndelivered, ReasonRemovedWithHeld, ReasonPositionsDiscarded, ReasonUndecodableMetadata}
 }
 
 // NextStep is the runbook step for the reason: what an operator does
@@ -65,6 +69,8 @@ func (r Reason) NextStep() string {
 		return "keep the topic in the declaration until its held records drain (`causalctl holds --app` shows them), then deploy the narrower declaration"
 	case ReasonPositionsDiscarded:
 		return "the records between the resume position and the log start are lost to this process: find them (a backup, the producers), then reset the group's offset to the log start deliberately; raise the topic's retention above the longest stop or lag"
+	case ReasonUndecodableMetadata:
+		return "no restart passes the record: fix its writer, then move the process past it deliberately (reset the group's offset on that channel to the record's offset + 1, accepting that it is never delivered); `causalctl holds --app … --undecodable hold` shows what the task would hold behind it"
 	}
 	return ""
 }
@@ -110,6 +116,19 @@ type StartInput struct {
 	// deleted, so no deletion is predicted from its absence, and the task
 	// width is checked only when every received topic is known.
 	Partial bool
+	// Undecodable are the records the tasks fail closed on when read on
+	// from the committed offsets (one per task at most); nil when not read.
+	Undecodable []UndecodableRecord
+}
+
+// UndecodableRecord is a record whose parsley.causes header is not the wire
+// format, on a channel the process receives.
+type UndecodableRecord struct {
+	Topic   string
+	Channel clock.Channel
+	Offset  int64
+	// Code is the reason code (SPEC §2).
+	Code string
 }
 
 // Refusal is one predicted start refusal.
@@ -205,6 +224,10 @@ func CheckStart(in StartInput) []Refusal {
 		return cmp.Or(cmp.Compare(slices.Index(Reasons(), a.Reason), slices.Index(Reasons(), b.Reason)), cmp.Compare(a.Topic, b.Topic),
 			slices.CompareFunc(a.Channels, b.Channels, clock.Channel.Compare))
 	})
+	for _, u := range in.Undecodable {
+		out = append(out, Refusal{Reason: ReasonUndecodableMetadata, Topic: u.Topic, Channels: []clock.Channel{u.Channel},
+			Detail: fmt.Sprintf("the record at offset %d of %s/%d, which the process reads next, has an undecodable parsley.causes header (%s)", u.Offset, u.Topic, u.Channel.Partition, u.Code)})
+	}
 	return out
 }
 

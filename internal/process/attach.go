@@ -2,14 +2,19 @@ package process
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -30,6 +35,9 @@ type Attach struct {
 	Fed map[clock.Channel]int64
 	// Warnings say where the committed offsets do not match the state.
 	Warnings []string
+	// Missing say, once read on (ReadOn), which records the read found
+	// below fed-up-to that the state lacks (MissingWarnings).
+	Missing []string
 }
 
 // ReadAttach reads process app (ReadProcess) and seeds its tasks. A
@@ -185,4 +193,133 @@ func (a *Attach) SeedWritten(ch clock.Channel, offset int64) (time.Time, bool) {
 		}
 	}
 	return time.Time{}, false
+}
+
+// ReadOnOptions bound a read on and set its gates' options.
+type ReadOnOptions struct {
+	// MaxRecords stops the read after that many records (0: to the log
+	// end): a process far behind is then reported as read so far.
+	MaxRecords int64
+	// Undecodable, ReceiptOnly and MaxHeaderSize are the gates' options
+	// (replay.Config): the default fails a task closed on an undecodable
+	// header, as Parsley does; gate.UndecodableHold holds it as a head
+	// that never delivers, to show what the task would hold behind it.
+	Undecodable   gate.UndecodableMode
+	ReceiptOnly   bool
+	MaxHeaderSize int
+}
+
+// ReadOn reads every task of a on from where the process resumes (the
+// group's committed offsets, else fed-up-to + 1) to the log end listed
+// when it opens, through each task's gate seeded from its store, as the
+// process will read it: what it delivers next, what stays held and why,
+// and whether a task fails closed on the next record it reads. A task
+// whose gate fails closed reads nothing more (Parsley's stops there); the
+// others read on. The result is the process's ReadOn, by task. Broker
+// errors end the read (a *kafka.RangeError names the channel and its
+// position).
+func (a *Attach) ReadOn(ctx context.Context, cl *kafka.Client, opts ReadOnOptions) (map[int32]*inspect.ReadOn, error) {
+	p := a.Process
+	if !slices.ContainsFunc(a.Tasks, func(t replay.TaskSeed) bool { return len(t.State) > 0 }) {
+		return map[int32]*inspect.ReadOn{}, nil // no task holds a channel: nothing to read on
+	}
+	ts, err := replay.NewTasks(replay.Config{Names: p.Names, Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize}, a.Tasks)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int32]*inspect.ReadOn{}
+	written := map[int32]map[heldAt]time.Time{}
+	for _, t := range ts.Tasks {
+		w := map[heldAt]time.Time{}
+		written[t.Task] = w
+		out[t.Task] = &inspect.ReadOn{Gate: t.Gate(), Written: func(ch clock.Channel, off int64) (time.Time, bool) {
+			at, ok := w[heldAt{ch, off}]
+			return at, ok
+		}}
+	}
+	emit := func(t *replay.Task, ev *replay.Event) error {
+		w := written[t.Task]
+		switch {
+		case ev.Type == replay.EventHold && ev.HasTimestamp:
+			w[heldAt{ev.Channel, ev.Offset}] = time.UnixMilli(ev.Timestamp)
+		case ev.Type == replay.EventDeliver:
+			delete(w, heldAt{ev.Channel, ev.Offset})
+		}
+		return nil
+	}
+	if err := ts.Flush(emit); err != nil {
+		return nil, err
+	}
+	if len(a.Channels) == 0 {
+		return out, nil
+	}
+	// A resume position below the log start reads on from the log start:
+	// the records between are lost to the process, which its next start
+	// reports (POSITIONS_DISCARDED_UNREAD); what lies past them is still
+	// what it reads next.
+	on := *a
+	on.Starts = maps.Clone(a.Starts)
+	for ch, start := range on.Starts {
+		if lf, ok := p.Facts[ch]; ok && lf.LogStart > start {
+			on.Starts[ch] = lf.LogStart
+		}
+	}
+	rng, err := on.OpenRange(ctx, cl)
+	if err != nil {
+		return nil, err
+	}
+	var records int64
+	for opts.MaxRecords <= 0 || records < opts.MaxRecords {
+		it, err := rng.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		t := ts.Task(it.Partition)
+		if t == nil || out[t.Task].Failed != nil {
+			continue
+		}
+		if it.Kind == record.KindRecord {
+			records++
+			out[t.Task].Records++
+		}
+		if err := t.Feed(it, func(ev *replay.Event) error { return emit(t, ev) }); err != nil {
+			ie, failed := replay.FailureOf(err)
+			if !failed {
+				return nil, err
+			}
+			out[t.Task].Failed = &inspect.FailedClosed{Channel: clock.Channel{Topic: it.TopicID, Partition: it.Partition},
+				Offset: ie.Offset, Code: ie.Code, Detail: ie.Err.Error()}
+		}
+	}
+	a.Missing = a.MissingWarnings(ts)
+	return out, nil
+}
+
+// heldAt is a record by channel and offset.
+type heldAt struct {
+	ch  clock.Channel
+	off int64
+}
+
+// ReadOnAll seeds p's tasks (Seed) and reads them on (Attach.ReadOn),
+// keeping the result in p.ReadOn, which DiagnoseTask and the next start's
+// check read. A process read from a capture (no group offsets) is not read
+// on.
+func ReadOnAll(ctx context.Context, cl *kafka.Client, p *inspect.Process, opts ReadOnOptions) error {
+	if p.Captured || p.Changelog == nil {
+		return nil
+	}
+	a, err := Seed(p)
+	if err != nil {
+		return err
+	}
+	on, err := a.ReadOn(ctx, cl, opts)
+	if err != nil {
+		return fmt.Errorf("reading %s on from its committed offsets: %w", p.App, err)
+	}
+	p.ReadOn = on
+	return nil
 }

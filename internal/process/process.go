@@ -178,7 +178,8 @@ type Selection struct {
 
 // Summarize discovers the cluster's Parsley processes whose
 // application id starts with prefix and reads and summarises each
-// (inspect.SummarizeProcess), at most concurrency at once: the rows of
+// (each read on from its committed offsets, ReadOnAll, and summarised by
+// inspect.SummarizeProcess), at most concurrency at once: the rows of
 // `processes` and of the live view's process list. A process that cannot
 // be read is a row with its Err; the error returned is the discovery's.
 func Summarize(ctx context.Context, cl *kafka.Client, sel Selection, txnWait time.Duration, concurrency int, now time.Time) ([]inspect.ProcessSummary, error) {
@@ -197,6 +198,9 @@ func Summarize(ctx context.Context, cl *kafka.Client, sel Selection, txnWait tim
 	}
 	rows := make([]inspect.ProcessSummary, len(changelogs))
 	err = ReadMany(ctx, cl, changelogs, listing, txnWait, concurrency, func(i int, p *inspect.Process, err error) {
+		if err == nil {
+			err = ReadOnAll(ctx, cl, p, ReadOnOptions{})
+		}
 		rows[i] = inspect.SummarizeProcess(changelogs[i], int32(len(listing[changelogs[i]])), p, err, now)
 	})
 	return rows, err

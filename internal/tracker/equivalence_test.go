@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/tracker"
 )
 
@@ -178,7 +180,70 @@ func TestRefreshMatchesFullRead(t *testing.T) {
 		if n := strings.Count(got, "parsley_group_members{"); n != len(live) {
 			t.Fatalf("step %d: %d processes exported, want %d", step, n, len(live))
 		}
+		agree(t, ctx, c, step, inc)
 		anew.Close()
+	}
+}
+
+// agree checks that the tracker's snapshot and `processes` (the one
+// reader, process.Summarize, and the one summary, inspect.SummarizeProcess)
+// say the same of every process: records held, heads by cause, ready
+// heads, failed tasks and the next start's refusals.
+func agree(t *testing.T, ctx context.Context, c *kfake.Cluster, step int, tr *tracker.Tracker) {
+	t.Helper()
+	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: c.ListenAddrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	now := time.Unix(1700000000, 0)
+	rows, err := process.Summarize(ctx, cl, process.Selection{}, 10*time.Second, 4, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := tr.Latest()
+	byApp := map[string]tracker.Process{}
+	for _, p := range snap.Processes {
+		byApp[p.App] = p
+	}
+	for _, r := range rows {
+		if r.Err != nil {
+			t.Fatalf("step %d: %s: %v", step, r.App, r.Err)
+		}
+		p, ok := byApp[r.App]
+		if !ok {
+			t.Errorf("step %d: %s listed by processes, not by the exporter", step, r.App)
+			continue
+		}
+		held, ready, failed, heads := 0, 0, 0, map[string]int{}
+		for _, task := range p.Tasks {
+			held += task.HeldCount()
+			ready += task.Ready
+			if task.FailedClosed != nil {
+				failed++
+			}
+			for cause, n := range task.Heads {
+				heads[string(cause)] += n
+			}
+		}
+		causes := map[string]int{}
+		for cause, n := range r.Causes {
+			causes[string(cause)] += n
+		}
+		refusals := map[string]int{}
+		for reason, n := range p.StartRefusals {
+			if n > 0 {
+				refusals[string(reason)] = n
+			}
+		}
+		rowRefusals := map[string]int{}
+		for _, rf := range r.Refusals {
+			rowRefusals[string(rf.Reason)]++
+		}
+		if held != r.HeldRecords || ready != r.Ready || failed != len(r.FailedClosed) || !maps.Equal(heads, causes) || !maps.Equal(refusals, rowRefusals) {
+			t.Errorf("step %d: %s: the exporter holds %d records, %d ready, %d failed, heads %v, refusals %v; processes %d, %d, %d, %v, %v",
+				step, r.App, held, ready, failed, heads, refusals, r.HeldRecords, r.Ready, len(r.FailedClosed), causes, rowRefusals)
+		}
 	}
 }
 

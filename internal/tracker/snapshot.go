@@ -66,9 +66,11 @@ type Task struct {
 	Assigned bool
 	// Topics are the topics the task holds records of, by name.
 	Topics []TopicHolds
-	// Heads counts the held heads, one per channel holding records, by
-	// inspect.Task.HeadCause: the rule state and processes count by too.
+	// Heads counts the held heads by cause (inspect.Task.HeadCauses: the
+	// rule state and processes count by too); Ready the store's heads
+	// nothing blocks any more, no held heads.
 	Heads map[inspect.Cause]int
+	Ready int
 	// Channels are the task's scope channels with their lags.
 	Channels []Channel
 	// Corrupt is the number of store entries that could not be read.
@@ -76,6 +78,9 @@ type Task struct {
 	// BehindTransaction says the changelog partition was not read to the
 	// end listed at the refresh: an open transaction holds it below.
 	BehindTransaction bool
+	// FailedClosed is the record the task fails closed on, read on from
+	// the committed offsets; nil when none.
+	FailedClosed *inspect.FailedClosed
 }
 
 // TopicHolds is what a task holds of one topic.

@@ -30,6 +30,7 @@ import (
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
+	readproc "github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/record"
 )
 
@@ -321,7 +322,7 @@ func (t *Tracker) refreshAll(ctx context.Context, exist map[string][]int32) []er
 	facts := t.businessFacts(ctx, ps, failed, exist)
 	for i, p := range ps {
 		if failed[i] == nil {
-			failed[i] = t.rebuild(p, facts[p])
+			failed[i] = t.rebuild(ctx, p, facts[p])
 		}
 	}
 	for i, p := range ps {
@@ -679,7 +680,7 @@ func (p *process) wanted() []string {
 // since their last diagnosis, from what this refresh read of it and the
 // business topics' log facts (a listing of at least its wanted topics),
 // and rebuilds its state.
-func (t *Tracker) rebuild(p *process, l *listed) error {
+func (t *Tracker) rebuild(ctx context.Context, p *process, l *listed) error {
 	proc := inspect.NewProcess(p.app, p.cl, t.names)
 	proc.Group, proc.Committed = p.group, p.committed
 	if l != nil {
@@ -700,6 +701,17 @@ func (t *Tracker) rebuild(p *process, l *listed) error {
 	}
 	parts := p.cl.Partitions()
 	gd := groupDigest(p.group)
+	// A task whose inputs moved is diagnosed again, read on from the
+	// committed offsets as state and processes read it (readproc.ReadOnAll):
+	// the whole process is read on once, when any of its tasks moved.
+	for _, part := range parts {
+		if ct, ok := p.tasks[part]; !ok || p.dirty[part] || ct.digest != taskDigest(part, gd, proc, p.behind[part]) {
+			if err := readproc.ReadOnAll(ctx, t.cfg.Client, proc, readproc.ReadOnOptions{}); err != nil {
+				return err
+			}
+			break
+		}
+	}
 	st := &Process{App: p.app, Changelog: p.topic, GroupState: p.group.State, Members: len(p.group.Members)}
 	now := t.cfg.Now()
 	changed := len(p.tasks) != len(parts) || p.refusals == nil
@@ -777,7 +789,7 @@ func taskDigest(part int32, group uint64, p *inspect.Process, behind bool) uint6
 
 // taskOf turns a task's diagnosis into what the snapshot keeps of it.
 func taskOf(p *inspect.Process, dt *inspect.Task, behind bool) Task {
-	t := Task{Task: dt.State.Task, Assigned: dt.AssignedTo != "",
+	t := Task{Task: dt.State.Task, Assigned: dt.AssignedTo != "", FailedClosed: dt.FailedClosed(),
 		Corrupt: len(dt.State.Corrupt), BehindTransaction: behind || dt.Read.BehindTransaction()}
 	topics := map[string]*TopicHolds{}
 	for _, c := range dt.State.Channels {
@@ -810,7 +822,7 @@ func taskOf(p *inspect.Process, dt *inspect.Task, behind bool) Task {
 	for _, name := range slices.Sorted(maps.Keys(topics)) {
 		t.Topics = append(t.Topics, *topics[name])
 	}
-	t.Heads = dt.HeadCauses()
+	t.Heads, t.Ready = dt.HeadCauses(), len(dt.Ready)
 	for _, ch := range dt.Scope {
 		row := Channel{Topic: topicName(p.Names, ch.Topic), Partition: ch.Partition, FedLag: -1, CommittedLag: -1}
 		f, ok := p.Facts[ch]

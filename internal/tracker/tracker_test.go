@@ -217,8 +217,8 @@ func TestTrackerFollows(t *testing.T) {
 	}
 	// Fed up to orders/0@2, the cause 1 is below it yet not delivered:
 	// the gate delivers a record it was fed; the head is ready.
-	if t0.Heads[inspect.CauseReady] != 1 {
-		t.Errorf("task 0 heads %v, want one ready", t0.Heads)
+	if t0.Ready != 1 || len(t0.Heads) != 0 {
+		t.Errorf("task 0 heads %v, %d ready: want one ready, no held head", t0.Heads, t0.Ready)
 	}
 	if s.Diagnosed != 4 {
 		t.Errorf("%d diagnoses after both tasks changed, want 4", s.Diagnosed)

@@ -35,11 +35,15 @@ type ProcessInput struct {
 	// Receives is a declaration about to be deployed, whose topics' log
 	// facts are read too (the cluster only).
 	Receives []string
+	// StoreOnly reads the store alone: the tasks are not read on from the
+	// committed offsets (process.ReadOnAll), as from a capture.
+	StoreOnly bool
 }
 
 // ReadProcessInput reads the process of in: from its capture
 // (ReadProcessCapture), or from the cluster over a client of f.Dial,
-// closed when read (process.Read).
+// closed when read (process.Read), each task read on from the committed
+// offsets to the log end (process.ReadOnAll).
 func (f *Factory) ReadProcessInput(ctx context.Context, in ProcessInput) (*inspect.Process, error) {
 	if in.Names == nil {
 		in.Names = &clock.Names{}
@@ -52,7 +56,17 @@ func (f *Factory) ReadProcessInput(ctx context.Context, in ProcessInput) (*inspe
 		return nil, err
 	}
 	defer cl.Close()
-	return process.Read(ctx, cl, in.App, in.Changelog, in.TxnWait, in.Names, in.Receives...)
+	p, err := process.Read(ctx, cl, in.App, in.Changelog, in.TxnWait, in.Names, in.Receives...)
+	if err != nil {
+		return nil, err
+	}
+	if in.StoreOnly {
+		return p, nil
+	}
+	if err := process.ReadOnAll(ctx, cl, p, process.ReadOnOptions{}); err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // ReadProcessCapture reads a Parsley process from a capture holding its

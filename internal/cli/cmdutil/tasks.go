@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/spf13/pflag"
@@ -22,6 +24,9 @@ type TaskFlags struct {
 	// App is --app ("" when not given): it implies Tasks.
 	App     string
 	TxnWait time.Duration
+	// OffsetsOnly is --offsets-only: --from-group on a Parsley process
+	// reads from the group's committed offsets alone, not as --app.
+	OffsetsOnly bool
 }
 
 // AddTaskFlags registers --tasks on fs and, when app, --app and
@@ -34,6 +39,40 @@ func AddTaskFlags(fs *pflag.FlagSet, t *TaskFlags, app bool) {
 	}
 	fs.StringVar(&t.App, "app", "", "shadow Parsley process `APP`: its topics and tasks, each task's gate seeded from its ordering state and read on from the group's committed offsets (implies --tasks)")
 	fs.DurationVar(&t.TxnWait, "txn-wait", kafka.DefaultTxnWait, "with --app, how long to wait for an open transaction in the ordering changelog")
+	fs.BoolVar(&t.OffsetsOnly, "offsets-only", false, "with --from-group naming a Parsley process, read from its committed offsets alone instead of as --app: shows only what is held among the records after them, and a Parsley process's committed offsets move past the records it holds")
+}
+
+// AttachGroup makes --from-group GROUP read a Parsley process as --app
+// GROUP does, when GROUP is one (its ordering changelog
+// GROUP-__parsley.ordering-changelog exists) and --offsets-only was not
+// given: its committed offsets move past the records it holds, so a range
+// read from them alone shows none of what the process holds. It says so in
+// one line on warn; the topics given (--topic) are then the process's.
+// Nothing is read when --from-group was not given.
+func (in *InputFlags) AttachGroup(ctx context.Context, dial func(context.Context) (*kafka.Client, error), warn io.Writer) error {
+	group := in.Range.FromGroup
+	if group == "" || in.Tasks.App != "" || in.Tasks.OffsetsOnly || !in.spec.App {
+		return nil
+	}
+	cl, err := dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	topics, err := cl.TopicPartitions(ctx)
+	if err != nil {
+		return err
+	}
+	if _, ok := topics[parsley.ChangelogTopic(group)]; !ok {
+		return nil
+	}
+	in.Tasks.App = group
+	if in.Tasks.TxnWait <= 0 {
+		in.Tasks.TxnWait = kafka.DefaultTxnWait
+	}
+	fmt.Fprintf(warn, "%s is a Parsley process: reading it as --app %s does (its ordering state, then on from its committed offsets; its topics, not --topic's); --offsets-only reads from the committed offsets alone\n",
+		escape.Text(group), escape.Text(group))
+	return nil
 }
 
 // On reports whether per-task gates were asked for.

@@ -13,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 	"github.com/spf13/cobra"
@@ -38,13 +39,16 @@ type Options struct {
 	Now func() time.Time
 	// OpenInput opens the input (Factory.OpenInput).
 	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
+	// Dial connects to the cluster (Factory.Dial): --app reads the
+	// process through it.
+	Dial func(context.Context) (*kafka.Client, error)
 }
 
 // NewCmdHolds returns the holds command. runF replaces the work in tests of
 // flag parsing; nil runs Run.
 func NewCmdHolds(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, OpenInput: f.OpenInput}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, OpenInput: f.OpenInput, Dial: f.Dial}
 	if f.Now != nil {
 		opts.Now = f.Now
 	}
@@ -126,6 +130,12 @@ Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 
 // Run replays the input to its end and reports what is held.
 func Run(ctx context.Context, opts *Options) error {
+	if err := opts.InputFlags.AttachGroup(ctx, opts.Dial, opts.IO.ErrOut); err != nil {
+		return cmdutil.WhenInterrupted(err, noReport)
+	}
+	if opts.Tasks.App != "" {
+		return runProcess(ctx, opts)
+	}
 	if opts.Tasks.On() {
 		return runTasks(ctx, opts)
 	}

@@ -53,6 +53,19 @@ type jsonTask struct {
 	Scope       []string `json:"scope"`
 	HeldHeads   int      `json:"held_heads"`
 	HeldRecords int64    `json:"held_records"`
+	// FailedClosed is the record the task fails closed on (--app); left
+	// out when none.
+	FailedClosed *jsonFailedClosed `json:"failed_closed,omitempty"`
+}
+
+// jsonFailedClosed is the record a task fails closed on, as state writes
+// it.
+type jsonFailedClosed struct {
+	Channel  string `json:"channel"`
+	Offset   int64  `json:"offset"`
+	Code     string `json:"code"`
+	Detail   string `json:"detail"`
+	NextStep string `json:"next_step"`
 }
 
 type jsonRoot struct {
@@ -209,6 +222,12 @@ func reportText(rep *inspect.Report, opts *Options) string {
 			}
 		}
 	}
+	child := map[string]bool{}
+	for _, kids := range children {
+		for _, k := range kids {
+			child[k] = true
+		}
+	}
 	for _, r := range rep.Roots {
 		fmt.Fprintf(&b, "\n%s at %s@%d\n", r.Cause, r.Channel, r.Offset)
 		if r.Cause == inspect.CauseCycle {
@@ -217,7 +236,14 @@ func reportText(rep *inspect.Report, opts *Options) string {
 				b.WriteString("  " + headLine(heads[at]) + "\n")
 			}
 		} else {
-			drawTree(&b, r.Heads[0], heads, children)
+			// Every head of the root not drawn under another: the root's
+			// own head first, or, for a root that is no head (the record
+			// a task failed closed on), each chain waiting on it.
+			for _, at := range r.Heads {
+				if !child[at] {
+					drawTree(&b, at, heads, children)
+				}
+			}
 		}
 		b.WriteString("  next step: " + r.NextStep + "\n")
 	}

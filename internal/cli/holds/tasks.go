@@ -10,7 +10,9 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 )
@@ -20,10 +22,66 @@ type taskReport struct {
 	task  int32
 	scope []string
 	rep   *inspect.Report
+	// failed is the record the task fails closed on (--app); nil when none.
+	failed *inspect.FailedClosed
 }
 
-// runTasks is holds with one gate per task (--tasks), seeded from a
-// Parsley process's ordering state with --app.
+// runProcess is holds --app: the process read by the one reader
+// (process.ReadAttach), each task read on from the committed offsets to the
+// log end (Attach.ReadOn) and diagnosed as state, processes and the
+// exporter diagnose it (inspect.DiagnoseTask): one report of what the
+// process holds, why, and what it does next — a task that fails closed
+// included.
+func runProcess(ctx context.Context, opts *Options) error {
+	cl, err := opts.Dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	att, err := process.ReadAttach(ctx, cl, opts.Tasks.App, opts.Tasks.TxnWait, opts.Names)
+	if err != nil {
+		return cmdutil.WhenInterrupted(err, noReport)
+	}
+	for _, w := range att.Warnings {
+		fmt.Fprintln(opts.IO.ErrOut, "warning: "+w)
+	}
+	p := att.Process
+	p.ReadOn, err = att.ReadOn(ctx, cl, process.ReadOnOptions{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize})
+	if err != nil {
+		return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", opts.Tasks.App, err), noReport)
+	}
+	for _, w := range att.Missing {
+		fmt.Fprintln(opts.IO.ErrOut, "warning: "+w)
+	}
+	p.RetentionWarn = opts.RetentionWarn
+	now := opts.Now()
+	var reps []taskReport
+	for _, part := range p.Changelog.Partitions() {
+		t, err := inspect.DiagnoseTask(p, part, now)
+		if err != nil {
+			return err
+		}
+		out := taskReport{task: part, rep: t.Report.OlderThan(opts.OlderThan), failed: t.FailedClosed()}
+		for _, ch := range t.Scope {
+			if ch.Partition == part {
+				out.scope = append(out.scope, p.Names.Channel(ch))
+			}
+		}
+		slices.Sort(out.scope)
+		reps = append(reps, out)
+	}
+	if err := opts.Final.Do(func() error { return writeTasks(opts.IO.Out, opts.Output, reps, now, opts) }); err != nil {
+		return fmt.Errorf("writing output: %w", err)
+	}
+	for _, r := range reps {
+		if len(r.rep.Heads) > 0 || r.failed != nil {
+			return &cmdutil.ExitError{Code: cmdutil.ExitFound}
+		}
+	}
+	return nil
+}
+
+// runTasks is holds with one gate per task (--tasks).
 func runTasks(ctx context.Context, opts *Options) error {
 	cfg := replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}
 	src, scope, err := openScoped(ctx, opts, cmdutil.InputRead{LogFacts: true, Gate: cfg})
@@ -117,7 +175,12 @@ func writeTasks(w io.Writer, format string, reps []taskReport, now time.Time, op
 			merged.Roots = append(merged.Roots, j.Roots...)
 			merged.Heads = append(merged.Heads, j.Heads...)
 			merged.Cycles = append(merged.Cycles, j.Cycles...)
-			merged.Tasks = append(merged.Tasks, jsonTask{Task: task, Scope: r.scope, HeldHeads: j.HeldHeads, HeldRecords: j.HeldRecords})
+			jt := jsonTask{Task: task, Scope: r.scope, HeldHeads: j.HeldHeads, HeldRecords: j.HeldRecords}
+			if f := r.failed; f != nil {
+				at := opts.Names.Channel(f.Channel)
+				jt.FailedClosed = &jsonFailedClosed{Channel: at, Offset: f.Offset, Code: string(f.Code), Detail: f.Detail, NextStep: inspect.FailedClosedStep(at, f)}
+			}
+			merged.Tasks = append(merged.Tasks, jt)
 		}
 		return writeJSON(w, merged)
 	}
@@ -127,6 +190,13 @@ func writeTasks(w io.Writer, format string, reps []taskReport, now time.Time, op
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "task %d (%s): ", r.task, strings.Join(r.scope, ", "))
+		if f := r.failed; f != nil {
+			at := opts.Names.Channel(f.Channel)
+			fmt.Fprintf(&b, "FAILED CLOSED at %s@%d (%s): it reads nothing past it.\n  next step: %s\n", escape.Text(at), f.Offset, f.Code, escape.Text(inspect.FailedClosedStep(at, f)))
+			if len(r.rep.Heads) == 0 {
+				continue
+			}
+		}
 		b.WriteString(reportText(r.rep, opts))
 	}
 	_, err := io.WriteString(w, b.String())

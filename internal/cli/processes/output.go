@@ -43,9 +43,22 @@ type jsonProcess struct {
 	// NextStart is state's next_start object; null when not read.
 	NextStart *render.NextStart `json:"next_start"`
 	Corrupt   int               `json:"corrupt"`
+	// FailedClosed are the records its tasks fail closed on when read on.
+	FailedClosed []jsonFailedClosed `json:"failed_closed"`
+	// CatchingUp counts the store's heads reading on delivers, Ready
+	// those nothing blocks any more (delivered as soon as a task runs).
+	CatchingUp int `json:"catching_up"`
+	Ready      int `json:"ready"`
 	// OlderThan says whether the process matched --older-than; null
 	// when it was not given or the process was not read.
 	OlderThan *bool `json:"older_than"`
+}
+
+type jsonFailedClosed struct {
+	Task    int32  `json:"task"`
+	Channel string `json:"channel"`
+	Offset  int64  `json:"offset"`
+	Code    string `json:"code"`
 }
 
 type jsonGroup struct {
@@ -69,7 +82,7 @@ func (rep report) json() jsonReport {
 		out.OlderThanMs = ptr(rep.OlderThan.Milliseconds())
 	}
 	for _, r := range rep.Rows {
-		jp := jsonProcess{App: r.App, Changelog: r.Changelog, Tasks: r.Tasks, Receives: []string{}, Causes: map[string]int{}}
+		jp := jsonProcess{App: r.App, Changelog: r.Changelog, Tasks: r.Tasks, Receives: []string{}, Causes: map[string]int{}, FailedClosed: []jsonFailedClosed{}}
 		if r.Err != nil {
 			jp.Error = ptr(r.Err.Error())
 			out.Unread++
@@ -91,6 +104,10 @@ func (rep report) json() jsonReport {
 		}
 		for c, n := range r.Causes {
 			jp.Causes[string(c)] = n
+		}
+		jp.CatchingUp, jp.Ready = r.CatchingUp, r.Ready
+		for _, f := range r.FailedClosed {
+			jp.FailedClosed = append(jp.FailedClosed, jsonFailedClosed{Task: f.Channel.Partition, Channel: r.ChannelNames[f.Channel], Offset: f.Offset, Code: string(f.Code)})
 		}
 		if r.LagKnown {
 			jp.MaxLag, jp.MaxLagOn = ptr(r.MaxLag), ptr(r.LagChannel)

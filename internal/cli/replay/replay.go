@@ -15,6 +15,7 @@ import (
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/spf13/cobra"
 )
@@ -44,13 +45,16 @@ type Options struct {
 	OpenTTY func() (io.ReadCloser, error)
 	// OpenInput opens the input (Factory.OpenInput).
 	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
+	// Dial connects to the cluster (Factory.Dial): --from-group asks it
+	// whether the group is a Parsley process.
+	Dial func(context.Context) (*kafka.Client, error)
 }
 
 // NewCmdReplay returns the replay command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, OpenTTY: OpenTTY, OpenInput: f.OpenInput}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, OpenTTY: OpenTTY, OpenInput: f.OpenInput, Dial: f.Dial}
 	var undecodable cmdutil.UndecodableFlag
 	var positionAdvance bool
 	cmd := &cobra.Command{
@@ -158,6 +162,9 @@ after the summary of what was replayed.`,
 
 // Run replays the capture or broker range and writes the output.
 func Run(ctx context.Context, opts *Options) error {
+	if err := opts.InputFlags.AttachGroup(ctx, opts.Dial, opts.IO.ErrOut); err != nil {
+		return cmdutil.WhenInterrupted(err, interruptedBefore)
+	}
 	if opts.Tasks.On() {
 		return runTasks(ctx, opts)
 	}

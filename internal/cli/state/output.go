@@ -71,6 +71,22 @@ type jsonTask struct {
 	Channels              []jsonChannel `json:"channels"`
 	Roots                 []jsonRoot    `json:"roots"`
 	Corrupt               int           `json:"corrupt"`
+	// FailedClosed is the record the task fails closed on when read on;
+	// null when none.
+	FailedClosed *jsonFailedClosed `json:"failed_closed"`
+	// CatchingUp are the store's heads that reading on delivers.
+	CatchingUp []string `json:"catching_up"`
+}
+
+type jsonFailedClosed struct {
+	Channel   string  `json:"channel"`
+	Topic     *string `json:"topic"`
+	TopicID   string  `json:"topic_id"`
+	Partition int32   `json:"partition"`
+	Offset    int64   `json:"offset"`
+	Code      string  `json:"code"`
+	Detail    string  `json:"detail"`
+	NextStep  string  `json:"next_step"`
 }
 
 type jsonChannel struct {
@@ -157,27 +173,34 @@ func build(w *inspect.Process, tasks []*inspect.Task, corrupt []*parsley.Corrupt
 		if t.State.Version > 0 {
 			jt.Version = &t.State.Version
 		}
+		jt.CatchingUp = []string{}
+		for _, ch := range t.Scope {
+			if off, ok := t.CatchingUp[ch]; ok {
+				jt.CatchingUp = append(jt.CatchingUp, w.Names.Channel(ch)+"@"+strconv.FormatInt(off, 10))
+			}
+		}
+		if f := t.FailedClosed(); f != nil {
+			at := w.Names.Channel(f.Channel)
+			jf := &jsonFailedClosed{Channel: at, TopicID: f.Channel.Topic.String(), Partition: f.Channel.Partition, Offset: f.Offset,
+				Code: string(f.Code), Detail: f.Detail, NextStep: inspect.FailedClosedStep(at, f)}
+			if name, ok := w.Names.Name(f.Channel.Topic); ok {
+				jf.Topic = &name
+			}
+			jt.FailedClosed = jf
+		}
 		for _, ch := range t.Scope {
 			jt.Channels = append(jt.Channels, channelJSON(w, t, ch, now))
 		}
 		for _, r := range t.Report.Roots {
 			jt.Roots = append(jt.Roots, jsonRoot{Channel: r.Channel, Offset: r.Offset, Cause: r.Cause, NextStep: r.NextStep, Heads: r.Heads})
 		}
-		out.HeldHeads += countHeads(jt.Channels)
+		for _, n := range t.HeadCauses() {
+			out.HeldHeads += n
+		}
 		out.HeldRecords += jt.Held
 		out.Tasks = append(out.Tasks, jt)
 	}
 	return out
-}
-
-func countHeads(chs []jsonChannel) int {
-	n := 0
-	for _, c := range chs {
-		if c.Head != nil {
-			n++
-		}
-	}
-	return n
 }
 
 func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time.Time) jsonChannel {
@@ -195,34 +218,66 @@ func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time
 			jc.Lag = &lag
 		}
 	}
-	if c == nil || len(c.Held) == 0 {
-		return jc
+	// The head shown is the diagnosed one (the store's, or the one behind
+	// it or read on when the store's delivers); a ready head is the
+	// store's own.
+	dh := t.Heads[ch]
+	if _, catching := t.CatchingUp[ch]; catching && dh == nil {
+		return jc // no head: it delivers once the process reads on
 	}
-	h := c.Held[0]
-	jh := &jsonHead{Offset: h.Offset, Blockers: []jsonBlocker{}}
-	if clk, err := h.Record.Clock(); err == nil {
-		jh.Causes = w.Names.Format(clk)
+	if t.Ready[ch] || dh == nil {
+		dh = nil
+		if c == nil || len(c.Held) == 0 {
+			return jc
+		}
 	}
-	if h.Record.Timestamp >= 0 {
-		ts := time.UnixMilli(h.Record.Timestamp)
+	jh := &jsonHead{Blockers: []jsonBlocker{}}
+	var rec *parsley.HeldRecord
+	switch {
+	case dh == nil:
+		jh.Offset, rec = c.Held[0].Offset, &c.Held[0].Record
+	default:
+		jh.Offset = dh.Offset
+		if c != nil {
+			for i := range c.Held {
+				if c.Held[i].Offset == dh.Offset {
+					rec = &c.Held[i].Record
+				}
+			}
+		}
+	}
+	if rec != nil {
+		if clk, err := rec.Clock(); err == nil {
+			jh.Causes = w.Names.Format(clk)
+		}
+		if rec.Key != nil {
+			n := len(rec.Key)
+			jh.KeySize = &n
+		}
+		if rec.Value != nil {
+			n := len(rec.Value)
+			jh.ValueSize = &n
+		}
+	} else if dh != nil {
+		jh.Causes = dh.Clock
+	}
+	ts := time.Time{}
+	switch {
+	case rec != nil && rec.Timestamp >= 0:
+		ts = time.UnixMilli(rec.Timestamp)
+	case rec == nil && dh != nil:
+		ts = dh.Timestamp
+	}
+	if !ts.IsZero() {
 		s := render.Time(ts)
 		ago := now.Sub(ts).Milliseconds()
 		jh.Timestamp, jh.WrittenMsAgo = &s, &ago
 	}
-	if h.Record.Key != nil {
-		n := len(h.Record.Key)
-		jh.KeySize = &n
-	}
-	if h.Record.Value != nil {
-		n := len(h.Record.Value)
-		jh.ValueSize = &n
-	}
-	here := jc.Channel + "@" + strconv.FormatInt(h.Offset, 10)
-	switch dh := t.Heads[ch]; t.HeadCause(c) {
-	case inspect.CauseReady:
+	here := jc.Channel + "@" + strconv.FormatInt(jh.Offset, 10)
+	if dh == nil {
 		jh.Cause = inspect.CauseReady
 		jh.NextStep = inspect.NextStep(inspect.CauseReady, here, nil, nil)
-	default:
+	} else {
 		jh.Cause, jh.NextStep = dh.Cause, dh.NextStep
 		root := dh.Root + "@" + strconv.FormatInt(dh.RootOffset, 10)
 		jh.Root = &root
@@ -295,6 +350,10 @@ func text(rep jsonReport) string {
 			fmt.Fprintf(&b, " (behind an open transaction from %d)", *t.BehindTransactionFrom)
 		}
 		fmt.Fprintf(&b, "; %d held\n", t.Held)
+		if f := t.FailedClosed; f != nil {
+			fmt.Fprintf(&b, "  FAILED CLOSED at %s@%d (%s): the task stops there, read on from its committed offsets\n    next step: %s\n",
+				escape.Text(f.Channel), f.Offset, f.Code, escape.Text(f.NextStep))
+		}
 		for _, c := range t.Channels {
 			fmt.Fprintf(&b, "  %-24s fed %s  settled %s  frontier %s  past %s  held %d  committed %s",
 				c.Channel, orNull(c.FedUpTo), orNull(c.Settled), orNull(c.Frontier), orNull(c.DeliveredPast), c.Held, orNull(c.Committed))
@@ -314,6 +373,10 @@ func text(rep jsonReport) string {
 			if c.Head != nil && c.Head.Cause == inspect.CauseReady {
 				ready = append(ready, c.Channel+"@"+strconv.FormatInt(c.Head.Offset, 10))
 			}
+		}
+		if len(t.CatchingUp) > 0 {
+			fmt.Fprintf(&b, "  catching up: %s\n    next step: none: read on from the committed offsets, these deliver once the process reads what is already in the log\n",
+				strings.Join(t.CatchingUp, ", "))
 		}
 		if len(ready) > 0 {
 			fmt.Fprintf(&b, "  ready: %s\n    next step: %s\n", strings.Join(ready, ", "),

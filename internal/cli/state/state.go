@@ -33,6 +33,8 @@ type Options struct {
 	// today's; nil checks today's.
 	Receives []string
 	TxnWait  time.Duration
+	// StoreOnly reports the store alone, not read on (--store-only).
+	StoreOnly bool
 
 	MaxHeaderSize int
 	MaxLineSize   int
@@ -68,6 +70,17 @@ held, cycle), classified against the business topics' log facts, plus
 ready: a head nothing blocks any more, which the process has not run since
 (stopped, or its task unassigned).
 
+Each task is then read on from the group's committed offsets to the log
+end through its gate seeded from the store, as the process will read it
+(read_committed; nothing joined): its held heads are those that stay held
+however far it reads now, each with its true root; a store head the read
+delivers is catching up, no held head (it delivers once the process reads
+what is already in the log); and a task whose next record's
+parsley.causes header is undecodable is failed closed there (the record
+by topic, partition and offset, its reason code, and the next start's
+UNDECODABLE_METADATA). holds --app, processes and the exporter read a
+process the same way.
+
 The changelog is read read_committed from its log start to the high
 watermark taken when the read begins; an open transaction below that end
 is waited for --txn-wait, then the task is reported as read so far and said
@@ -85,7 +98,7 @@ The report begins with the next start's prediction: whether Parsley would
 refuse to start the process now, and why (ORDERING_STATE_LOST,
 UNKNOWN_ORDERING_STATE_FORMAT, TASK_WIDTH_CHANGED, CHANNEL_IDENTITY_CHANGED,
 CHANNEL_DELETED_WITH_UNDELIVERED_MESSAGES, CHANNEL_REMOVED_WITH_HELD_MESSAGES,
-POSITIONS_DISCARDED_UNREAD), from the store, the group's committed offsets
+POSITIONS_DISCARDED_UNREAD, UNDECODABLE_METADATA), from the store, the group's committed offsets
 and the cluster's topics, each refusal with its next step
 (docs/refusals.md). It checks today's declaration (the members'
 subscriptions, else the store's bindings); --receives checks one about to be
@@ -97,8 +110,9 @@ unknown and a topic without log facts in it is not known to be deleted.
 Output (--output): text (the next start, then one block per task, held heads
 grouped by root) or json (see docs/state.md for the schema).
 
-Exit codes: 0 nothing held and the next start not refused; 4 something held
-or a refusal predicted; 1 corrupt state (after
+Exit codes: 0 no held head and the next start not refused (records held
+only until the process reads what is already in the log do not count); 4 a
+held head or a refusal predicted; 1 corrupt state (after
 printing what could be read, the corrupt entries named by partition, offset
 and key) or a broker or input error; 2 usage; 130 interrupted.`,
 		Example: `  causalctl state --brokers localhost:9092 --app notifier
@@ -156,6 +170,7 @@ and key) or a broker or input error; 2 usage; 130 interrupted.`,
 	fs.StringVarP(&opts.Input, "input", "f", "", "capture file holding the changelog topic (- for stdin) instead of the cluster")
 	fs.IntVar(&task, "task", -1, "report only task `N` (changelog partition N)")
 	fs.StringSliceVar(&opts.Receives, "receives", nil, "check the next start against the declaration about to be deployed, the `TOPICS` it receives (comma-separated), instead of today's: may I drop a topic now?")
+	fs.BoolVar(&opts.StoreOnly, "store-only", false, "report the store alone, as from a capture: no task read on from the committed offsets (no catching up, no failed closed task; lagging heads stay heads)")
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long to wait for an open transaction in the changelog before reporting what was read below it")
 	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
@@ -169,7 +184,7 @@ func Run(ctx context.Context, opts *Options) error {
 		opts.Names = &clock.Names{}
 	}
 	w, err := opts.ReadProcess(ctx, cmdutil.ProcessInput{App: opts.App, Changelog: opts.Changelog, Input: opts.Input,
-		MaxLineSize: opts.MaxLineSize, TxnWait: opts.TxnWait, Names: opts.Names, Receives: opts.Receives})
+		MaxLineSize: opts.MaxLineSize, TxnWait: opts.TxnWait, Names: opts.Names, Receives: opts.Receives, StoreOnly: opts.StoreOnly})
 	if err != nil {
 		if ctx.Err() != nil {
 			return cmdutil.Interrupted("interrupted before the state was read: no report")
@@ -203,7 +218,7 @@ func Run(ctx context.Context, opts *Options) error {
 	switch {
 	case len(corrupt) > 0:
 		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("%v (and %d more corrupt entries)", corrupt[0], len(corrupt)-1)}
-	case rep.HeldRecords > 0 || len(refusals) > 0:
+	case rep.HeldHeads > 0 || len(refusals) > 0:
 		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 	}
 	return nil

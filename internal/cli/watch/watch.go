@@ -159,6 +159,9 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		opts.Tasks.App = app
 	}
+	if err := opts.InputFlags.AttachGroup(ctx, opts.Dial, opts.IO.ErrOut); err != nil {
+		return err
+	}
 	// The log facts (log start, retention, open transactions) let the view
 	// name a hold's cause as `holds` does.
 	read := []kafka.ReadOption{kafka.WithLogFacts()}

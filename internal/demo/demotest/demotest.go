@@ -53,6 +53,35 @@ func DanglingJoined(ctx context.Context, t testing.TB) (*demo.Demo, *demo.Notifi
 	return d, n
 }
 
+// Settled runs the demo with cfg and its notifier, and waits until the
+// notifier has read every record or stopped by itself (a record its gate
+// fails closed on); the notifier is then stopped, its state settled. Both
+// stop when the test ends.
+func Settled(ctx context.Context, t testing.TB, cfg demo.Config) (*demo.Demo, *demo.Notifier) {
+	t.Helper()
+	d, err := demo.New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	n, err := d.StartNotifier(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.WaitRecords(ctx, d.Produced()); err != nil {
+		select {
+		case <-n.Done():
+		default:
+			t.Fatal(err)
+		}
+	}
+	n.Stop()
+	return d, n
+}
+
 // withNotifier runs the demo with cfg and its notifier, and waits until
 // the notifier has read every record.
 func withNotifier(ctx context.Context, t testing.TB, cfg demo.Config) (*demo.Demo, *demo.Notifier) {
