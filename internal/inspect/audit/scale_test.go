@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/capture"
@@ -168,6 +169,37 @@ func BenchmarkAuditChain(b *testing.B) {
 				}
 				peak()
 			})
+		}
+	}
+}
+
+// On a chain, a scope of its lower half is closed: no closure is computed
+// and nothing is found. With the top channel added, which claims the upper
+// half, the scope is not closed and both records of the top channel miss
+// every lower channel, as the dense audit finds too.
+func TestAuditChainScopes(t *testing.T) {
+	const n = 40
+	items := chain(n)
+	lower := chainScopes(n)["lower"]
+	_, top := chainChannel(n - 1)
+	open := []Scope{{Name: "open", Channels: append(slices.Clone(lower[0].Channels), top)}}
+	for _, tc := range []struct {
+		name   string
+		scopes []Scope
+		holes  int
+	}{{"every", nil, 0}, {"lower", lower, 0}, {"lower and top", open, n}} {
+		a := New(Config{})
+		rep := auditItems(t, a, items, tc.scopes)
+		if rep.Len() != tc.holes || rep.Counts[FindingHole] != tc.holes {
+			t.Errorf("%s: %d findings (%v), want %d holes", tc.name, rep.Len(), rep.Counts, tc.holes)
+		}
+		if closures := a.rel != nil; closures != (tc.holes > 0) {
+			t.Errorf("%s: closures computed %v, want %v", tc.name, closures, tc.holes > 0)
+		}
+		dense := New(Config{})
+		dense.dense = true
+		if got, want := renderReport(rep), renderReport(auditItems(t, dense, items, tc.scopes)); got != want {
+			t.Errorf("%s: the report differs from the dense audit's\ngot:\n%s\nwant:\n%s", tc.name, got, want)
 		}
 	}
 }
