@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -245,32 +246,13 @@ func (in *randomInput) audit(prepare func(*Auditor)) string {
 	if err != nil {
 		return "error: " + err.Error()
 	}
-	return renderReport(rep)
+	return reportText(rep)
 }
 
-// renderReport writes out everything a report says.
-func renderReport(rep *Report) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "records %d channels %v scopes %v not-in-input %v counts %v by-producer %v truncated %v unaudited %d\n",
-		rep.Records, rep.Channels, rep.Scopes, rep.NotInInput, rep.Counts, rep.ByProducer, rep.Truncated, rep.Unaudited)
-	rep.Each(func(f Finding) error {
-		h := f.Hole
-		f.Hole = nil // printed by value, not by address
-		fmt.Fprintf(&b, "%+v", f)
-		if h != nil {
-			fmt.Fprintf(&b, " hole %+v", *h)
-		}
-		b.WriteString("\n")
-		return nil
-	})
-	return b.String()
-}
-
-// referenceHoles lists the input's holes by the naive reference, as
-// fastInputHoles lists a report's, with what m claims and waits for on
-// the missed ancestor's channel; ok is false when the input has a wait
-// cycle or a damaged line, which the reference does not model.
-func (in *randomInput) referenceHoles(names *clock.Names) (map[string]string, bool) {
+// referenceHoles lists the input's holes by the naive reference; ok is
+// false when the input has a wait cycle or a damaged line, which the
+// reference does not model.
+func (in *randomInput) referenceHoles(names *clock.Names) (*reference, map[string]*refHole, bool) {
 	var items []record.Item
 	seen := map[clock.Channel]int64{}
 	for _, it := range in.items {
@@ -278,8 +260,8 @@ func (in *randomInput) referenceHoles(names *clock.Names) (map[string]string, bo
 			continue
 		}
 		ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
-		if last, ok := seen[ch]; ok && it.Offset <= last {
-			return nil, false
+		if last, ok := seen[ch]; ok && it.Offset <= last || it.Offset < 0 {
+			return nil, nil, false
 		}
 		seen[ch] = it.Offset
 		if _, _, err := clock.FromHeaders(it.Headers); err != nil {
@@ -289,49 +271,13 @@ func (in *randomInput) referenceHoles(names *clock.Names) (map[string]string, bo
 	}
 	r := newReference(items)
 	if r.cyclic() {
-		return nil, false
+		return nil, nil, false
 	}
 	scopes := in.scopes
 	if scopes == nil {
-		scopes = []Scope{{Channels: slices.Collect(func(yield func(clock.Channel) bool) {
-			for ch := range r.byChan {
-				if !yield(ch) {
-					return
-				}
-			}
-		})}}
+		scopes = []Scope{{Channels: slices.Collect(maps.Keys(r.byChan))}}
 	}
-	out := map[string]string{}
-	for si, s := range scopes {
-		keep := func(ch clock.Channel) bool { return slices.Contains(s.Channels, ch) }
-		for _, m := range r.recs {
-			if !keep(m.ch) {
-				continue
-			}
-			waits := r.causes(si, m.id, keep)
-			missed := map[clock.Channel][]int64{}
-			for a := range r.causes(-1, m.id, nil) {
-				if ch := r.recs[a].ch; keep(ch) && !waits[a] {
-					missed[ch] = append(missed[ch], r.recs[a].off)
-				}
-			}
-			for ch, offs := range missed {
-				slices.Sort(offs)
-				claims, waitsFor := int64(-1), int64(-1)
-				if p, ok := m.clk.Get(ch); ok {
-					claims = p
-				}
-				for w := range waits {
-					if r.recs[w].ch == ch {
-						waitsFor = max(waitsFor, r.recs[w].off)
-					}
-				}
-				k := fmt.Sprintf("%s %s@%d>%s", s.Name, names.Channel(m.ch), m.off, names.Channel(ch))
-				out[k] = fmt.Sprintf("missed %v claims %d waits %d", offs, claims, waitsFor)
-			}
-		}
-	}
-	return out, true
+	return r, r.holes(scopes, names), true
 }
 
 // cyclic reports whether some record is among its own causes.
@@ -379,36 +325,6 @@ func (r *reference) cyclic() bool {
 	return false
 }
 
-// fastInputHoles lists a report's holes as referenceHoles does.
-func fastInputHoles(rep *Report, in *randomInput, names *clock.Names) map[string]string {
-	offs := map[clock.Channel][]int64{}
-	for _, it := range in.items {
-		if it.Kind == record.KindRecord {
-			ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
-			offs[ch] = append(offs[ch], it.Offset)
-		}
-	}
-	out := map[string]string{}
-	for _, f := range all(rep) {
-		if f.Kind != FindingHole {
-			continue
-		}
-		h := f.Hole
-		var missed []int64
-		for _, o := range offs[h.Ancestor.Channel] {
-			if o >= h.FirstMissed.Offset && o <= h.Ancestor.Offset {
-				missed = append(missed, o)
-			}
-		}
-		if len(missed) != h.Missed {
-			missed = append(missed, -1) // a count that disagrees with the records it spans
-		}
-		k := fmt.Sprintf("%s %s@%d>%s", f.Scope, names.Channel(f.Record.Channel), f.Record.Offset, names.Channel(h.Ancestor.Channel))
-		out[k] = fmt.Sprintf("missed %v claims %d waits %d", missed, h.Claims, h.WaitsFor)
-	}
-	return out
-}
-
 const randomSeeds = 600
 
 // compareRandom audits the random input of seed with the auditor prepare
@@ -439,12 +355,12 @@ func compareRandom(seed uint64, prepare func(*Auditor)) (diff string, compared b
 	if err != nil {
 		return fmt.Sprintf("run: %v", err), false
 	}
-	want, ok := in.referenceHoles(names)
+	ref, want, ok := in.referenceHoles(names)
 	if !ok {
 		return "", false
 	}
-	if got := fastInputHoles(rep, in, names); fmt.Sprint(got) != fmt.Sprint(want) {
-		return fmt.Sprintf("holes differ from the naive reference's\naudit:     %v\nreference: %v", got, want), true
+	if got, want := sprintHoles(fastHoles(rep, ref, names)), sprintHoles(want); got != want {
+		return fmt.Sprintf("holes differ from the naive reference's\naudit:\n%sreference:\n%s", got, want), true
 	}
 	return "", true
 }
