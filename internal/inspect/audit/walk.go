@@ -79,8 +79,9 @@ func (a *Auditor) setScopes(scopes []Scope) {
 	}
 }
 
-// closedScope reports whether no record of a channel in claims a record
-// of a channel outside it.
+// closedScope reports whether no record on the channels in claims a
+// record of a channel outside them. A claim that covers no record of the
+// input (count 0) leads nowhere.
 func (a *Auditor) closedScope(in []bool) bool {
 	for i, c := range a.chans {
 		if !in[i] {
