@@ -277,13 +277,21 @@ type Auditor struct {
 	nfound     int
 	full       bool // MaxFindings reached
 
-	// The walk (audit_walk.go).
+	// The walk (walk.go).
 	scopes []*scopeState
 	holes  []holeRef
 	stack  []frame
 	cc, d  *joiner // the closure of the record visited, and its own clock
 	wc     *joiner // its wait closure in one scope
 	exbuf  []claim
+	rel    []bool // channels whose closures are computed; nil: none (every scope closed)
+
+	// dense computes closures on every channel and takes only scopes of
+	// every channel for closed: the audit before issue 36, which tests
+	// hold the audit to. brokenClosed is a deliberate bug for tests (a
+	// closed scope's check misses each channel's last record), which that
+	// comparison must catch.
+	dense, brokenClosed bool
 }
 
 // achan is everything the audit keeps of one channel of the input.

@@ -21,14 +21,22 @@ import (
 // C is every cause the clocks state, through any channel; W is what the
 // gate restricted to S makes r wait for. r has a hole on s ∈ S when
 // C(r)[s] > W(r)[s]: those records of s are causes the gate ignores.
+//
+// A scope is closed when no record of its channels claims a record outside
+// it: then every cause of its records is reached through its channels,
+// W(r) = C(r)|S, and it can have no hole (a scope of every channel is the
+// obvious case). C is computed only on the channels of scopes that are not
+// closed, since holes are sought there alone; with none, not at all. A
+// closure holds an entry for every channel among a record's causes, so on a
+// chain of channels carrying C everywhere cost channels² (issue 36).
 
 // scopeState is one audited scope.
 type scopeState struct {
 	name string
 	in   []bool // by channel index
-	// full: the scope holds every channel of the input, so the gate waits
-	// for every cause the input can show and no hole can be seen.
-	full   bool
+	// closed: no record of the scope claims a record outside it, so the
+	// gate waits for every cause of its records and no hole can be seen.
+	closed bool
 	excess []sparse // W(r) above D(r)|S, by channel index
 }
 
@@ -47,8 +55,9 @@ type frame struct{ ch, target, cur uint32 }
 func (a *Auditor) setScopes(scopes []Scope) {
 	n := len(a.chans)
 	a.cc, a.d, a.wc = newJoiner(n), newJoiner(n), newJoiner(n)
+	a.rel = nil
 	for _, sc := range scopes {
-		s := &scopeState{name: sc.Name, in: make([]bool, n), excess: make([]sparse, n)}
+		s := &scopeState{name: sc.Name, in: make([]bool, n)}
 		held := 0
 		for _, ch := range sc.Channels {
 			if i, ok := a.idx[ch]; ok && !s.in[i] {
@@ -56,9 +65,39 @@ func (a *Auditor) setScopes(scopes []Scope) {
 				held++
 			}
 		}
-		s.full = held == n
+		s.closed = held == n || !a.dense && a.closedScope(s.in)
+		if !s.closed {
+			s.excess = make([]sparse, n)
+			if a.rel == nil {
+				a.rel = make([]bool, n)
+			}
+			for i, in := range s.in {
+				a.rel[i] = a.rel[i] || in || a.dense
+			}
+		}
 		a.scopes = append(a.scopes, s)
 	}
+}
+
+// closedScope reports whether no record on the channels in claims a
+// record of a channel outside them. A claim that covers no record of the
+// input (count 0) leads nowhere.
+func (a *Auditor) closedScope(in []bool) bool {
+	for i, c := range a.chans {
+		if !in[i] {
+			continue
+		}
+		n := c.claims.len()
+		if a.brokenClosed && len(c.ent) > 1 {
+			n = int(c.ent[len(c.ent)-2]) // a deliberate bug: the last record's claims unseen
+		}
+		for k := range n {
+			if cl := c.claims.at(k); cl.count() > 0 && !in[cl.channel()] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // walk visits every record it can, channel by channel.
@@ -142,6 +181,9 @@ func (a *Auditor) cycle(stack []frame, channel uint32) {
 // visit computes the closures of record k of channel ch, whose named
 // records are all visited, and checks it in every scope consuming ch.
 func (a *Auditor) visit(ch, k uint32) {
+	if a.rel == nil {
+		return // every scope is closed: no closure is needed
+	}
 	c := a.chans[ch]
 	lo, hi := int(c.ent[k]), int(c.ent[k+1])
 	a.d.reset()
@@ -153,7 +195,9 @@ func (a *Auditor) visit(ch, k uint32) {
 	cc := a.cc
 	cc.reset()
 	for _, t := range a.d.touched {
-		cc.add(t, a.d.val[t])
+		if a.rel[t] {
+			cc.add(t, a.d.val[t])
+		}
 	}
 	for i := lo; i < hi; i++ {
 		if cl := c.claims.at(i); cl.count() > 0 {
@@ -172,19 +216,23 @@ func (a *Auditor) visit(ch, k uint32) {
 	c.excess.add(k, ex)
 	a.exbuf = ex
 	for si, s := range a.scopes {
-		if s.in[ch] && !s.full {
+		if s.in[ch] && !s.closed {
 			a.visitScope(uint32(si), s, ch, k)
 		}
 	}
 }
 
-// joinCover joins cover(x) = C(x) ⊔ {x} of record k of channel ch into j.
+// joinCover joins cover(x) = C(x) ⊔ {x} of record k of channel ch into j,
+// on the channels whose closures matter (Auditor.rel).
 func (a *Auditor) joinCover(j *joiner, ch, k uint32) {
 	c := a.chans[ch]
-	j.add(ch, k+1)
+	if a.rel[ch] {
+		j.add(ch, k+1)
+	}
 	for i := int(c.ent[k]); i < int(c.ent[k+1]); i++ {
-		cl := c.claims.at(i)
-		j.add(cl.channel(), cl.count())
+		if cl := c.claims.at(i); a.rel[cl.channel()] {
+			j.add(cl.channel(), cl.count())
+		}
 	}
 	lo, hi := c.excess.get(k)
 	for i := lo; i < hi; i++ {
