@@ -204,6 +204,12 @@ type Demo struct {
 	notifiers []*Notifier // started, stopped at Close
 
 	onStep func(step int) // tests: called after each step
+	// beforeEnd, when set, is called by every transactional producer of
+	// the demo and its notifiers just before it ends a transaction, with
+	// what the transaction produced and whether it is to commit: tests
+	// put the producer in the state in which franz-go aborts a commit
+	// (see endTxn).
+	beforeEnd func(cl *kgo.Client, written []*kgo.Record, commit bool)
 }
 
 // New starts the broker on cfg.Listen, creates the topics (or finds them

@@ -352,6 +352,33 @@ func TestRefusedBatchRetried(t *testing.T) {
 	}
 }
 
+// TestUnpublishedCommitsRetried checks that a commit franz-go ends as an
+// abort — EndTransaction(TryCommit) run before the producer published the
+// partitions written, which sends an abort and returns nil
+// (docs/troubleshooting.md) — is noticed and written again in a new
+// transaction: every record the pipeline recorded as committed, the late
+// producer's among them, is read read_committed at the offset it
+// recorded.
+func TestUnpublishedCommitsRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault demo.Fault
+		hits  int // the producers that commit
+	}{{"services", demo.NoFault, 3}, {"late-producer", demo.FaultOpenTxn, 4}} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := start(t, demo.Config{Seed: 3, RecordTruth: true, Fault: tc.fault, FaultStep: 5, Steps: 5 + demo.OpenTxnSteps + 5})
+			hits := demo.UnpublishFirstCommits(d)
+			if err := d.Run(testCtx(t)); err != nil {
+				t.Fatal(err)
+			}
+			if hits() != tc.hits {
+				t.Fatalf("%d commits met unpublished partitions, want %d: the test shows nothing", hits(), tc.hits)
+			}
+			readTruth(t, d)
+		})
+	}
+}
+
 // TestDeterministic checks that a seed fixes every record, header and
 // offset.
 func TestDeterministic(t *testing.T) {

@@ -402,26 +402,24 @@ func (t *task) positions(recs []*kgo.Record) []*kgo.Record {
 	return recs
 }
 
-// commit writes recs and commits offsets to the group in one transaction.
+// commit writes recs and commits offsets to the group in one transaction,
+// and makes sure it committed (Demo.transact).
 func (n *Notifier) commit(ctx context.Context, recs []*kgo.Record, offsets map[clock.Channel]int64) error {
 	if len(recs) == 0 {
 		// A transaction that writes nothing is not begun: rewrite the
 		// version so that the offsets commit inside one.
 		recs = []*kgo.Record{n.tasks[0].record(parsley.Key{Tag: parsley.TagVersion}, []byte{parsley.StoreVersion})}
 	}
-	err := inTxn(ctx, n.prod, func() (int, error) {
-		if err := n.prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-			return 0, err
+	return n.d.transact(ctx, n.prod, func() ([]*kgo.Record, error) {
+		written, err := produceSync(ctx, n.prod, recs)
+		if err != nil {
+			return written, err
 		}
 		if len(offsets) > 0 {
-			return 0, n.commitOffsets(ctx, offsets)
+			return written, n.commitOffsets(ctx, offsets)
 		}
-		return 0, nil
+		return written, nil
 	}, nil)
-	if err != nil {
-		return err
-	}
-	return n.prod.EndTransaction(ctx, kgo.TryCommit)
 }
 
 // commitOffsets adds the group's offsets to the open transaction.

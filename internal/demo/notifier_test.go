@@ -114,8 +114,19 @@ func runNotifier(t *testing.T, sabotage bool) (*demo.Demo, []demo.TaskState) {
 // started, before the pipeline runs.
 func runNotifierWith(t *testing.T, before func(*demo.Demo, *demo.Notifier)) (*demo.Demo, []demo.TaskState) {
 	t.Helper()
-	d := start(t, demo.Config{Seed: 4, Fault: demo.FaultDangling, FaultStep: 8, Steps: 40,
+	return runNotifierOn(t, notifierDemo(t), before)
+}
+
+// notifierDemo starts the demo runNotifier runs.
+func notifierDemo(t *testing.T) *demo.Demo {
+	t.Helper()
+	return start(t, demo.Config{Seed: 4, Fault: demo.FaultDangling, FaultStep: 8, Steps: 40,
 		Lags: map[string]time.Duration{demo.TopicOrders: 300 * time.Millisecond, demo.TopicPayments: 100 * time.Millisecond}})
+}
+
+// runNotifierOn is runNotifierWith on the demo d, not yet run.
+func runNotifierOn(t *testing.T, d *demo.Demo, before func(*demo.Demo, *demo.Notifier)) (*demo.Demo, []demo.TaskState) {
+	t.Helper()
 	ctx := testCtx(t)
 	n, err := d.StartNotifier(ctx)
 	if err != nil {
@@ -181,6 +192,23 @@ func TestNotifierState(t *testing.T) {
 	}
 	if n != len(d.Channels()) || len(offsets) != n {
 		t.Errorf("%d channels in the tasks, %d committed offsets, want %d", n, len(offsets), len(d.Channels()))
+	}
+}
+
+// TestNotifierUnpublishedCommit checks that the notifier notices a commit
+// franz-go ends as an abort (TestUnpublishedCommitsRetried) — here its
+// first, of its store's version and names and the group's initial
+// offsets — and commits the same entries and offsets in a new
+// transaction: its changelog still says what its gates hold.
+func TestNotifierUnpublishedCommit(t *testing.T) {
+	d := notifierDemo(t)
+	hits := demo.UnpublishFirstCommits(d, demo.NotifierTxnID)
+	d, state := runNotifierOn(t, d, func(*demo.Demo, *demo.Notifier) {})
+	if hits() != 1 {
+		t.Fatalf("%d commits of the notifier met unpublished partitions, want 1: the test shows nothing", hits())
+	}
+	for _, diff := range diffState(d, readChangelog(t, d.Addr()), state) {
+		t.Error(diff)
 	}
 }
 

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -63,8 +64,10 @@ type pipeline struct {
 	lastOff map[clock.Channel]int64
 	now     int  // the step running
 	faulted bool // the fault's record was written
-	// open is FaultOpenTxn's payment while its transaction is open.
-	open *simRec
+	// open is FaultOpenTxn's payment while its transaction is open, and
+	// openWritten what its transaction produced.
+	open        *simRec
+	openWritten []*kgo.Record
 }
 
 func newPipeline(d *Demo) *pipeline {
@@ -156,16 +159,27 @@ func (p *pipeline) step(ctx context.Context, t int) error {
 		}
 	}
 	if p.open != nil && t >= p.d.cfg.FaultStep+OpenTxnSteps {
-		if err := p.d.txns[3].EndTransaction(ctx, kgo.TryCommit); err != nil {
+		if err := p.commitOpen(ctx); err != nil {
 			return fmt.Errorf("committing the late transaction: %w", err)
 		}
 		// Recorded as committed, but handed to no reader: the shipping
 		// service has read past its offset, and a late record would be an
 		// out-of-order feed.
 		p.record([]*simRec{p.open})
-		p.open = nil
+		p.open, p.openWritten = nil, nil
 	}
 	return nil
+}
+
+// commitOpen commits FaultOpenTxn's transaction, or, when the broker
+// aborted it instead, writes its payment again in a new one.
+func (p *pipeline) commitOpen(ctx context.Context) error {
+	err := p.d.endTxn(ctx, p.d.txns[3], p.openWritten, true)
+	if !errors.Is(err, errTxnAborted) {
+		return err
+	}
+	p.d.aborted.Add(int64(len(p.openWritten)))
+	return p.txn(ctx, p.d.txns[3], []*simRec{p.open}, true)
 }
 
 // openTxn begins FaultOpenTxn's transaction on payments/1 and writes one
@@ -174,11 +188,12 @@ func (p *pipeline) openTxn(ctx context.Context) error {
 	r := p.emit(p.pay, TopicPayments, 1, "")
 	p.pay.out = p.pay.out[:len(p.pay.out)-1] // written here, not by the service's flush
 	r.value = fmt.Appendf(nil, `{"id":%d,"type":"payment","order":%q,"payment":"late-%d"}`, r.id, r.order, r.id)
-	if err := p.begin(ctx, p.d.txns[3], []*simRec{r}); err != nil {
+	written, err := p.begin(ctx, p.d.txns[3], []*simRec{r})
+	if err != nil {
 		return err
 	}
 	r.step, r.fault = p.now, true
-	p.open = r
+	p.open, p.openWritten = r, written
 	p.d.markFaulted()
 	return nil
 }
@@ -370,9 +385,9 @@ func (p *pipeline) flush(ctx context.Context, s *service, plainPct int) error {
 	return nil
 }
 
-// produce writes recs and notes their offsets. It returns how many of
-// them the broker took, all of them unless err is set.
-func produce(ctx context.Context, cl *kgo.Client, recs []*simRec) (written int, err error) {
+// produce writes recs and notes their offsets. It returns the records the
+// broker took, all of them unless err is set.
+func produce(ctx context.Context, cl *kgo.Client, recs []*simRec) (written []*kgo.Record, err error) {
 	krs := make([]*kgo.Record, len(recs))
 	for i, r := range recs {
 		krs[i] = &kgo.Record{Topic: r.topic, Partition: r.ch.Partition, Key: []byte(r.order), Value: r.value}
@@ -380,13 +395,7 @@ func produce(ctx context.Context, cl *kgo.Client, recs []*simRec) (written int, 
 			krs[i].Headers = []kgo.RecordHeader{{Key: clock.HeaderCauses, Value: r.header}}
 		}
 	}
-	res := cl.ProduceSync(ctx, krs...)
-	for _, pr := range res {
-		if pr.Err == nil {
-			written++
-		}
-	}
-	if err := res.FirstErr(); err != nil {
+	if written, err = produceSync(ctx, cl, krs); err != nil {
 		return written, err
 	}
 	for i, r := range recs {
@@ -396,23 +405,28 @@ func produce(ctx context.Context, cl *kgo.Client, recs []*simRec) (written int, 
 }
 
 // txn writes recs in one transaction and commits it, or aborts it when
-// commit is false; the records of every aborted attempt count in Aborted.
+// commit is false; the records of every attempt that did not commit count
+// in Aborted.
 func (p *pipeline) txn(ctx context.Context, cl *kgo.Client, recs []*simRec, commit bool) error {
-	if err := p.begin(ctx, cl, recs); err != nil {
+	aborted := func(written int) { p.d.aborted.Add(int64(written)) }
+	if commit {
+		return p.d.transact(ctx, cl, func() ([]*kgo.Record, error) { return produce(ctx, cl, recs) }, aborted)
+	}
+	written, err := p.begin(ctx, cl, recs)
+	if err != nil {
 		return err
 	}
-	if err := cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+	if err := p.d.endTxn(ctx, cl, written, false); err != nil {
 		return err
 	}
-	if !commit {
-		p.d.aborted.Add(int64(len(recs)))
-	}
+	aborted(len(written))
 	return nil
 }
 
-// begin begins a transaction of cl and writes recs in it, leaving it open.
-func (p *pipeline) begin(ctx context.Context, cl *kgo.Client, recs []*simRec) error {
-	return inTxn(ctx, cl, func() (int, error) { return produce(ctx, cl, recs) },
+// begin begins a transaction of cl and writes recs in it, leaving it open;
+// it returns what the transaction produced.
+func (p *pipeline) begin(ctx context.Context, cl *kgo.Client, recs []*simRec) ([]*kgo.Record, error) {
+	return inTxn(ctx, cl, func() ([]*kgo.Record, error) { return produce(ctx, cl, recs) },
 		func(written int) { p.d.aborted.Add(int64(written)) })
 }
 
