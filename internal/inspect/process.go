@@ -60,7 +60,7 @@ func NewProcess(app string, cl *parsley.Changelog, names *clock.Names) *Process 
 
 // Learn notes that topic, bound to id, has partition p.
 func (p *Process) Learn(topic string, id clock.TopicID, partition int32) {
-	p.Counts[topic] = max(p.Counts[topic], partition+1)
+	p.Counts[topic] = max(p.Counts[topic], clock.PartitionCount(partition))
 	if !id.IsZero() {
 		p.IDs[topic] = id
 		_ = p.Names.Add(topic, id) // a conflicting name was given by --topic-id: it wins

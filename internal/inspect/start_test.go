@@ -1,7 +1,10 @@
 package inspect
 
 import (
+	"maps"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/clock"
@@ -51,7 +54,7 @@ func TestNextStartDeclaration(t *testing.T) {
 	}
 	in := p.StartInput(nil)
 	if in.Committed[parsley.TopicPartition{Topic: "payments"}] != 5 || in.ChangelogPartitions != 1 ||
-		!slices.Equal(in.Cluster["orders"].LogStarts, []int64{0}) || in.Declared {
+		!maps.Equal(in.Cluster["orders"].LogStarts, map[int32]int64{0: 0}) || in.Cluster["orders"].Partitions != 1 || in.Declared {
 		t.Errorf("input %+v", in)
 	}
 	want := []parsley.Reason{parsley.ReasonRemovedWithHeld}
@@ -76,5 +79,24 @@ func TestNextStartDeclaration(t *testing.T) {
 	p.Captured = false
 	if got := p.NextStart(nil); !slices.Equal(reasonsOf(got), []parsley.Reason{parsley.ReasonDeletedWithUndelivered}) {
 		t.Errorf("cluster lacking payments: %+v", got)
+	}
+}
+
+// A partition 2^31−1, which a capture may name and a broker may claim,
+// makes no negative count (max+1 wrapped it to −2^31, printed in the
+// width refusal) and no slice of 2^31 log starts.
+func TestStartInputPartitionAtTheInt32End(t *testing.T) {
+	p := startProcess()
+	orders := p.IDs["orders"]
+	p.Learn("orders", orders, math.MaxInt32)
+	p.Changelog.Apply(math.MaxInt32, 0, parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagVersion}), []byte{1})
+	in := p.StartInput(nil)
+	if in.ChangelogPartitions != math.MaxInt32 || in.Cluster["orders"].Partitions != math.MaxInt32 {
+		t.Fatalf("changelog %d partitions, orders %d", in.ChangelogPartitions, in.Cluster["orders"].Partitions)
+	}
+	for _, r := range p.NextStart(nil) {
+		if strings.Contains(r.Detail, "-2147483648") {
+			t.Errorf("a negative count: %s", r.Detail)
+		}
 	}
 }
