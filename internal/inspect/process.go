@@ -206,8 +206,8 @@ func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
 func HeldTimestamp(t *parsley.Task, ch clock.Channel, offset int64) (time.Time, bool) {
 	if c := t.Channel(ch); c != nil {
 		for _, h := range c.Held {
-			if h.Offset == offset && h.Record.Timestamp >= 0 {
-				return time.UnixMilli(h.Record.Timestamp), true
+			if h.Offset == offset {
+				return record.TimeOf(h.Record.Timestamp)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/parsley"
@@ -98,5 +99,30 @@ func TestStartInputPartitionAtTheInt32End(t *testing.T) {
 		if strings.Contains(r.Detail, "-2147483648") {
 			t.Errorf("a negative count: %s", r.Detail)
 		}
+	}
+}
+
+// A committed offset beyond the log's end is no lag of 0 ("caught up"),
+// and a held record stamped 2^63−1 ms is of unknown time, not a negative
+// age (time.UnixMilli(MaxInt64) is 292 million years ahead).
+func TestSummaryOutOfRangeNumbers(t *testing.T) {
+	p := startProcess()
+	payments := p.IDs["payments"]
+	for ch := range p.Committed {
+		p.Committed[ch] = 1 << 62
+	}
+	held := parsley.AppendHeldRecord(nil, &parsley.HeldRecord{Timestamp: math.MaxInt64})
+	p.Changelog.Apply(0, int64(p.Changelog.Partition(0).Entries),
+		parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagHeld, Channel: clock.Channel{Topic: payments}, Position: 3}), held)
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	r := SummarizeProcess(p.Changelog.Topic, 1, p, nil, now)
+	if r.LagKnown {
+		t.Errorf("lag %d on %s, from committed offsets 2^62 beyond ends of 5", r.MaxLag, r.LagChannel)
+	}
+	if r.Oldest < 0 || r.Undated != 1 {
+		t.Errorf("oldest %v (dated %v), undated %d: want the 2^63−1 stamp undated", r.Oldest, r.Dated, r.Undated)
+	}
+	if _, ok := HeldTimestamp(p.Changelog.Partition(0).Store.Decode(), clock.Channel{Topic: payments}, 3); ok {
+		t.Error("HeldTimestamp read 2^63−1 ms as a time")
 	}
 }

@@ -8,12 +8,12 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // The JSON of one ordering-state entry (docs/state.md, "Decoding one
@@ -178,8 +178,8 @@ func decodeStateEntry(key, value []byte, names *clock.Names) (*stateEntryJSON, e
 
 func heldJSON(rec *parsley.HeldRecord, names *clock.Names) *heldRecordJSON {
 	jr := &heldRecordJSON{TimestampMs: rec.Timestamp, Headers: []heldHeaderJSON{}, CauseEntries: jsonEntries(rec.Causes, names)}
-	if rec.Timestamp >= 0 {
-		s := render.Time(time.UnixMilli(rec.Timestamp))
+	if ts, ok := record.TimeOf(rec.Timestamp); ok {
+		s := render.Time(ts)
 		jr.Timestamp = &s
 	}
 	jr.Key, jr.KeySize = bytesJSON(rec.Key)

@@ -13,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 	"github.com/spf13/cobra"
@@ -149,9 +150,10 @@ func Run(ctx context.Context, opts *Options) error {
 	// (or not yet read it) since it was written.
 	tr := view.NewTracker(0)
 	observe := func(ev *replay.Event) error {
-		var at time.Time
-		if ev.HasTimestamp {
-			at = time.UnixMilli(ev.Timestamp)
+		// A timestamp beyond year 9999 is unknown: no age from it.
+		at, ok := record.TimeOf(ev.Timestamp)
+		if !ev.HasTimestamp || !ok {
+			at = time.Time{}
 		}
 		tr.Observe(ev, at)
 		return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 )
@@ -43,9 +44,10 @@ func runTasks(ctx context.Context, opts *Options) error {
 	}
 	tr := view.NewTracker(0)
 	observe := func(_ *replay.Task, ev *replay.Event) error {
-		var at time.Time
-		if ev.HasTimestamp {
-			at = time.UnixMilli(ev.Timestamp)
+		// A timestamp beyond year 9999 is unknown: no age from it.
+		at, ok := record.TimeOf(ev.Timestamp)
+		if !ev.HasTimestamp || !ok {
+			at = time.Time{}
 		}
 		tr.Observe(ev, at)
 		return nil

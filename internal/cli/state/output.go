@@ -15,6 +15,7 @@ import (
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -191,8 +192,9 @@ func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time
 	if off, ok := w.Committed[ch]; ok {
 		jc.Committed = &off
 		if f, ok := w.Facts[ch]; ok {
-			lag := max(f.StableEnd()-off, 0)
-			jc.Lag = &lag
+			if lag := f.CommittedLag(off); lag >= 0 {
+				jc.Lag = &lag
+			}
 		}
 	}
 	if c == nil || len(c.Held) == 0 {
@@ -203,8 +205,7 @@ func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time
 	if clk, err := h.Record.Clock(); err == nil {
 		jh.Causes = w.Names.Format(clk)
 	}
-	if h.Record.Timestamp >= 0 {
-		ts := time.UnixMilli(h.Record.Timestamp)
+	if ts, ok := record.TimeOf(h.Record.Timestamp); ok {
 		s := render.Time(ts)
 		ago := now.Sub(ts).Milliseconds()
 		jh.Timestamp, jh.WrittenMsAgo = &s, &ago
