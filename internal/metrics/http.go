@@ -37,12 +37,14 @@ func NewRegistry(src Snapshots, opts Options) *prometheus.Registry {
 // Scrapes of one snapshot within one second share one render
 // (sharedRenders).
 func Handler(reg *prometheus.Registry, src Snapshots) http.Handler {
-	return serveMux(shareRenders(promHandler(reg), snapshotKey(src), time.Now, true), func() (bool, string) { return Health(src) }, "causalctl")
+	return serveMux(shareRenders(promHandler(reg, reg), snapshotKey(src), time.Now, true), func() (bool, string) { return Health(src) }, "causalctl")
 }
 
-// promHandler serves reg's metrics, in the format the scrape asks.
-func promHandler(reg *prometheus.Registry) http.Handler {
-	return promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+// promHandler serves the metrics g gathers from reg, in the format the
+// scrape asks; a series that cannot be gathered is left out, the others
+// served, and counted in reg (promhttp_metric_handler_errors_total).
+func promHandler(reg *prometheus.Registry, g prometheus.Gatherer) http.Handler {
+	return promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(g, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		ErrorHandling:     promhttp.ContinueOnError,
 		Registry:          reg,

@@ -61,9 +61,9 @@ func TestFlags(t *testing.T) {
 func TestFoldedWarning(t *testing.T) {
 	var b strings.Builder
 	warn := foldedWarning(&b, 5)
-	warn(3)
-	warn(4)
-	want := "causalctl: exporter: --max-series 5 reached: 3 tasks are exported folded, their holds as one topic=\"_other\" series pair of totals each, without per-topic or lag series (causalctl_exporter_tasks_folded); raise --max-series or narrow with --app-prefix\n"
+	warn(3, 1)
+	warn(4, 2)
+	want := "causalctl: exporter: --max-series 5 reached: 3 tasks are exported folded, their holds as one topic=\"_other\" series pair of totals each, without per-topic or lag series (causalctl_exporter_tasks_folded); 1 process has its start refusals exported only by the reasons met, with a total (causalctl_exporter_refusals_folded); raise --max-series or narrow with --app-prefix\n"
 	if b.String() != want {
 		t.Errorf("stderr %q, want %q", b.String(), want)
 	}
