@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/tracker"
@@ -310,7 +309,7 @@ func ProcessHandler(reg *prometheus.Registry, src Processes, b HealthBounds, now
 	health := func() (bool, string) {
 		ok, why := ProcessHealth(src, b, now())
 		if dropped := g.lastDropped(); ok && dropped != "" {
-			return false, "the latest render dropped series: " + escape.Text(dropped)
+			return false, "the latest render dropped series: " + dropped
 		}
 		return ok, why
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/causalctl/causalctl/internal/parsley"
+	ctest "github.com/causalctl/causalctl/internal/testutil"
 	"github.com/causalctl/causalctl/internal/tracker"
 )
 
@@ -178,5 +179,25 @@ func TestProcessCollectorMaxSeriesRefusals(t *testing.T) {
 		if totals != tc.totals {
 			t.Errorf("max %d: parsley_process_start_refusals_all sums to %v, want %v", tc.max, totals, tc.totals)
 		}
+	}
+}
+
+// TestHealthBodyEscaped: /healthz says the refresh error, which names
+// application ids and topics: no raw control byte reaches a curl on a
+// terminal.
+func TestHealthBodyEscaped(t *testing.T) {
+	src := &fixedProcesses{}
+	now := scrapeTime
+	get := hostileMux(src, &now, Options{})
+	for _, s := range ctest.Hostile {
+		failing := notifierSnapshot()
+		failing.Taken = now
+		failing.FailingSince, failing.LastError = now.Add(-2*time.Minute), s+": describing group "+s
+		src.set(failing)
+		code, body := get("/healthz")
+		if code != 503 || !strings.Contains(body, "EVIL") || strings.Count(body, "\n") != 1 {
+			t.Errorf("/healthz: %d %q", code, body)
+		}
+		ctest.NoRawHostile(t, "/healthz", body)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 )
@@ -63,7 +64,8 @@ func serveMux(metrics *sharedRenders, health func() (bool, string), name string)
 		if !ok {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
-		io.WriteString(w, why+"\n")
+		io.WriteString(w, escape.Text(why)+"\n") // errors name applications, topics and channels
+
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

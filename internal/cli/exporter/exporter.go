@@ -16,6 +16,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/metrics"
@@ -147,9 +148,7 @@ func Run(ctx context.Context, opts *Options) error {
 	defer cl.Close()
 	// Each failed read is said once, on stderr, as it fails (OnError
 	// runs on the tracker's one goroutine).
-	say := func(err error) {
-		fmt.Fprintf(opts.IO.ErrOut, "causalctl: exporter: %s\n", oneLine(err.Error()))
-	}
+	say := errorLines(opts.IO.ErrOut)
 	// Each refresh's snapshot is rendered once, after the refresh: the
 	// scrapes until the next are served that render.
 	var h *metrics.ProcessMux
@@ -187,6 +186,11 @@ func foldedWarning(w io.Writer, max int) func(tasks, refusals int) {
 	}
 }
 
-// oneLine keeps an error on one line of stderr: a joined error's lines
-// are separated by "; ".
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }
+// errorLines returns the exporter's OnError: each error one line on w, a
+// joined error's lines separated by "; ", and escaped (escape.Text) —
+// application ids, topic names and a broker's messages are not ours.
+func errorLines(w io.Writer) func(error) {
+	return func(err error) {
+		fmt.Fprintf(w, "causalctl: exporter: %s\n", escape.Text(strings.ReplaceAll(err.Error(), "\n", "; ")))
+	}
+}
