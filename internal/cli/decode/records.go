@@ -113,7 +113,7 @@ func decodeRecords(src Source, opts *Options, w *cmdutil.LineWriter) error {
 		ts := "-"
 		if t, ok := record.TimeOf(it.Timestamp); it.HasTimestamp && ok {
 			ts = t.UTC().Format("2006-01-02T15:04:05.000Z")
-		} else if it.HasTimestamp { // beyond year 9999: the number, not a date of no calendar
+		} else if it.HasTimestamp { // past 2262 (record.MaxTimestamp): the number, not a date
 			ts = strconv.FormatInt(it.Timestamp, 10)
 		}
 		text := opts.Names.Format(c)

@@ -150,10 +150,9 @@ func Run(ctx context.Context, opts *Options) error {
 	// (or not yet read it) since it was written.
 	tr := view.NewTracker(0)
 	observe := func(ev *replay.Event) error {
-		// A timestamp beyond year 9999 is unknown: no age from it.
-		at, ok := record.TimeOf(ev.Timestamp)
-		if !ev.HasTimestamp || !ok {
-			at = time.Time{}
+		var at time.Time
+		if t, ok := record.TimeOf(ev.Timestamp); ev.HasTimestamp && ok { // none past 2262: no age from it
+			at = t
 		}
 		tr.Observe(ev, at)
 		return nil
