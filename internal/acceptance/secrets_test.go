@@ -268,6 +268,12 @@ func TestSecretsNeverPrinted(t *testing.T) {
 		{name: "no user", env: base("PLAIN", "", "CAUSALCTL_SASL_USER", ""), args: []string{"topics"}, code: 2},
 		{name: "two passwords", env: base("PLAIN", "alice", "CAUSALCTL_SASL_PASSWORD_FILE", pwFile), args: []string{"topics"}, code: 2},
 		{name: "bad timeout", env: base("PLAIN", "alice", "CAUSALCTL_DIAL_TIMEOUT", "0s"), args: []string{"topics"}, code: 2},
+		// Files past their limit: refused after reading one byte past it,
+		// never sent to the broker or echoed.
+		{name: "password file past 64 KiB", env: base("PLAIN", "bob", "CAUSALCTL_SASL_PASSWORD", ""),
+			args: []string{"topics", "--sasl-password-file", file("bigpw", strings.Repeat(sentinelPassword, (64<<10)/len(sentinelPassword)+1))}, code: 2},
+		{name: "password file that never ends (dev zero)", env: base("PLAIN", "bob", "CAUSALCTL_SASL_PASSWORD", "", "CAUSALCTL_SASL_PASSWORD_FILE", "/dev/zero"), args: []string{"topics"}, code: 2},
+		{name: "TLS key that never ends (dev zero)", env: base("PLAIN", "bob", "CAUSALCTL_TLS_CERT", pki.cert, "CAUSALCTL_TLS_KEY", "/dev/zero"), args: []string{"topics"}, code: 1},
 		// Help, usage and the commands that print about the build.
 		{name: "help", env: base("PLAIN", "alice"), args: []string{"--help"}, code: 0},
 		{name: "usage error", env: base("PLAIN", "alice"), args: []string{"topics", "--bogus"}, code: 2},

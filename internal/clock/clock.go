@@ -94,6 +94,17 @@ func (c Channel) Compare(d Channel) int {
 // String returns UUID/PARTITION. Use Names.Channel for the resolved form.
 func (c Channel) String() string { return fmt.Sprintf("%s/%d", c.Topic, c.Partition) }
 
+// PartitionCount is the partition count that partition p implies, p+1,
+// saturated at math.MaxInt32: Kafka counts partitions in an int32, so no
+// topic has a partition 2^31−1, and one that a capture or a broker names
+// must not wrap the count to −2^31.
+func PartitionCount(p int32) int32 {
+	if p == math.MaxInt32 {
+		return p
+	}
+	return p + 1
+}
+
 // Entry is one claim of a clock: every record on Channel at or below
 // Position happened before the record carrying the clock.
 type Entry struct {

@@ -1,6 +1,7 @@
 package conn
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -493,5 +494,49 @@ func TestLooseFilePermissions(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestSecretFilesBounded: a password or config file that never ends
+// (/dev/zero) or is too long is refused in one line naming the setting
+// and the file, after reading at most the limit, never sent to a broker.
+func TestSecretFilesBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.txt")
+	if err := os.WriteFile(big, []byte(strings.Repeat("x", kafka.MaxPasswordFile+1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exact := filepath.Join(dir, "exact.txt")
+	if err := os.WriteFile(exact, []byte(strings.Repeat("x", kafka.MaxPasswordFile)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var zero []string
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		zero = append(zero, "/dev/zero")
+	}
+	// The file first: without the bound it fails here, before /dev/zero
+	// would take the machine's memory.
+	for _, path := range append([]string{big}, zero...) {
+		o := options(t, "--brokers", "a:1", "--sasl-mechanism", "PLAIN", "--sasl-user", "u", "--sasl-password-file", path)
+		c, err := o.Resolve(func(string) string { return "" })
+		if err == nil {
+			t.Fatalf("%s: accepted a password of %d bytes", path, len(c.SASL.Password))
+		}
+		var tooLarge *kafka.FileTooLargeError
+		msg := err.Error()
+		if !errors.As(err, &tooLarge) || !strings.Contains(msg, "--sasl-password-file") || !strings.Contains(msg, path) || !strings.Contains(msg, "64 KiB") || strings.Contains(msg, "\n") {
+			t.Errorf("%s: %v", path, err)
+		}
+		t.Logf("%s: %v", path, err)
+	}
+	o := options(t, "--brokers", "a:1", "--sasl-mechanism", "PLAIN", "--sasl-user", "u", "--sasl-password-file", exact)
+	if c, err := o.Resolve(func(string) string { return "" }); err != nil || len(c.SASL.Password) != kafka.MaxPasswordFile {
+		t.Errorf("a password of exactly the limit: %v", err)
+	}
+	for _, path := range zero {
+		o := options(t, "--config", path, "--brokers", "a:1")
+		if _, err := o.Resolve(func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), "config file") || !strings.Contains(err.Error(), "1 MiB") {
+			t.Errorf("--config %s: %v", path, err)
+		}
 	}
 }

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/causalctl/causalctl/internal/kafka"
 )
 
 // configFile is the config file: named profiles and an optional default.
@@ -43,7 +44,7 @@ func (fc *configFile) names() []string {
 // readConfigFile reads and checks the config file: every key of every
 // profile must be a profile key of the settings table.
 func readConfigFile(path string) (*configFile, error) {
-	data, err := os.ReadFile(path)
+	data, err := kafka.ReadFileLimit("config file", path, kafka.MaxConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("config file: %w", err)
 	}

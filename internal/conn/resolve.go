@@ -389,7 +389,7 @@ func password(m layer, getenv func(string) string, check func(what, path string)
 	switch {
 	case m[sPasswordFile].from != "":
 		from = m[sPasswordFile].from
-		b, err := os.ReadFile(m.str(sPasswordFile))
+		b, err := kafka.ReadFileLimit("password file", m.str(sPasswordFile), kafka.MaxPasswordFile)
 		if err != nil {
 			return "", fmt.Errorf("password file (from %s): %w", from, err)
 		}

@@ -168,8 +168,8 @@ func NextStep(cause Cause, head string, b *Blocker, cycle []string) string {
 			if t.TransactionalID != "" {
 				who = "transactional id " + strconv.Quote(t.TransactionalID) + ", " + who
 			}
-			if t.StartedAt > 0 {
-				who += ", open since " + time.UnixMilli(t.StartedAt).UTC().Format(time.RFC3339)
+			if at, ok := record.TimeOf(t.StartedAt); ok && t.StartedAt > 0 {
+				who += ", open since " + at.UTC().Format(time.RFC3339)
 			}
 		}
 		pin := ""

@@ -67,7 +67,7 @@ func NewProcess(app string, cl *parsley.Changelog, names *clock.Names) *Process 
 
 // Learn notes that topic, bound to id, has partition p.
 func (p *Process) Learn(topic string, id clock.TopicID, partition int32) {
-	p.Counts[topic] = max(p.Counts[topic], partition+1)
+	p.Counts[topic] = max(p.Counts[topic], clock.PartitionCount(partition))
 	if !id.IsZero() {
 		p.IDs[topic] = id
 		_ = p.Names.Add(topic, id) // a conflicting name was given by --topic-id: it wins
@@ -235,8 +235,8 @@ func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
 func HeldTimestamp(t *parsley.Task, ch clock.Channel, offset int64) (time.Time, bool) {
 	if c := t.Channel(ch); c != nil {
 		for _, h := range c.Held {
-			if h.Offset == offset && h.Record.Timestamp >= 0 {
-				return time.UnixMilli(h.Record.Timestamp), true
+			if h.Offset == offset {
+				return record.TimeOf(h.Record.Timestamp)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // NextStartOK is the next start of a process no start check refuses
@@ -103,11 +104,12 @@ func SummarizeProcess(changelog string, tasks int32, p *Process, err error, now 
 		for _, c := range t.State.Channels {
 			r.HeldRecords += len(c.Held)
 			for _, h := range c.Held {
-				if h.Record.Timestamp < 0 {
+				written, ok := record.TimeOf(h.Record.Timestamp)
+				if !ok {
 					r.Undated++
 					continue
 				}
-				age := now.Sub(time.UnixMilli(h.Record.Timestamp))
+				age := now.Sub(written)
 				if !r.Dated || age > r.Oldest {
 					r.Oldest, r.Dated = age, true
 				}
@@ -124,7 +126,7 @@ func SummarizeProcess(changelog string, tasks int32, p *Process, err error, now 
 		if !ok {
 			continue
 		}
-		if lag := max(f.StableEnd()-p.Committed[ch], 0); !r.LagKnown || lag > r.MaxLag {
+		if lag := f.CommittedLag(p.Committed[ch]); lag >= 0 && (!r.LagKnown || lag > r.MaxLag) {
 			r.MaxLag, r.LagChannel, r.LagKnown = lag, p.Names.Channel(ch), true
 		}
 	}

@@ -17,7 +17,7 @@ import (
 func (p *Process) StartInput(receives []string) parsley.StartInput {
 	in := parsley.StartInput{ChangelogExists: !p.ChangelogMissing, Partial: p.Captured, Cluster: map[string]parsley.TopicFacts{}}
 	if parts := p.Changelog.Partitions(); len(parts) > 0 {
-		in.ChangelogPartitions = parts[len(parts)-1] + 1
+		in.ChangelogPartitions = clock.PartitionCount(parts[len(parts)-1])
 	}
 	for _, part := range p.Changelog.Partitions() {
 		in.Tasks = append(in.Tasks, p.Changelog.Partition(part).Store.Decode())
@@ -42,16 +42,19 @@ func (p *Process) StartInput(receives []string) parsley.StartInput {
 			in.Undecodable = append(in.Undecodable, parsley.UndecodableRecord{Topic: name, Channel: f.Channel, Offset: f.Offset, Code: string(f.Code)})
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(p.IDs)) {
-		id := p.IDs[name]
-		tf := parsley.TopicFacts{ID: id, LogStarts: make([]int64, p.Counts[name])}
-		for part := range tf.LogStarts {
-			tf.LogStarts[part] = -1
-			if f, ok := p.Facts[clock.Channel{Topic: id, Partition: int32(part)}]; ok {
-				tf.LogStarts[part] = f.LogStart
+	named := map[clock.TopicID][]string{}
+	for name, id := range p.IDs {
+		in.Cluster[name] = parsley.TopicFacts{ID: id, Partitions: p.Counts[name], LogStarts: map[int32]int64{}}
+		named[id] = append(named[id], name)
+	}
+	// By the facts, not by partition up to the count: a count is what a
+	// broker claims, and may be 2^31−1.
+	for ch, f := range p.Facts {
+		for _, name := range named[ch.Topic] {
+			if ch.Partition < p.Counts[name] {
+				in.Cluster[name].LogStarts[ch.Partition] = f.LogStart
 			}
 		}
-		in.Cluster[name] = tf
 	}
 	return in
 }

@@ -1,8 +1,12 @@
 package inspect
 
 import (
+	"maps"
+	"math"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/parsley"
@@ -51,7 +55,7 @@ func TestNextStartDeclaration(t *testing.T) {
 	}
 	in := p.StartInput(nil)
 	if in.Committed[parsley.TopicPartition{Topic: "payments"}] != 5 || in.ChangelogPartitions != 1 ||
-		!slices.Equal(in.Cluster["orders"].LogStarts, []int64{0}) || in.Declared {
+		!maps.Equal(in.Cluster["orders"].LogStarts, map[int32]int64{0: 0}) || in.Cluster["orders"].Partitions != 1 || in.Declared {
 		t.Errorf("input %+v", in)
 	}
 	want := []parsley.Reason{parsley.ReasonRemovedWithHeld}
@@ -76,5 +80,49 @@ func TestNextStartDeclaration(t *testing.T) {
 	p.Captured = false
 	if got := p.NextStart(nil); !slices.Equal(reasonsOf(got), []parsley.Reason{parsley.ReasonDeletedWithUndelivered}) {
 		t.Errorf("cluster lacking payments: %+v", got)
+	}
+}
+
+// A partition 2^31−1, which a capture may name and a broker may claim,
+// makes no negative count (max+1 wrapped it to −2^31, printed in the
+// width refusal) and no slice of 2^31 log starts.
+func TestStartInputPartitionAtTheInt32End(t *testing.T) {
+	p := startProcess()
+	orders := p.IDs["orders"]
+	p.Learn("orders", orders, math.MaxInt32)
+	p.Changelog.Apply(math.MaxInt32, 0, parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagVersion}), []byte{1})
+	in := p.StartInput(nil)
+	if in.ChangelogPartitions != math.MaxInt32 || in.Cluster["orders"].Partitions != math.MaxInt32 {
+		t.Fatalf("changelog %d partitions, orders %d", in.ChangelogPartitions, in.Cluster["orders"].Partitions)
+	}
+	for _, r := range p.NextStart(nil) {
+		if strings.Contains(r.Detail, "-2147483648") {
+			t.Errorf("a negative count: %s", r.Detail)
+		}
+	}
+}
+
+// A committed offset beyond the log's end is no lag of 0 ("caught up"),
+// and a held record stamped 2^63−1 ms is of unknown time, not a negative
+// age (time.UnixMilli(MaxInt64) is 292 million years ahead).
+func TestSummaryOutOfRangeNumbers(t *testing.T) {
+	p := startProcess()
+	payments := p.IDs["payments"]
+	for ch := range p.Committed {
+		p.Committed[ch] = 1 << 62
+	}
+	held := parsley.AppendHeldRecord(nil, &parsley.HeldRecord{Timestamp: math.MaxInt64})
+	p.Changelog.Apply(0, int64(p.Changelog.Partition(0).Entries),
+		parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagHeld, Channel: clock.Channel{Topic: payments}, Position: 3}), held)
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	r := SummarizeProcess(p.Changelog.Topic, 1, p, nil, now)
+	if r.LagKnown {
+		t.Errorf("lag %d on %s, from committed offsets 2^62 beyond ends of 5", r.MaxLag, r.LagChannel)
+	}
+	if r.Oldest < 0 || r.Undated != 1 {
+		t.Errorf("oldest %v (dated %v), undated %d: want the 2^63−1 stamp undated", r.Oldest, r.Dated, r.Undated)
+	}
+	if _, ok := HeldTimestamp(p.Changelog.Partition(0).Store.Decode(), clock.Channel{Topic: payments}, 3); ok {
+		t.Error("HeldTimestamp read 2^63−1 ms as a time")
 	}
 }

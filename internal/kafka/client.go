@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -314,9 +313,9 @@ func (t *TLSConfig) build() (*tls.Config, error) {
 		InsecureSkipVerify: t.InsecureSkipVerify, //nolint:gosec // the user asked for it by name
 	}
 	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
+		pem, err := ReadFileLimit("PEM file", t.CAFile, MaxPEMFile)
 		if err != nil {
-			return nil, fmt.Errorf("TLS CA file: %w", err)
+			return nil, fmt.Errorf("TLS CA file (--tls-ca): %w", err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
@@ -325,7 +324,15 @@ func (t *TLSConfig) build() (*tls.Config, error) {
 		tc.RootCAs = pool
 	}
 	if t.CertFile != "" || t.KeyFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		certPEM, err := ReadFileLimit("PEM file", t.CertFile, MaxPEMFile)
+		if err != nil {
+			return nil, fmt.Errorf("TLS client certificate (--tls-cert): %w", err)
+		}
+		keyPEM, err := ReadFileLimit("PEM file", t.KeyFile, MaxPEMFile)
+		if err != nil {
+			return nil, fmt.Errorf("TLS client key (--tls-key): %w", err)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("TLS client certificate %s / key %s: %w", t.CertFile, t.KeyFile, err)
 		}

@@ -1,11 +1,13 @@
 package kafka
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -227,4 +229,43 @@ func TestTLSDefaults(t *testing.T) {
 			t.Errorf("MinVersion %x, want TLS 1.2", tc.MinVersion)
 		}
 	})
+}
+
+// TestTLSFilesBounded: a CA, certificate or key path naming a file that
+// never ends or is too long is refused naming the flag and the file,
+// after reading at most the limit.
+func TestTLSFilesBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.pem")
+	if err := os.WriteFile(big, bytes.Repeat([]byte("x"), MaxPEMFile+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{big}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		paths = append(paths, "/dev/zero")
+	}
+	for _, path := range paths {
+		for _, tc := range []struct {
+			cfg  TLSConfig
+			flag string
+		}{
+			{TLSConfig{CAFile: path}, "--tls-ca"},
+			{TLSConfig{CertFile: path, KeyFile: path}, "--tls-cert"},
+		} {
+			_, err := tc.cfg.build()
+			var tooLarge *FileTooLargeError
+			if !errors.As(err, &tooLarge) || !strings.Contains(err.Error(), tc.flag) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "4 MiB") {
+				t.Fatalf("%s %s: %v", tc.flag, path, err)
+			}
+		}
+	}
+	// The key is bounded too, behind a good certificate's path.
+	cert := filepath.Join(dir, "cert.pem")
+	if err := os.WriteFile(cert, []byte("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := (&TLSConfig{CertFile: cert, KeyFile: big}).build()
+	if err == nil || !strings.Contains(err.Error(), "--tls-key") || !strings.Contains(err.Error(), big) {
+		t.Errorf("an oversized key: %v", err)
+	}
 }

@@ -36,8 +36,9 @@ type ProcessCollector struct {
 
 	held, heldAge, heads, ready, assigned, corrupt, behind, failed *prometheus.Desc
 	fedLag, committedLag, members, entries, refused, gap           *prometheus.Desc
+	refusedTotal                                                   *prometheus.Desc
 	lastSuccess, errors, followed, refreshDuration                 *prometheus.Desc
-	diagnosed, dropped, folded                                     *prometheus.Desc
+	diagnosed, dropped, folded, refusalsFolded, escaped            *prometheus.Desc
 }
 
 // NewProcessCollector returns a ProcessCollector over src; ages are
@@ -70,7 +71,8 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 		committedLag: desc("parsley_channel_committed_lag_records", "The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.", with("topic", "partition")...),
 		members:      desc("parsley_group_members", "Members of the process's consumer group.", "app"),
 		entries:      desc("parsley_changelog_entries_read_total", "Entries of the process's ordering changelog the exporter read, tombstones included.", "app"),
-		refused:      desc("parsley_process_start_refusals", "Refusals of this reason the process's next start would meet (parsley.CheckStart, docs/refusals.md); every reason has a series, 0 when none.", "app", "reason"),
+		refused:      desc("parsley_process_start_refusals", "Refusals of this reason the process's next start would meet (parsley.CheckStart, docs/refusals.md); every reason has a series, 0 when none, except beyond --max-series: there only the reasons met.", "app", "reason"),
+		refusedTotal: desc("parsley_process_start_refusals_all", "Refusals of every reason the process's next start would meet, for a process beyond --max-series, whose start refusals are exported only by the reasons met (0: it would start).", "app"),
 		gap:          desc("parsley_changelog_gap", "1 when entries of the process's ordering changelog were deleted before the exporter read them (retention or DeleteRecords): its store cannot be rebuilt from the changelog and its task series are not exported; else 0.", "app"),
 
 		lastSuccess:     desc("causalctl_exporter_last_refresh_success_timestamp_seconds", "When the exporter last read every process without error (Unix time)."),
@@ -79,6 +81,8 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 		refreshDuration: desc("causalctl_exporter_refresh_duration_seconds", "How long the exporter's latest refresh of every process took."),
 		diagnosed:       desc("causalctl_exporter_tasks_diagnosed_total", "Task diagnoses: a refresh diagnoses only the tasks whose store, group or log facts changed."),
 		folded:          desc("causalctl_exporter_tasks_folded", "Tasks this scrape folds, beyond --max-series (series by task and topic or channel, counted over the processes by application id and their tasks in order): their holds are one series pair of topic \"_other\" (the task's totals), without per-topic or lag series."),
+		refusalsFolded:  desc("causalctl_exporter_refusals_folded", "Processes this scrape exports the start refusals of only by the reasons met, with a total (parsley_process_start_refusals_all), beyond --max-series."),
+		escaped:         desc("causalctl_exporter_series_escaped", "Series this scrape exports with a label value escaped (an application id or topic name that is not valid UTF-8 or holds control characters, written as Go escapes such as \\xff)."),
 		dropped:         desc("causalctl_exporter_channels_dropped", "Task channels this scrape exports no lag series of: beyond --metrics-max-channels, counted over the processes by application id, their tasks and channels in order."),
 	}
 }
@@ -87,87 +91,123 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.held, c.heldAge, c.heads, c.ready, c.assigned, c.corrupt, c.behind, c.failed, c.fedLag, c.committedLag, c.members, c.entries, c.refused, c.gap,
-		c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed, c.dropped, c.folded,
+		c.refusedTotal, c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed, c.dropped, c.folded, c.refusalsFolded, c.escaped,
 	} {
 		ch <- d
 	}
 }
 
 // Collect sends the metrics of the latest snapshot; nothing before the
-// first.
+// first. It cannot panic on what the snapshot holds (emitter).
 func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 	s, ok := c.src.Latest()
 	if !ok {
 		return
 	}
 	now := c.now()
-	channels, dropped, series, folded := 0, 0, 0, 0
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
-	}
+	e := &emitter{ch: ch}
+	b := &seriesBudget{max: c.opts.MaxSeries}
+	channels, dropped, folded, refusalsFolded := 0, 0, 0, 0
+	reasons := parsley.Reasons()
 	for _, p := range s.Processes {
-		gauge(c.gap, flag(p.Gap != ""), p.App)
+		e.gauge(c.gap, flag(p.Gap != ""), p.App)
 		if p.Gap != "" {
 			continue // a store missing entries: nothing of it is exported
 		}
-		gauge(c.members, float64(p.Members), p.App)
-		ch <- prometheus.MustNewConstMetric(c.entries, prometheus.CounterValue, float64(p.EntriesRead), p.App)
-		// Every reason, 0 included: an absent series must not read as ok.
-		for _, r := range parsley.Reasons() {
-			gauge(c.refused, float64(p.StartRefusals[r]), p.App, string(r))
-		}
+		e.gauge(c.members, float64(p.Members), p.App)
+		e.counter(c.entries, float64(p.EntriesRead), p.App)
 		for i := range p.Tasks {
 			t := &p.Tasks[i]
 			task := strconv.Itoa(int(t.Task))
-			if folded > 0 || c.opts.MaxSeries > 0 && series+2*len(t.Topics)+2*len(t.Channels) > c.opts.MaxSeries {
+			if !b.fits(2*len(t.Topics) + 2*len(t.Channels)) {
 				folded++
-				c.foldedTask(gauge, p.App, task, t, now)
+				c.foldedTask(e, p.App, task, t, now)
 				continue
 			}
-			series += 2 * len(t.Topics)
+			b.take(2 * len(t.Topics))
 			for _, th := range t.Topics {
-				gauge(c.held, float64(th.Held), p.App, task, th.Topic)
+				e.gauge(c.held, float64(th.Held), p.App, task, th.Topic)
 				age := 0.0
 				if th.Held > 0 && !th.OldestWritten.IsZero() {
 					age = max(now.Sub(th.OldestWritten), 0).Seconds()
 				}
-				gauge(c.heldAge, age, p.App, task, th.Topic)
+				e.gauge(c.heldAge, age, p.App, task, th.Topic)
 			}
-			c.taskSeries(gauge, p.App, task, t)
+			c.taskSeries(e, p.App, task, t)
 			for _, chn := range t.Channels {
 				if channels++; c.opts.MaxChannels > 0 && channels > c.opts.MaxChannels {
 					dropped++
 					continue
 				}
 				part := strconv.Itoa(int(chn.Partition))
-				series += 2
+				b.take(2)
 				if chn.FedLag >= 0 {
-					gauge(c.fedLag, float64(chn.FedLag), p.App, task, chn.Topic, part)
+					e.gauge(c.fedLag, float64(chn.FedLag), p.App, task, chn.Topic, part)
 				}
 				if chn.CommittedLag >= 0 {
-					gauge(c.committedLag, float64(chn.CommittedLag), p.App, task, chn.Topic, part)
+					e.gauge(c.committedLag, float64(chn.CommittedLag), p.App, task, chn.Topic, part)
 				}
 			}
 		}
+		// Every reason, 0 included: an absent series must not read as ok.
+		// Past --max-series (a series per reason of 5 000 processes is 35
+		// 000), only the reasons met, and the process's total, which says
+		// its 0.
+		if b.fits(len(reasons)) {
+			b.take(len(reasons))
+			for _, r := range reasons {
+				e.gauge(c.refused, float64(p.StartRefusals[r]), p.App, string(r))
+			}
+			continue
+		}
+		refusalsFolded++
+		total := 0
+		for _, r := range reasons {
+			if n := p.StartRefusals[r]; n > 0 {
+				e.gauge(c.refused, float64(n), p.App, string(r))
+				total += n
+			}
+		}
+		e.gauge(c.refusedTotal, float64(total), p.App)
 	}
 	if !s.LastSuccess.IsZero() {
-		gauge(c.lastSuccess, float64(s.LastSuccess.UnixNano())/1e9)
+		e.gauge(c.lastSuccess, float64(s.LastSuccess.UnixNano())/1e9)
 	}
-	ch <- prometheus.MustNewConstMetric(c.errors, prometheus.CounterValue, float64(s.Errors))
-	ch <- prometheus.MustNewConstMetric(c.diagnosed, prometheus.CounterValue, float64(s.Diagnosed))
-	gauge(c.followed, float64(s.Followed))
-	gauge(c.dropped, float64(dropped))
-	gauge(c.folded, float64(folded))
-	if folded > 0 && c.opts.Folded != nil {
-		c.opts.Folded(folded)
+	e.counter(c.errors, float64(s.Errors))
+	e.counter(c.diagnosed, float64(s.Diagnosed))
+	e.gauge(c.followed, float64(s.Followed))
+	e.gauge(c.dropped, float64(dropped))
+	e.gauge(c.folded, float64(folded))
+	e.gauge(c.refusalsFolded, float64(refusalsFolded))
+	if (folded > 0 || refusalsFolded > 0) && c.opts.Folded != nil {
+		c.opts.Folded(folded, refusalsFolded)
 	}
-	gauge(c.refreshDuration, s.RefreshDuration.Seconds())
+	e.gauge(c.refreshDuration, s.RefreshDuration.Seconds())
+	e.gauge(c.escaped, float64(e.escaped))
 }
+
+// seriesBudget counts series against --max-series (0: no bound): the
+// first group of series that would pass it, and every group after it, is
+// folded.
+type seriesBudget struct {
+	max, used int
+	over      bool
+}
+
+// fits reports whether n more series fit.
+func (b *seriesBudget) fits(n int) bool {
+	if b.max > 0 && b.used+n > b.max {
+		b.over = true
+	}
+	return !b.over
+}
+
+func (b *seriesBudget) take(n int) { b.used += n }
 
 // foldedTask sends a folded task's series: its holds as one pair of
 // topic OtherTopic (the held total and the oldest's age), and the series
 // of the task itself; no lag series.
-func (c *ProcessCollector) foldedTask(gauge func(*prometheus.Desc, float64, ...string), app, task string, t *tracker.Task, now time.Time) {
+func (c *ProcessCollector) foldedTask(e *emitter, app, task string, t *tracker.Task, now time.Time) {
 	if len(t.Topics) > 0 {
 		age := 0.0
 		for _, th := range t.Topics {
@@ -175,25 +215,25 @@ func (c *ProcessCollector) foldedTask(gauge func(*prometheus.Desc, float64, ...s
 				age = max(age, now.Sub(th.OldestWritten).Seconds())
 			}
 		}
-		gauge(c.held, float64(t.HeldCount()), app, task, OtherTopic)
-		gauge(c.heldAge, age, app, task, OtherTopic)
+		e.gauge(c.held, float64(t.HeldCount()), app, task, OtherTopic)
+		e.gauge(c.heldAge, age, app, task, OtherTopic)
 	}
-	c.taskSeries(gauge, app, task, t)
+	c.taskSeries(e, app, task, t)
 }
 
 // taskSeries sends the series of task t itself: its heads by cause and
 // its flags.
-func (c *ProcessCollector) taskSeries(gauge func(*prometheus.Desc, float64, ...string), app, task string, t *tracker.Task) {
+func (c *ProcessCollector) taskSeries(e *emitter, app, task string, t *tracker.Task) {
 	for _, cause := range inspect.Causes() {
 		if n := t.Heads[cause]; n > 0 {
-			gauge(c.heads, float64(n), app, task, string(cause))
+			e.gauge(c.heads, float64(n), app, task, string(cause))
 		}
 	}
-	gauge(c.ready, float64(t.Ready), app, task)
-	gauge(c.assigned, flag(t.Assigned), app, task)
-	gauge(c.corrupt, float64(t.Corrupt), app, task)
-	gauge(c.behind, flag(t.BehindTransaction), app, task)
-	gauge(c.failed, flag(t.FailedClosed != nil), app, task)
+	e.gauge(c.ready, float64(t.Ready), app, task)
+	e.gauge(c.assigned, flag(t.Assigned), app, task)
+	e.gauge(c.corrupt, float64(t.Corrupt), app, task)
+	e.gauge(c.behind, flag(t.BehindTransaction), app, task)
+	e.gauge(c.failed, flag(t.FailedClosed != nil), app, task)
 }
 
 func flag(b bool) float64 {
@@ -203,22 +243,39 @@ func flag(b bool) float64 {
 	return 0
 }
 
+// HealthBounds are what the exporter's /healthz measures against.
+type HealthBounds struct {
+	// Failing is how long refreshes may fail (--unhealthy-after).
+	Failing time.Duration
+	// Refresh is the refresh interval. A refresh is due Refresh after the
+	// last one ended; one still running Failing after that is failing as
+	// surely as one that returned an error — a broker that does not
+	// answer holds a refresh for the whole request timeout, and each one
+	// after it. 0 leaves it out.
+	Refresh time.Duration
+}
+
 // ProcessHealth reports whether the exporter's refreshes work: "ok" while
-// the latest succeeded or they have failed for at most bound; not ok
-// before the first refresh ends, and once they have failed for longer.
-func ProcessHealth(src Processes, bound time.Duration, now time.Time) (ok bool, why string) {
+// the latest succeeded or they have failed for at most b.Failing; not ok
+// before the first refresh ends, once they have failed for longer, and
+// once no refresh has ended for b.Refresh + b.Failing.
+func ProcessHealth(src Processes, b HealthBounds, now time.Time) (ok bool, why string) {
 	s, have := src.Latest()
-	switch {
-	case !have:
+	if !have {
 		return false, "starting: no refresh yet"
-	case s.FailingSince.IsZero():
-		return true, "ok"
-	case s.LastSuccess.IsZero() && now.Sub(s.FailingSince) <= bound:
-		return false, "starting: " + s.LastError
-	case now.Sub(s.FailingSince) > bound:
-		return false, fmt.Sprintf("refreshes failing for %s: %s", now.Sub(s.FailingSince).Round(time.Second), s.LastError)
 	}
-	return true, fmt.Sprintf("ok: refreshes failing for %s: %s", now.Sub(s.FailingSince).Round(time.Second), s.LastError)
+	failing := now.Sub(s.FailingSince)
+	switch {
+	case !s.FailingSince.IsZero() && s.LastSuccess.IsZero() && failing <= b.Failing:
+		return false, "starting: " + s.LastError
+	case !s.FailingSince.IsZero() && failing > b.Failing:
+		return false, fmt.Sprintf("refreshes failing for %s: %s", failing.Round(time.Second), s.LastError)
+	case b.Refresh > 0 && !s.Taken.IsZero() && now.Sub(s.Taken) > b.Refresh+b.Failing:
+		return false, fmt.Sprintf("no refresh ended for %s (every %s is due): one is still running, a broker not answering", now.Sub(s.Taken).Round(time.Second), b.Refresh)
+	case !s.FailingSince.IsZero():
+		return true, fmt.Sprintf("ok: refreshes failing for %s: %s", failing.Round(time.Second), s.LastError)
+	}
+	return true, "ok"
 }
 
 // NewProcessRegistry returns a registry of its own holding a
@@ -244,13 +301,23 @@ type ProcessMux struct {
 	renders *sharedRenders
 }
 
-// ProcessHandler returns the exporter's endpoints over reg and src.
-func ProcessHandler(reg *prometheus.Registry, src Processes, bound time.Duration, now func() time.Time) *ProcessMux {
+// ProcessHandler returns the exporter's endpoints over reg and src. Its
+// /healthz is ProcessHealth, and unhealthy too while the latest render
+// of the metrics (after a refresh, or for a scrape) dropped a series.
+func ProcessHandler(reg *prometheus.Registry, src Processes, b HealthBounds, now func() time.Time) *ProcessMux {
 	if now == nil {
 		now = time.Now
 	}
-	renders := shareRenders(promHandler(reg), processesKey(src), now, false)
-	return &ProcessMux{ServeMux: serveMux(renders, func() (bool, string) { return ProcessHealth(src, bound, now()) }, "causalctl exporter"), renders: renders}
+	g := &gatherWatch{Gatherer: reg}
+	renders := shareRenders(promHandler(reg, g), processesKey(src), now, false)
+	health := func() (bool, string) {
+		ok, why := ProcessHealth(src, b, now())
+		if dropped := g.lastDropped(); ok && dropped != "" {
+			return false, "the latest render dropped series: " + dropped
+		}
+		return ok, why
+	}
+	return &ProcessMux{ServeMux: serveMux(renders, health, "causalctl exporter"), renders: renders}
 }
 
 // Prepare renders the latest snapshot for each kind of scrape seen so far

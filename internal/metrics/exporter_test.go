@@ -92,9 +92,15 @@ causalctl_exporter_last_refresh_success_timestamp_seconds 1.700000595e+09
 # HELP causalctl_exporter_refresh_duration_seconds How long the exporter's latest refresh of every process took.
 # TYPE causalctl_exporter_refresh_duration_seconds gauge
 causalctl_exporter_refresh_duration_seconds 0.25
+# HELP causalctl_exporter_refusals_folded Processes this scrape exports the start refusals of only by the reasons met, with a total (parsley_process_start_refusals_all), beyond --max-series.
+# TYPE causalctl_exporter_refusals_folded gauge
+causalctl_exporter_refusals_folded 0
 # HELP causalctl_exporter_refresh_errors_total Failed reads of the cluster (discoveries and process refreshes).
 # TYPE causalctl_exporter_refresh_errors_total counter
 causalctl_exporter_refresh_errors_total 3
+# HELP causalctl_exporter_series_escaped Series this scrape exports with a label value escaped (an application id or topic name that is not valid UTF-8 or holds control characters, written as Go escapes such as \\xff).
+# TYPE causalctl_exporter_series_escaped gauge
+causalctl_exporter_series_escaped 0
 # HELP causalctl_exporter_tasks_diagnosed_total Task diagnoses: a refresh diagnoses only the tasks whose store, group or log facts changed.
 # TYPE causalctl_exporter_tasks_diagnosed_total counter
 causalctl_exporter_tasks_diagnosed_total 7
@@ -122,7 +128,7 @@ parsley_group_members{app="notifier"} 1
 # TYPE parsley_held_heads gauge
 parsley_held_heads{app="notifier",cause="beyond-log-end",task="1"} 1
 parsley_held_heads{app="notifier",cause="ready",task="1"} 1
-# HELP parsley_process_start_refusals Refusals of this reason the process's next start would meet (parsley.CheckStart, docs/refusals.md); every reason has a series, 0 when none.
+# HELP parsley_process_start_refusals Refusals of this reason the process's next start would meet (parsley.CheckStart, docs/refusals.md); every reason has a series, 0 when none, except beyond --max-series: there only the reasons met.
 # TYPE parsley_process_start_refusals gauge
 parsley_process_start_refusals{app="notifier",reason="CHANNEL_DELETED_WITH_UNDELIVERED_MESSAGES"} 0
 parsley_process_start_refusals{app="notifier",reason="CHANNEL_IDENTITY_CHANGED"} 0
@@ -183,7 +189,7 @@ func TestProcessCollectorBeforeFirstRefresh(t *testing.T) {
 func TestProcessHealth(t *testing.T) {
 	src := &fixedProcesses{}
 	now := scrapeTime
-	h := ProcessHandler(NewProcessRegistry(src, func() time.Time { return now }, Options{}), src, time.Minute, func() time.Time { return now })
+	h := ProcessHandler(NewProcessRegistry(src, func() time.Time { return now }, Options{}), src, HealthBounds{Failing: time.Minute}, func() time.Time { return now })
 	get := func() (int, string) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 )
@@ -37,12 +38,14 @@ func NewRegistry(src Snapshots, opts Options) *prometheus.Registry {
 // Scrapes of one snapshot within one second share one render
 // (sharedRenders).
 func Handler(reg *prometheus.Registry, src Snapshots) http.Handler {
-	return serveMux(shareRenders(promHandler(reg), snapshotKey(src), time.Now, true), func() (bool, string) { return Health(src) }, "causalctl")
+	return serveMux(shareRenders(promHandler(reg, reg), snapshotKey(src), time.Now, true), func() (bool, string) { return Health(src) }, "causalctl")
 }
 
-// promHandler serves reg's metrics, in the format the scrape asks.
-func promHandler(reg *prometheus.Registry) http.Handler {
-	return promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+// promHandler serves the metrics g gathers from reg, in the format the
+// scrape asks; a series that cannot be gathered is left out, the others
+// served, and counted in reg (promhttp_metric_handler_errors_total).
+func promHandler(reg *prometheus.Registry, g prometheus.Gatherer) http.Handler {
+	return promhttp.InstrumentMetricHandler(reg, promhttp.HandlerFor(g, promhttp.HandlerOpts{
 		EnableOpenMetrics: true,
 		ErrorHandling:     promhttp.ContinueOnError,
 		Registry:          reg,
@@ -61,7 +64,8 @@ func serveMux(metrics *sharedRenders, health func() (bool, string), name string)
 		if !ok {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
-		io.WriteString(w, why+"\n")
+		io.WriteString(w, escape.Text(why)+"\n") // errors name applications, topics and channels
+
 	})
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -86,12 +86,14 @@ type Options struct {
 	// the processes by application id and their tasks in order, the first
 	// task that would pass it, and every one after it, is folded: its
 	// holds are one pair of series of topic OtherTopic, its totals, and it
-	// has no lag series; causalctl_exporter_tasks_folded counts them. 0 is
-	// no bound.
+	// has no lag series; causalctl_exporter_tasks_folded counts them. A
+	// process's start-refusal series (one per reason), counted after its
+	// tasks, fold too: only the reasons met and a total. 0 is no bound.
 	MaxSeries int
-	// Folded, when set, is told after each scrape that folded tasks how
-	// many it folded (the exporter warns on stderr).
-	Folded func(tasks int)
+	// Folded, when set, is told after each scrape that folded anything how
+	// many tasks it folded and how many processes' start refusals it
+	// exported only by the reasons met (the exporter warns on stderr).
+	Folded func(tasks, refusals int)
 }
 
 // OtherTopic is the topic label of a folded task's holds (MaxSeries).
@@ -176,13 +178,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	if !ok {
 		return
 	}
-	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
-		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
-	}
+	e := &emitter{ch: ch} // topic names and codes come from outside: no Must*
+	gauge := e.gauge
 	recv, del, dro := c.counters(&s)
-	ch <- prometheus.MustNewConstMetric(c.received, prometheus.CounterValue, float64(recv))
-	ch <- prometheus.MustNewConstMetric(c.delivered, prometheus.CounterValue, float64(del))
-	ch <- prometheus.MustNewConstMetric(c.dropped, prometheus.CounterValue, float64(dro))
+	e.counter(c.received, float64(recv))
+	e.counter(c.delivered, float64(del))
+	e.counter(c.dropped, float64(dro))
 	gauge(c.held, float64(s.Held))
 	gauge(c.oldestHold, ageSeconds(s.OldestHold))
 	gauge(c.scope, float64(s.Scope))

@@ -101,7 +101,7 @@ func BenchmarkScrape(b *testing.B) {
 					live, proc := &fixed{}, &fixedProcesses{}
 					h := Handler(NewRegistry(live, Options{MaxChannels: limit}), live)
 					if name == "exporter" {
-						h = ProcessHandler(NewProcessRegistry(proc, nil, Options{MaxChannels: limit}), proc, time.Minute, nil)
+						h = ProcessHandler(NewProcessRegistry(proc, nil, Options{MaxChannels: limit}), proc, HealthBounds{Failing: time.Minute}, nil)
 					}
 					b.ReportAllocs()
 					var sizes []int
@@ -196,7 +196,7 @@ func TestScrapesShareARender(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	src := &fixedProcesses{}
 	src.set(notifierSnapshot())
-	h := ProcessHandler(NewProcessRegistry(src, clock, Options{}), src, time.Minute, clock)
+	h := ProcessHandler(NewProcessRegistry(src, clock, Options{}), src, HealthBounds{Failing: time.Minute}, clock)
 	scrape := func(accept string) string {
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		req.Header.Set("Accept", accept)
@@ -282,7 +282,7 @@ func TestProcessCollectorMaxSeries(t *testing.T) {
 	src := &fixedProcesses{}
 	src.set(notifierSnapshot()) // task 0: 1 topic, 1 channel; task 1: 2 topics, 2 channels, 7 held
 	var told []int
-	c := NewProcessCollector(src, func() time.Time { return scrapeTime }, Options{MaxSeries: 5, Folded: func(n int) { told = append(told, n) }})
+	c := NewProcessCollector(src, func() time.Time { return scrapeTime }, Options{MaxSeries: 5, Folded: func(n, _ int) { told = append(told, n) }})
 	want := `
 # HELP causalctl_exporter_tasks_folded Tasks this scrape folds, beyond --max-series (series by task and topic or channel, counted over the processes by application id and their tasks in order): their holds are one series pair of topic "_other" (the task's totals), without per-topic or lag series.
 # TYPE causalctl_exporter_tasks_folded gauge

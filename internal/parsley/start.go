@@ -85,9 +85,12 @@ type TopicPartition struct {
 // TopicFacts are what the cluster says of a topic now.
 type TopicFacts struct {
 	ID clock.TopicID
-	// LogStarts holds each partition's log start offset; its length is the
-	// partition count. −1 where the cluster did not say.
-	LogStarts []int64
+	// Partitions is the partition count.
+	Partitions int32
+	// LogStarts holds the log start offsets the cluster said, by
+	// partition: a map, since a count is what a broker claims and may be
+	// 2^31−1 (a slice of it would be 16 GiB).
+	LogStarts map[int32]int64
 }
 
 // StartInput is what a start check reads: the process's store, its
@@ -176,7 +179,7 @@ func CheckStart(in StartInput) []Refusal {
 	width, known := int32(0), true
 	for _, name := range received {
 		if t, ok := in.Cluster[name]; ok {
-			width = max(width, int32(len(t.LogStarts)))
+			width = max(width, t.Partitions)
 		} else if in.Partial {
 			known = false
 		}
@@ -210,10 +213,11 @@ func CheckStart(in StartInput) []Refusal {
 		if !ok || (names[name] != clock.TopicID{} && names[name] != t.ID) {
 			continue // gone or another topic now: reported above
 		}
-		for p, start := range t.LogStarts {
-			ch := clock.Channel{Topic: t.ID, Partition: int32(p)}
+		for _, p := range slices.Sorted(maps.Keys(t.LogStarts)) {
+			start := t.LogStarts[p]
+			ch := clock.Channel{Topic: t.ID, Partition: p}
 			resume, ok := resumeAt(in, name, ch)
-			if !ok || start < 0 || resume >= start {
+			if !ok || p >= t.Partitions || start < 0 || resume >= start {
 				continue
 			}
 			out = append(out, Refusal{Reason: ReasonPositionsDiscarded, Topic: name, Channels: []clock.Channel{ch}, Lost: start - resume,

@@ -35,8 +35,8 @@ func newWorld() *world {
 		Receives:            []string{"orders", "payments"},
 		Declared:            true,
 		Cluster: map[string]TopicFacts{
-			"orders":   {ID: orders, LogStarts: []int64{0, 0}},
-			"payments": {ID: payments, LogStarts: []int64{0}},
+			"orders":   facts(orders, 0, 0),
+			"payments": facts(payments, 0),
 		},
 	}
 	return w
@@ -86,10 +86,10 @@ func TestCheckStartEachReason(t *testing.T) {
 			w.stores[1].Apply(9, heldKey(clock.Channel{Topic: orders, Partition: 1}, 9), []byte{2})
 		}, ReasonUnknownFormat, nil},
 		{"partitions added", func(w *world) {
-			w.in.Cluster["orders"] = TopicFacts{ID: orders, LogStarts: []int64{0, 0, 0}}
+			w.in.Cluster["orders"] = facts(orders, 0, 0, 0)
 		}, ReasonTaskWidthChanged, nil},
 		{"payments deleted and recreated", func(w *world) {
-			w.in.Cluster["payments"] = TopicFacts{ID: recreated, LogStarts: []int64{0}}
+			w.in.Cluster["payments"] = facts(recreated, 0)
 		}, ReasonIdentityChanged, func(t *testing.T, r Refusal) {
 			if r.Topic != "payments" {
 				t.Errorf("topic %q", r.Topic)
@@ -97,7 +97,7 @@ func TestCheckStartEachReason(t *testing.T) {
 		}},
 		{"orders deleted while held", func(w *world) {
 			delete(w.in.Cluster, "orders")
-			w.in.Cluster["payments"] = TopicFacts{ID: payments, LogStarts: []int64{0, 0}} // the width stays
+			w.in.Cluster["payments"] = facts(payments, 0, 0) // the width stays
 		}, ReasonDeletedWithUndelivered, func(t *testing.T, r Refusal) {
 			if !slices.Equal(r.Channels, []clock.Channel{{Topic: orders, Partition: 1}}) {
 				t.Errorf("channels %v", r.Channels)
@@ -105,14 +105,14 @@ func TestCheckStartEachReason(t *testing.T) {
 		}},
 		{"declaration drops orders", func(w *world) {
 			w.in.Receives = []string{"payments"}
-			w.in.Cluster["payments"] = TopicFacts{ID: payments, LogStarts: []int64{0, 0}}
+			w.in.Cluster["payments"] = facts(payments, 0, 0)
 		}, ReasonRemovedWithHeld, func(t *testing.T, r Refusal) {
 			if r.Topic != "orders" {
 				t.Errorf("topic %q", r.Topic)
 			}
 		}},
 		{"records deleted past the commit", func(w *world) {
-			w.in.Cluster["orders"] = TopicFacts{ID: orders, LogStarts: []int64{14, 0}}
+			w.in.Cluster["orders"] = facts(orders, 14, 0)
 		}, ReasonPositionsDiscarded, func(t *testing.T, r Refusal) {
 			if r.Lost != 4 || !slices.Equal(r.Channels, []clock.Channel{{Topic: orders}}) {
 				t.Errorf("lost %d on %v, want 4 on orders/0", r.Lost, r.Channels)
@@ -128,7 +128,7 @@ func TestCheckStartEachReason(t *testing.T) {
 		{"records deleted on a partition never fed, no commit", func(w *world) {
 			// payments grows a partition that task 1 binds but never fed
 			// and the group never committed; the width stays 2.
-			w.in.Cluster["payments"] = TopicFacts{ID: payments, LogStarts: []int64{0, 3}}
+			w.in.Cluster["payments"] = facts(payments, 0, 3)
 		}, ReasonPositionsDiscarded, func(t *testing.T, r Refusal) {
 			if r.Lost != 3 || !slices.Equal(r.Channels, []clock.Channel{{Topic: payments, Partition: 1}}) {
 				t.Errorf("lost %d on %v, want 3 on payments/1 (resumed at 0)", r.Lost, r.Channels)
@@ -136,7 +136,7 @@ func TestCheckStartEachReason(t *testing.T) {
 		}},
 		{"records deleted, the commit expired", func(w *world) {
 			delete(w.in.Committed, TopicPartition{"orders", 0})
-			w.in.Cluster["orders"] = TopicFacts{ID: orders, LogStarts: []int64{12, 0}}
+			w.in.Cluster["orders"] = facts(orders, 12, 0)
 		}, ReasonPositionsDiscarded, func(t *testing.T, r Refusal) {
 			if r.Lost != 2 {
 				t.Errorf("lost %d, want 2 (fed-up-to 9 + 1 to 12)", r.Lost)
@@ -165,7 +165,7 @@ func TestCheckStartEachReason(t *testing.T) {
 // past a held record's own copy is no refusal (it is in the changelog).
 func TestCheckStartRetentionUpToTheResumeIsFine(t *testing.T) {
 	w := newWorld()
-	w.in.Cluster["orders"] = TopicFacts{ID: orders, LogStarts: []int64{10, 10}} // orders/1 holds 8
+	w.in.Cluster["orders"] = facts(orders, 10, 10) // orders/1 holds 8
 	if got := w.check(); len(got) != 0 {
 		t.Fatalf("refused: %+v", got)
 	}
@@ -176,7 +176,7 @@ func TestCheckStartRetentionUpToTheResumeIsFine(t *testing.T) {
 // refusal is gone once the operator has acted.
 func TestCheckStartHonoursADeliberateReset(t *testing.T) {
 	w := newWorld()
-	w.in.Cluster["orders"] = TopicFacts{ID: orders, LogStarts: []int64{14, 0}}
+	w.in.Cluster["orders"] = facts(orders, 14, 0)
 	w.in.Committed[TopicPartition{"orders", 0}] = 14
 	if got := w.check(); len(got) != 0 {
 		t.Fatalf("refused after the reset: %+v", got)
@@ -208,4 +208,13 @@ func TestCheckStartEmptyChangelog(t *testing.T) {
 	if got := w.check(); len(got) != 0 {
 		t.Fatalf("a fresh process is refused: %+v", got)
 	}
+}
+
+// facts is a topic of len(starts) partitions with those log starts.
+func facts(id clock.TopicID, starts ...int64) TopicFacts {
+	t := TopicFacts{ID: id, Partitions: int32(len(starts)), LogStarts: map[int32]int64{}}
+	for p, s := range starts {
+		t.LogStarts[int32(p)] = s
+	}
+	return t
 }

@@ -46,6 +46,24 @@ func (f *LogFacts) StableEnd() int64 {
 	return f.HighWatermark
 }
 
+// CommittedLag is how far a committed offset is behind the log's stable
+// end (a consumer-lag exporter's lag), 0 at or past it up to the high
+// watermark (a read_uncommitted reader may commit inside an open
+// transaction). It is −1, unknown, when the end is, and when committed is
+// beyond the high watermark: the log was truncated under the commit (an
+// unclean leader election, a topic recreated) or the commit is bogus, and
+// 0 — caught up — would hide it.
+func (f *LogFacts) CommittedLag(committed int64) int64 {
+	end, top := f.StableEnd(), f.HighWatermark
+	if top < 0 {
+		top = end
+	}
+	if end < 0 || committed < 0 || committed > top {
+		return -1
+	}
+	return max(end-committed, 0)
+}
+
 // Pinning returns the open transaction that pins the last stable offset:
 // the one with the lowest first offset (of equal ones, the lowest producer
 // id), whatever the order of OpenTransactions. A read_committed reader

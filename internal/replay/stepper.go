@@ -180,11 +180,11 @@ func (s *Stepper) feed() bool {
 	}
 	s.item++
 	s.line = it.Line
-	if it.Kind == record.KindRecord && it.HasTimestamp {
-		if t := time.UnixMilli(it.Timestamp); t.After(s.now) {
+	if t, ok := record.TimeOf(it.Timestamp); it.Kind == record.KindRecord && it.HasTimestamp && ok {
+		if t.After(s.now) {
 			s.now = t
 		}
-		s.at = time.UnixMilli(it.Timestamp)
+		s.at = t
 	} else {
 		s.at = s.now
 	}

@@ -804,10 +804,11 @@ func taskOf(p *inspect.Process, dt *inspect.Task, behind bool) Task {
 		}
 		th.Held += len(c.Held)
 		for _, h := range c.Held {
-			if h.Record.Timestamp < 0 {
+			ts, ok := record.TimeOf(h.Record.Timestamp)
+			if !ok {
 				continue
 			}
-			if ts := time.UnixMilli(h.Record.Timestamp); th.OldestWritten.IsZero() || ts.Before(th.OldestWritten) {
+			if th.OldestWritten.IsZero() || ts.Before(th.OldestWritten) {
 				th.OldestWritten = ts
 			}
 		}
@@ -835,7 +836,7 @@ func taskOf(p *inspect.Process, dt *inspect.Task, behind bool) Task {
 			row.FedLag = max(end-(c.FedUpTo+1), 0)
 		}
 		if off, ok := p.Committed[ch]; ok && off >= 0 && end >= 0 {
-			row.CommittedLag = max(end-off, 0)
+			row.CommittedLag = f.CommittedLag(off)
 		}
 		t.Channels = append(t.Channels, row)
 	}

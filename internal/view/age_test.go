@@ -1,10 +1,14 @@
 package view
 
 import (
+	"math"
 	"testing"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/record"
+	"github.com/causalctl/causalctl/internal/replay"
 )
 
 func TestAgeText(t *testing.T) {
@@ -23,5 +27,25 @@ func TestAgeText(t *testing.T) {
 		if got := AgeText(c.a); got != c.want {
 			t.Errorf("%v: %q, want %q", c.a.D, got, c.want)
 		}
+	}
+}
+
+// TestTrackerTimestampOutOfRange: a held record stamped beyond 2262 (ms
+// whose nanoseconds wrap an int64) has no time, rather than a wrapped one
+// that makes a negative or absurd age.
+func TestTrackerTimestampOutOfRange(t *testing.T) {
+	ch := clock.Channel{Topic: clock.TopicID{1, 15: 1}}
+	tr := NewTracker(0)
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	for off, ms := range []int64{math.MaxInt64, record.MaxTimestamp + 1, at.UnixMilli()} {
+		tr.Observe(&replay.Event{Type: replay.EventHold, Channel: ch, Offset: int64(off), HasTimestamp: true, Timestamp: ms}, at)
+	}
+	for off := range 2 {
+		if ts, ok := tr.Timestamp(ch, int64(off)); ok {
+			t.Errorf("offset %d: timestamp read as %v", off, ts)
+		}
+	}
+	if ts, ok := tr.Timestamp(ch, 2); !ok || !ts.Equal(at) {
+		t.Errorf("an ordinary timestamp: %v %v", ts, ok)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -564,8 +565,8 @@ func (t *Tracker) Observe(ev *replay.Event, at time.Time) {
 		}
 		q.compact()
 		ts := int64(noTime)
-		if ev.HasTimestamp {
-			ts = ev.Timestamp * int64(time.Millisecond)
+		if at, ok := record.TimeOf(ev.Timestamp); ev.HasTimestamp && ok { // ×10^6 wraps past 2262
+			ts = at.UnixNano()
 		}
 		q.offs = append(q.offs, ev.Offset)
 		q.ats = append(q.ats, ns)

@@ -204,7 +204,8 @@ func (b *ByteSize) Set(s string) error {
 		return fmt.Errorf("size %q: want a number of bytes with an optional unit (KiB, MiB, GiB, KB, MB, GB)", s)
 	}
 	n, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || n <= 0 || n*float64(mult) >= 1<<62 {
+	// !(≥ 1) also refuses NaN, whose conversion to an integer is undefined.
+	if bytes := n * float64(mult); err != nil || !(bytes >= 1) || bytes >= 1<<62 {
 		return fmt.Errorf("size %q: want a positive number of bytes with an optional unit (KiB, MiB, GiB, KB, MB, GB)", s)
 	}
 	*b = ByteSize(n * float64(mult))

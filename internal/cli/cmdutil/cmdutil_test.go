@@ -340,3 +340,21 @@ func TestOpenFollow(t *testing.T) {
 		t.Errorf("follow with an end: %v", err)
 	}
 }
+
+// TestByteSizeBounds: a size is a whole positive number of bytes below
+// 2^62; NaN, a fraction of a byte and an overflow are refused rather
+// than converted to whatever the platform makes of them.
+func TestByteSizeBounds(t *testing.T) {
+	for s, want := range map[string]int64{"1": 1, "512MiB": 512 << 20, "1.5KiB": 1536, "2GB": 2e9} {
+		var b ByteSize
+		if err := b.Set(s); err != nil || int64(b) != want {
+			t.Errorf("%q: %d, %v; want %d", s, b, err, want)
+		}
+	}
+	for _, s := range []string{"0", "-1", "0.5", "0.1B", "NaN", "nanMiB", "Inf", "4194304TiB", "1e300"} {
+		var b ByteSize
+		if err := b.Set(s); err == nil {
+			t.Errorf("%q accepted as %d", s, b)
+		}
+	}
+}

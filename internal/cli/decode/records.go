@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
+	"strconv"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
@@ -111,8 +111,10 @@ func decodeRecords(src Source, opts *Options, w *cmdutil.LineWriter) error {
 			continue
 		}
 		ts := "-"
-		if it.HasTimestamp {
-			ts = time.UnixMilli(it.Timestamp).UTC().Format("2006-01-02T15:04:05.000Z")
+		if t, ok := record.TimeOf(it.Timestamp); it.HasTimestamp && ok {
+			ts = t.UTC().Format("2006-01-02T15:04:05.000Z")
+		} else if it.HasTimestamp { // past 2262 (record.MaxTimestamp): the number, not a date
+			ts = strconv.FormatInt(it.Timestamp, 10)
 		}
 		text := opts.Names.Format(c)
 		if derr != nil {

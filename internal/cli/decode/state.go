@@ -8,12 +8,13 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // The JSON of one ordering-state entry (docs/state.md, "Decoding one
@@ -178,8 +179,8 @@ func decodeStateEntry(key, value []byte, names *clock.Names) (*stateEntryJSON, e
 
 func heldJSON(rec *parsley.HeldRecord, names *clock.Names) *heldRecordJSON {
 	jr := &heldRecordJSON{TimestampMs: rec.Timestamp, Headers: []heldHeaderJSON{}, CauseEntries: jsonEntries(rec.Causes, names)}
-	if rec.Timestamp >= 0 {
-		s := render.Time(time.UnixMilli(rec.Timestamp))
+	if ts, ok := record.TimeOf(rec.Timestamp); ok {
+		s := render.Time(ts)
 		jr.Timestamp = &s
 	}
 	jr.Key, jr.KeySize = bytesJSON(rec.Key)
@@ -211,7 +212,8 @@ func bytesJSON(b []byte) (*string, *int) {
 }
 
 // stateEntryText is the entry for people: the key, then the value field
-// by field.
+// by field. Names, bound topics and header keys come from the store, which
+// any writer of the changelog fills: each is escaped (escape.Text).
 func stateEntryText(e *stateEntryJSON) string {
 	var b strings.Builder
 	k := e.Key
@@ -220,9 +222,9 @@ func stateEntryText(e *stateEntryJSON) string {
 	case k.Name != nil:
 		fmt.Fprintf(&b, " %q", *k.Name)
 	case k.Position != nil:
-		fmt.Fprintf(&b, " %s@%d", k.Channel, *k.Position)
+		fmt.Fprintf(&b, " %s@%d", escape.Text(k.Channel), *k.Position)
 	case k.Channel != "":
-		fmt.Fprintf(&b, " %s", k.Channel)
+		fmt.Fprintf(&b, " %s", escape.Text(k.Channel))
 	}
 	b.WriteString("\n")
 	v := e.Value
@@ -250,9 +252,9 @@ func stateEntryText(e *stateEntryJSON) string {
 			if i == 0 {
 				label = "  headers    "
 			}
-			fmt.Fprintf(&b, "%s%s  %s\n", label, h.Key, bytesText(h.Value, h.Size))
+			fmt.Fprintf(&b, "%s%s  %s\n", label, escape.Text(h.Key), bytesText(h.Value, h.Size))
 		}
-		fmt.Fprintf(&b, "  causes     %s\n", r.Causes)
+		fmt.Fprintf(&b, "  causes     %s\n", escape.Text(r.Causes))
 	case v.Version != nil:
 		fmt.Fprintf(&b, "store format version %d\n", *v.Version)
 	case v.Position != nil:
@@ -267,7 +269,7 @@ func stateEntryText(e *stateEntryJSON) string {
 	case v.TopicID != "":
 		fmt.Fprintf(&b, "bound to topic %s", v.TopicID)
 		if v.Topic != "" {
-			fmt.Fprintf(&b, " (%s)", v.Topic)
+			fmt.Fprintf(&b, " (%s)", escape.Text(v.Topic))
 		}
 		b.WriteString("\n")
 	}

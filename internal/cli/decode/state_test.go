@@ -14,7 +14,9 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
+	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
@@ -288,5 +290,31 @@ func TestStateEntryText(t *testing.T) {
 	out, err = runDecode(t, true, "", "--state-key", "76", "--state-value", "01", "-o", "json")
 	if err != nil || out != `{"key":{"hex":"76","size":1,"tag":"v","kind":"version"},"value":{"size":1,"version":1}}`+"\n" {
 		t.Errorf("-o json on a terminal: %q, %v", out, err)
+	}
+}
+
+// TestStateValueHostileStrings: a store's names, bound topics and held
+// records' header keys are written by whoever writes the changelog: the
+// text of decode --state-value escapes them.
+func TestStateValueHostileStrings(t *testing.T) {
+	id := clock.TopicID{1, 15: 1}
+	for _, s := range testutil.Hostile {
+		name := hex.EncodeToString(parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagName, Name: s}))
+		held := hex.EncodeToString(parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagHeld, Channel: clock.Channel{Topic: id}, Position: 3}))
+		rec := hex.EncodeToString(parsley.AppendHeldRecord(nil, &parsley.HeldRecord{Timestamp: 1, Headers: []clock.Header{{Key: s, Value: []byte("v")}}}))
+		for _, args := range [][]string{
+			{"--state-key", name, "--state-value", hex.EncodeToString(parsley.AppendNameValue(nil, id))},
+			{"--state-key", held, "--state-value", rec, "--topic-id", "orders=" + id.String()},
+		} {
+			out, err := runDecode(t, true, "", args...)
+			if err != nil { // a name key must be UTF-8: refused, named by its hex
+				testutil.NoRawHostile(t, "decode --state-value error", err.Error())
+				continue
+			}
+			if !strings.Contains(out, "EVIL") {
+				t.Fatalf("%q: the string is not shown:\n%s", args, out)
+			}
+			testutil.NoRawHostile(t, "decode --state-value", out)
+		}
 	}
 }

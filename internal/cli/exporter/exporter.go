@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/metrics"
@@ -82,12 +84,17 @@ over the processes by application id and their tasks in order, the first
 task that would pass it, and every task after it, is folded — its holds
 are one series pair of topic "_other" carrying its totals (records held,
 the oldest's age), without per-topic or lag series — and
-causalctl_exporter_tasks_folded counts them; the first scrape that folds
-says so on stderr. Held totals stay right; only detail is dropped.
+causalctl_exporter_tasks_folded counts them. A process's start-refusal
+series (one per reason), counted after its tasks, fold too: only the
+reasons met, and a total. The first scrape that folds says so on stderr.
+Held and refusal totals stay right; only detail is dropped. Application
+ids and topic names are exported escaped where they are not printable
+UTF-8 (causalctl_exporter_series_escaped).
 
 /metrics serves the metrics (docs/metrics.md), /healthz answers 200 while
-refreshing works and 503 once it has failed for longer than
---unhealthy-after. The address is announced on stderr, and every failed
+refreshing works and 503 once it has failed, or a refresh has run past
+when it was due, for longer than --unhealthy-after, and while the latest
+render of the metrics dropped a series. The address is announced on stderr, and every failed
 refresh is said there. Ctrl-C or SIGTERM ends it (exit 130).`,
 		Example: `  causalctl exporter --brokers kafka:9092 --metrics-addr :9464
   causalctl exporter --app-prefix shop- --refresh-interval 30s
@@ -123,12 +130,12 @@ refresh is said there. Ctrl-C or SIGTERM ends it (exit 130).`,
 	fs := cmd.Flags()
 	fs.StringVar(&opts.MetricsAddr, "metrics-addr", DefaultMetricsAddr, "serve Prometheus metrics at http://`HOST:PORT`/metrics and health at /healthz (port 0: a free port)")
 	cmdutil.AddMetricsMaxChannelsFlag(fs, &opts.MetricsMaxChannels, "the lag series of task channels")
-	fs.IntVar(&opts.MaxSeries, "max-series", metrics.DefaultMaxSeries, "export at most `N` series by task and topic or channel; the tasks beyond are folded into one topic=\"_other\" pair of totals each (0: no bound)")
+	fs.IntVar(&opts.MaxSeries, "max-series", metrics.DefaultMaxSeries, "export at most `N` series by task and topic or channel and by start-refusal reason; the tasks beyond are folded into one topic=\"_other\" pair of totals each, the processes beyond export only the refusal reasons met and a total (0: no bound)")
 	fs.StringVar(&opts.AppPrefix, "app-prefix", "", "export only the processes whose application id starts with `PREFIX`")
 	fs.DurationVar(&opts.Refresh, "refresh-interval", tracker.DefaultRefresh, "how often groups, committed offsets and log facts are read and changed tasks diagnosed")
 	fs.DurationVar(&opts.Discover, "discover-interval", tracker.DefaultDiscover, "how often the topics are listed for ordering changelogs created or deleted")
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long a changelog read may make no progress (a broker failing, a leader moving) before that process's refresh fails")
-	fs.DurationVar(&opts.UnhealthyAfter, "unhealthy-after", 2*time.Minute, "how long refreshes may fail before /healthz answers 503")
+	fs.DurationVar(&opts.UnhealthyAfter, "unhealthy-after", 2*time.Minute, "how long refreshes may fail, or one run past when it was due, before /healthz answers 503")
 	return cmd
 }
 
@@ -141,16 +148,14 @@ func Run(ctx context.Context, opts *Options) error {
 	defer cl.Close()
 	// Each failed read is said once, on stderr, as it fails (OnError
 	// runs on the tracker's one goroutine).
-	say := func(err error) {
-		fmt.Fprintf(opts.IO.ErrOut, "causalctl: exporter: %s\n", oneLine(err.Error()))
-	}
+	say := errorLines(opts.IO.ErrOut)
 	// Each refresh's snapshot is rendered once, after the refresh: the
 	// scrapes until the next are served that render.
 	var h *metrics.ProcessMux
 	tr := tracker.New(tracker.Config{Client: cl, AppPrefix: opts.AppPrefix, Refresh: opts.Refresh,
 		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, OnError: say, OnRefresh: func() { h.Prepare() }})
 	mopts := metrics.Options{MaxChannels: opts.MetricsMaxChannels, MaxSeries: opts.MaxSeries, Folded: foldedWarning(opts.IO.ErrOut, opts.MaxSeries)}
-	h = metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now, mopts), tr, opts.UnhealthyAfter, opts.Now)
+	h = metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now, mopts), tr, metrics.HealthBounds{Failing: opts.UnhealthyAfter, Refresh: opts.Refresh}, opts.Now)
 	srv, err := metrics.Serve(opts.MetricsAddr, h)
 	if err != nil {
 		return err
@@ -170,16 +175,22 @@ func Run(ctx context.Context, opts *Options) error {
 }
 
 // foldedWarning returns the collector's Folded: the first scrape that
-// folds tasks says so on w, once (scrapes run concurrently).
-func foldedWarning(w io.Writer, max int) func(int) {
+// folds anything says so on w, once (scrapes run concurrently).
+func foldedWarning(w io.Writer, max int) func(tasks, refusals int) {
 	var once sync.Once
-	return func(n int) {
+	return func(tasks, refusals int) {
 		once.Do(func() {
-			fmt.Fprintf(w, "causalctl: exporter: --max-series %d reached: %d tasks are exported folded, their holds as one topic=\"_other\" series pair of totals each, without per-topic or lag series (causalctl_exporter_tasks_folded); raise --max-series or narrow with --app-prefix\n", max, n)
+			fmt.Fprintf(w, "causalctl: exporter: --max-series %d reached: %s exported folded, their holds as one topic=\"_other\" series pair of totals each, without per-topic or lag series (causalctl_exporter_tasks_folded); %s start refusals exported only by the reasons met, with a total (causalctl_exporter_refusals_folded); raise --max-series or narrow with --app-prefix\n",
+				max, render.Count(tasks, "task is", "tasks are"), render.Count(refusals, "process has its", "processes have their"))
 		})
 	}
 }
 
-// oneLine keeps an error on one line of stderr: a joined error's lines
-// are separated by "; ".
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", "; ") }
+// errorLines returns the exporter's OnError: each error one line on w, a
+// joined error's lines separated by "; ", and escaped (escape.Text) —
+// application ids, topic names and a broker's messages are not ours.
+func errorLines(w io.Writer) func(error) {
+	return func(err error) {
+		fmt.Fprintf(w, "causalctl: exporter: %s\n", escape.Text(strings.ReplaceAll(err.Error(), "\n", "; ")))
+	}
+}

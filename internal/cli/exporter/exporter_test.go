@@ -3,12 +3,14 @@ package exporter
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
 // parse runs the command's flag parsing with args and returns the options
@@ -61,10 +63,25 @@ func TestFlags(t *testing.T) {
 func TestFoldedWarning(t *testing.T) {
 	var b strings.Builder
 	warn := foldedWarning(&b, 5)
-	warn(3)
-	warn(4)
-	want := "causalctl: exporter: --max-series 5 reached: 3 tasks are exported folded, their holds as one topic=\"_other\" series pair of totals each, without per-topic or lag series (causalctl_exporter_tasks_folded); raise --max-series or narrow with --app-prefix\n"
+	warn(3, 1)
+	warn(4, 2)
+	want := "causalctl: exporter: --max-series 5 reached: 3 tasks are exported folded, their holds as one topic=\"_other\" series pair of totals each, without per-topic or lag series (causalctl_exporter_tasks_folded); 1 process has its start refusals exported only by the reasons met, with a total (causalctl_exporter_refusals_folded); raise --max-series or narrow with --app-prefix\n"
 	if b.String() != want {
 		t.Errorf("stderr %q, want %q", b.String(), want)
+	}
+}
+
+// TestErrorLinesEscaped: a failed read's error names application ids and
+// topics a broker serves, and carries the broker's message: each is one
+// line on stderr with no raw control byte.
+func TestErrorLinesEscaped(t *testing.T) {
+	var b strings.Builder
+	say := errorLines(&b)
+	for _, s := range testutil.Hostile {
+		say(fmt.Errorf("%s: reading %s-__parsley.ordering-changelog: %w", s, s, errors.Join(errors.New("first"), errors.New(s))))
+	}
+	testutil.NoRawHostile(t, "exporter stderr", b.String())
+	if n := strings.Count(b.String(), "\n"); n != len(testutil.Hostile) {
+		t.Errorf("%d lines for %d errors:\n%s", n, len(testutil.Hostile), b.String())
 	}
 }

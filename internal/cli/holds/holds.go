@@ -14,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 	"github.com/spf13/cobra"
@@ -160,8 +161,8 @@ func Run(ctx context.Context, opts *Options) error {
 	tr := view.NewTracker(0)
 	observe := func(ev *replay.Event) error {
 		var at time.Time
-		if ev.HasTimestamp {
-			at = time.UnixMilli(ev.Timestamp)
+		if t, ok := record.TimeOf(ev.Timestamp); ev.HasTimestamp && ok { // none past 2262: no age from it
+			at = t
 		}
 		tr.Observe(ev, at)
 		return nil

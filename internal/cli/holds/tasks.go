@@ -13,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/process"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 )
@@ -102,8 +103,8 @@ func runTasks(ctx context.Context, opts *Options) error {
 	tr := view.NewTracker(0)
 	observe := func(_ *replay.Task, ev *replay.Event) error {
 		var at time.Time
-		if ev.HasTimestamp {
-			at = time.UnixMilli(ev.Timestamp)
+		if t, ok := record.TimeOf(ev.Timestamp); ev.HasTimestamp && ok { // none past 2262: no age from it
+			at = t
 		}
 		tr.Observe(ev, at)
 		return nil

@@ -139,7 +139,7 @@ func benchExporter(b *testing.B, w *world, procs, tasks int) {
 			}
 		}
 	})
-	h := metrics.ProcessHandler(metrics.NewProcessRegistry(tr, nil, metrics.Options{MaxChannels: metrics.DefaultMaxChannels}), tr, time.Minute, nil)
+	h := metrics.ProcessHandler(metrics.NewProcessRegistry(tr, nil, metrics.Options{MaxChannels: metrics.DefaultMaxChannels}), tr, metrics.HealthBounds{Failing: time.Minute}, nil)
 	for _, parallel := range []int{1, 10} {
 		b.Run(fmt.Sprintf("exporter-scrape/parallel=%d", parallel), func(b *testing.B) {
 			b.ReportAllocs()

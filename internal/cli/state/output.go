@@ -15,6 +15,7 @@ import (
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -214,8 +215,9 @@ func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time
 	if off, ok := w.Committed[ch]; ok {
 		jc.Committed = &off
 		if f, ok := w.Facts[ch]; ok {
-			lag := max(f.StableEnd()-off, 0)
-			jc.Lag = &lag
+			if lag := f.CommittedLag(off); lag >= 0 {
+				jc.Lag = &lag
+			}
 		}
 	}
 	// The head shown is the diagnosed one (the store's, or the one behind
@@ -263,8 +265,8 @@ func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time
 	}
 	ts := time.Time{}
 	switch {
-	case rec != nil && rec.Timestamp >= 0:
-		ts = time.UnixMilli(rec.Timestamp)
+	case rec != nil:
+		ts, _ = record.TimeOf(rec.Timestamp)
 	case rec == nil && dh != nil:
 		ts = dh.Timestamp
 	}

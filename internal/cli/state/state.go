@@ -7,6 +7,7 @@ package state
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
@@ -136,8 +137,8 @@ and key) or a broker or input error; 2 usage; 130 interrupted.`,
 				return cmdutil.Usagef("give --app, --changelog or --input")
 			case opts.Input == "" && given > 1:
 				return cmdutil.Usagef("give --app or --changelog, not both")
-			case task < -1:
-				return cmdutil.Usagef("--task %d: a task is a changelog partition, 0 or more", task)
+			case task < -1 || task > math.MaxInt32: // a partition is an int32: 2^32 would be task 0
+				return cmdutil.Usagef("--task %d: a task is a changelog partition, 0 to %d", task, math.MaxInt32)
 			case opts.TxnWait < 0:
 				return cmdutil.Usagef("--txn-wait must not be negative")
 			}
