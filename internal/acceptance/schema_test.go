@@ -88,6 +88,45 @@ func TestJSONOutputMatchesTheSchemas(t *testing.T) {
 	}
 }
 
+// TestCheckJSONMatchesTheSchemas: check's report (-o json) and lines
+// (-o ndjson) against check.schema.json and check-line.schema.json, over
+// the check fixture (a hole, a claim on a marker, a self-cycle, an
+// undecodable header) and the faults capture, every finding with its root.
+func TestCheckJSONMatchesTheSchemas(t *testing.T) {
+	s := loadSchemas(t)
+	fixture := "../cli/check/testdata/fixture.ndjson"
+	seen := map[string]bool{}
+	for _, args := range [][]string{
+		{"-f", fixture, "--scope", "a,c"},
+		{"-f", fixture},
+		{"-f", faultsCapture},
+	} {
+		for format, schema := range map[string]string{"json": "check.schema.json", "ndjson": "check-line.schema.json"} {
+			code, out, stderr := run(t, false, "", append(append([]string{"check"}, args...), "-o", format)...)
+			objs := lines(out)
+			if (code != 0 && code != 4) || len(objs) == 0 {
+				t.Fatalf("check %q -o %s: exit %d, stderr %q", args, format, code, stderr)
+			}
+			for _, o := range objs {
+				for _, e := range s.Validate(schema, o) {
+					t.Errorf("check %q -o %s against %s: %s\n%s", args, format, schema, e, o)
+				}
+				for _, key := range []string{`"kind":"hole"`, `"kind":"undecodable"`, `"root":{`, `"kind":"summary"`} {
+					seen[key] = seen[key] || strings.Contains(o, key)
+				}
+			}
+		}
+	}
+	for _, key := range []string{`"kind":"hole"`, `"kind":"undecodable"`, `"root":{`, `"kind":"summary"`} {
+		if !seen[key] {
+			t.Errorf("no run printed %s: the schema test does not cover it", key)
+		}
+	}
+	if errs := s.Validate("check-line.schema.json", `{"kind":"self-cycle","channel":"c/0","topic_id":"x","offset":2,"producer":"c/0"}`); len(errs) == 0 {
+		t.Error("a finding without its root passes check-line.schema.json")
+	}
+}
+
 // TestSchemaCheckCatchesDrift: the validator above rejects what the
 // schemas do not describe — an undocumented field, a missing one, a wrong
 // type, an unknown event — so the test above can fail.
