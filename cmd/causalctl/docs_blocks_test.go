@@ -316,3 +316,44 @@ func TestDocsBlockChecker(t *testing.T) {
 		t.Errorf("schema attribute %q %v", s, ok)
 	}
 }
+
+// TestReadmeCapturesBeforeReplaying: the README's examples write a capture
+// before they read one — the first line reading a capture file (-f
+// NAME.ndjson) comes after the capture line that writes that file — and
+// that capture line names its brokers, as its other broker lines do.
+func TestReadmeCapturesBeforeReplaying(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := docsTree()
+	fileOf := func(line string) string {
+		words := strings.Fields(stripComment(line))
+		for i, w := range words[:len(words)-1] {
+			if (w == "-f" || w == "--input") && strings.HasSuffix(words[i+1], ".ndjson") {
+				return words[i+1]
+			}
+		}
+		return ""
+	}
+	written := map[string]bool{}
+	for _, ex := range markdownExamples("README.md", string(b)) {
+		file := fileOf(ex.line)
+		if file == "" {
+			continue
+		}
+		if path := commandPath(tree, ex.line); len(path) > 0 && path[0] == "capture" {
+			if !strings.Contains(ex.line, "--brokers") {
+				t.Errorf("%s: the capture example names no brokers: %s", ex.sources[0], ex.line)
+			}
+			written[file] = true
+			continue
+		}
+		if !written[file] {
+			t.Errorf("%s reads %s before any example captures it: %s", ex.sources[0], file, ex.line)
+		}
+	}
+	if len(written) == 0 {
+		t.Error("the README has no capture example")
+	}
+}

@@ -89,8 +89,8 @@ func options(ios *iostreams.IOStreams, addr string) *Options {
 }
 
 // TestRunPipe: in a pipe, plain status lines with the held payment, one
-// per interval, and exit 130 with a last line, still the state, when
-// interrupted.
+// per interval, and, stopped by Ctrl-C (the way watch ends), a last line,
+// still the state, and a clean stop: exit 0.
 func TestRunPipe(t *testing.T) {
 	addr := cluster(t)
 	ios, _, _, _ := iostreams.Test()
@@ -107,8 +107,8 @@ func TestRunPipe(t *testing.T) {
 	})
 	cancel()
 	err := <-done
-	if cmdutil.ExitCode(err) != cmdutil.ExitInterrupted {
-		t.Errorf("interrupted: %v, want exit 130", err)
+	if !errors.Is(err, cmdutil.ErrStopped) || cmdutil.ExitCode(err) != cmdutil.ExitOK {
+		t.Errorf("stopped: %v, want a clean stop, exit 0", err)
 	}
 	if o := out.String(); strings.Contains(o, "\x1b") || !strings.HasSuffix(o, "\n") || !strings.Contains(lastLine(o), want) {
 		t.Errorf("status lines (the last, after the interruption, the state):\n%q", o)
