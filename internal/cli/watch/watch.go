@@ -209,7 +209,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if inView {
 		err := opts.RunTUI(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: cfg.Title, Snapshots: drv.Snapshots(), Color: opts.IO.Color})
 		if errors.Is(err, context.Canceled) {
-			return nil // Ctrl-C from outside the view: the view was the output
+			// SIGTERM or Ctrl-C from outside the view, the view being the
+			// output: a clean stop, as q is.
+			return cmdutil.ErrStopped
 		}
 		if err != nil {
 			return err

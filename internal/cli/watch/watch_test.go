@@ -150,6 +150,20 @@ func TestRunTerminal(t *testing.T) {
 		t.Errorf("status lines under the view: %q", out)
 	}
 
+	// SIGTERM or Ctrl-C from outside the view ends it as q does: a clean
+	// stop, exit 0.
+	opts = options(ios, addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	opts.RunTUI = func(ctx context.Context, _ io.Reader, _ io.Writer, o tui.Options) error {
+		<-o.Snapshots
+		cancel()
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	if err := Run(ctx, opts); !errors.Is(err, cmdutil.ErrStopped) || cmdutil.ExitCode(err) != cmdutil.ExitOK {
+		t.Errorf("the view stopped from outside: %v, want a clean stop", err)
+	}
+
 	opts = options(ios, addr)
 	opts.Scope = []string{"shipments"}
 	err := Run(context.Background(), opts)
