@@ -252,9 +252,11 @@ func writeJSON(w io.Writer, v any) error {
 
 // rootCount is one root of a report and the findings that follow from it.
 type rootCount struct {
-	root  audit.Root
-	n     int
-	kinds map[audit.FindingKind]int
+	root audit.Root
+	n    int
+	// kinds counts its findings by kind: an array, not a map, since a
+	// broken pipeline can have about as many roots as findings.
+	kinds [16]int32
 	// own is the finding of the root's claim itself (beyond-log-end, …),
 	// when it is one.
 	own *audit.Finding
@@ -269,7 +271,7 @@ func roots(rep *audit.Report) []*rootCount {
 		r := f.Root()
 		rc := byRoot[r]
 		if rc == nil {
-			rc = &rootCount{root: r, kinds: map[audit.FindingKind]int{}}
+			rc = &rootCount{root: r}
 			byRoot[r] = rc
 			out = append(out, rc)
 		}
