@@ -81,18 +81,10 @@ func commandLines(source string, firstLine int, lines []string) []example {
 // shell, console) code blocks.
 func markdownExamples(name, text string) []example {
 	var out []example
-	lines := strings.Split(text, "\n")
-	for i := 0; i < len(lines); i++ {
-		info, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "```")
-		if !ok {
-			continue
-		}
-		start := i + 1
-		for i++; i < len(lines) && !strings.HasPrefix(strings.TrimSpace(lines[i]), "```"); i++ {
-		}
-		switch strings.Fields(info + " x")[0] {
+	for _, b := range markdownBlocks(name, text) {
+		switch b.lang() {
 		case "sh", "bash", "shell", "console":
-			out = append(out, commandLines(name, start+1, lines[start:min(i, len(lines))])...)
+			out = append(out, commandLines(name, b.first, strings.Split(strings.TrimSuffix(b.text, "\n"), "\n"))...)
 		}
 	}
 	return out

@@ -67,19 +67,7 @@ type tmux struct {
 
 func startTmux(t *testing.T, width, height int, env []string, args ...string) *tmux {
 	t.Helper()
-	needTool(t, "tmux")
-	tm := &tmux{t: t, session: "e2e", socket: filepath.Join(t.TempDir(), "tmux.sock")}
-	cmdline := []string{"-S", tm.socket, "new-session", "-d", "-s", tm.session,
-		"-x", strconv.Itoa(width), "-y", strconv.Itoa(height)}
-	for _, e := range env {
-		cmdline = append(cmdline, "-e", e)
-	}
-	cmdline = append(cmdline, strings.Join(append([]string{binary}, args...), " ")+"; sleep 30")
-	if out, err := exec.Command("tmux", cmdline...).CombinedOutput(); err != nil {
-		t.Fatalf("tmux: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("tmux", "-S", tm.socket, "kill-server").Run() })
-	return tm
+	return startTmuxShell(t, width, height, env, append(append([]string{binary}, args...), "; sleep 30")...)
 }
 
 func (tm *tmux) keys(keys ...string) {

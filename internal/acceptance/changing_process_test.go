@@ -114,8 +114,8 @@ func TestExporterLeaderMoves(t *testing.T) {
 		n, _ := metricValue(b, entriesSeries)
 		return n == faultEntries
 	}))
-	if code := e.stop(); code != cmdutil.ExitInterrupted {
-		t.Fatalf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+	if code := e.stop(); code != cmdutil.ExitOK {
+		t.Fatalf("exit %d, want %d", code, cmdutil.ExitOK)
 	}
 
 	moved := moveLeadersDuringFirstFetch(t, fc, faultChangelog)
@@ -140,8 +140,8 @@ func TestExporterLeaderMoves(t *testing.T) {
 	if n := failedRefreshes(body); n != 0 {
 		t.Errorf("%v failed refreshes: %s", n, e.stderr.String())
 	}
-	if code := e.stop(); code != cmdutil.ExitInterrupted {
-		t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+	if code := e.stop(); code != cmdutil.ExitOK {
+		t.Errorf("exit %d, want %d", code, cmdutil.ExitOK)
 	}
 }
 

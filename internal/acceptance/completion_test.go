@@ -10,10 +10,15 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
+	"github.com/causalctl/causalctl/internal/cli/root"
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
+	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -241,5 +246,49 @@ func TestCompletionEscapesHostileGroups(t *testing.T) {
 	}
 	if !strings.Contains(out, `EVIL\x1b[2J\x1b]0;pwned\a`) || !strings.Contains(out, `EVIL\u202egnp.exe`) {
 		t.Errorf("the groups are not there, escaped:\n%q", out)
+	}
+}
+
+// TestCompletionOfProcesses: --app completes the application ids of the
+// cluster's Parsley processes (its ordering changelogs), on every command
+// that has it, and state's --task the tasks of the process --app names.
+func TestCompletionOfProcesses(t *testing.T) {
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "orders"),
+		kfake.SeedTopics(3, "shop"+parsley.ChangelogSuffix), kfake.SeedTopics(1, "billing"+parsley.ChangelogSuffix))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	b := []string{"--brokers", c.ListenAddrs()[0]}
+	ios, _, _, _ := iostreams.Test()
+	tree := root.NewCmdRoot(cmdutiltest.Factory(ios, ""))
+	var withApp [][]string
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.LocalNonPersistentFlags().Lookup("app") != nil {
+			withApp = append(withApp, strings.Fields(c.CommandPath())[1:])
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(tree)
+	if len(withApp) < 4 {
+		t.Fatalf("commands with --app: %q, want state, processes and the record commands", withApp)
+	}
+	for _, path := range withApp {
+		args := append(append(slices.Clone(b), path...), "--app", "")
+		got, dir, _ := complete(t, nil, args...)
+		if !slices.Equal(got, []string{"billing", "shop"}) || dir != ":4" {
+			t.Errorf("%s --app: %q %s, want [billing shop], no file completion", strings.Join(path, " "), got, dir)
+		}
+	}
+	got, _, _ := complete(t, nil, append(b, "state", "--app", "shop", "--task", "")...)
+	if !slices.Equal(got, []string{"0", "1", "2"}) {
+		t.Errorf("state --app shop --task: %q, want its tasks [0 1 2]", got)
+	}
+	got, dir, _ := complete(t, nil, append(b, "state", "--task", "")...)
+	if len(got) != 0 || dir != ":4" {
+		t.Errorf("state --task without --app: %q %s, want nothing and no file completion", got, dir)
 	}
 }

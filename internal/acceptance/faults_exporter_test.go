@@ -164,8 +164,8 @@ func TestFaultTableExporter(t *testing.T) {
 	if n := failedRefreshes(body); n != 0 {
 		t.Fatalf("without faults: %v failed refreshes: %s", n, e.stderr.String())
 	}
-	if code := e.stop(); code != cmdutil.ExitInterrupted {
-		t.Fatalf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+	if code := e.stop(); code != cmdutil.ExitOK {
+		t.Fatalf("exit %d, want %d", code, cmdutil.ExitOK)
 	}
 	same := func(b string) bool { return processLines(b) == want }
 
@@ -178,8 +178,8 @@ func TestFaultTableExporter(t *testing.T) {
 				e := startExporter(t, fc.brokers, clk)
 				e.await(t, "the fault-free metrics under the fault", same)
 				remove()
-				if code := e.stop(); code != cmdutil.ExitInterrupted {
-					t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+				if code := e.stop(); code != cmdutil.ExitOK {
+					t.Errorf("exit %d, want %d", code, cmdutil.ExitOK)
 				}
 				return
 			case strings.HasPrefix(f.wantErr[0], "no Kafka"):
@@ -208,8 +208,8 @@ func TestFaultTableExporter(t *testing.T) {
 			if code, why := e.health(t); code != 200 || why != "ok\n" {
 				t.Errorf("/healthz healed: %d %q, want 200 ok", code, why)
 			}
-			if code := e.stop(); code != cmdutil.ExitInterrupted {
-				t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+			if code := e.stop(); code != cmdutil.ExitOK {
+				t.Errorf("exit %d, want %d", code, cmdutil.ExitOK)
 			}
 		})
 	}
@@ -249,8 +249,8 @@ func rideBlackhole(t *testing.T, fc *faultCluster, f fault, clk *testClock, same
 	if n, _ := metricValue(body, entriesSeries); n != faultEntries {
 		t.Errorf("%s %v, want %d", entriesSeries, n, faultEntries)
 	}
-	if code := e.stop(); code != cmdutil.ExitInterrupted {
-		t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+	if code := e.stop(); code != cmdutil.ExitOK {
+		t.Errorf("exit %d, want %d", code, cmdutil.ExitOK)
 	}
 }
 
@@ -288,8 +288,8 @@ func TestExporterReadDenied(t *testing.T) {
 			remove()
 			clk.add(time.Second)
 			e.await(t, "the fault-free metrics once allowed", func(b string) bool { return processLines(b) == want && refreshedAt(b, clk) })
-			if code := e.stop(); code != cmdutil.ExitInterrupted {
-				t.Errorf("exit %d, want %d", code, cmdutil.ExitInterrupted)
+			if code := e.stop(); code != cmdutil.ExitOK {
+				t.Errorf("exit %d, want %d", code, cmdutil.ExitOK)
 			}
 		})
 	}

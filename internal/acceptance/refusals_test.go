@@ -165,7 +165,7 @@ func (w *startWorld) processes(t *testing.T, args ...string) (int, map[string]ps
 	t.Helper()
 	args = append([]string{"processes", "--brokers", w.addr}, args...)
 	code, out, stderr := runEnv(t, nil, append(args, "-o", "json")...)
-	for _, e := range loadSchemas(t).validate("processes.schema.json", out) {
+	for _, e := range loadSchemas(t).Validate("processes.schema.json", out) {
 		t.Errorf("%v: %s", args, e)
 	}
 	var rep struct {

@@ -102,7 +102,7 @@ func TestStateJSONMatchesTheSchemas(t *testing.T) {
 			t.Errorf("%q printed %d objects (stderr %q)", r.args, len(objs), stderr)
 			continue
 		}
-		for _, e := range s.validate(r.schema, objs[0]) {
+		for _, e := range s.Validate(r.schema, objs[0]) {
 			t.Errorf("%q against %s: %s\n%s", r.args, r.schema, e, objs[0])
 		}
 		for _, w := range r.want {
@@ -114,10 +114,10 @@ func TestStateJSONMatchesTheSchemas(t *testing.T) {
 	// The optional next_start object the start check adds is declared.
 	doc := `{"app":"a","changelog":"a-__parsley.ordering-changelog","now":"2026-12-01T12:00:00.000Z","group":null,"held_heads":0,"held_records":0,"corrupt":[],"tasks":[],
 		"next_start":{"refused":true,"refusals":[{"reason":"POSITIONS_DISCARDED_UNREAD","topic":"orders","channels":["orders/0"],"detail":"d","next_step":"n","records_lost":3}]}}`
-	if errs := s.validate("state.schema.json", doc); len(errs) != 0 {
+	if errs := s.Validate("state.schema.json", doc); len(errs) != 0 {
 		t.Errorf("next_start: %v", errs)
 	}
-	if errs := s.validate("state.schema.json", strings.Replace(doc, `"records_lost":3`, `"records_lost":3,"extra":1`, 1)); len(errs) == 0 {
+	if errs := s.Validate("state.schema.json", strings.Replace(doc, `"records_lost":3`, `"records_lost":3,"extra":1`, 1)); len(errs) == 0 {
 		t.Error("an undeclared field in a refusal passes")
 	}
 }

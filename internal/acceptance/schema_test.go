@@ -1,10 +1,7 @@
 package acceptance
 
 import (
-	"bytes"
 	"cmp"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/testutil"
 )
 
 // The JSON output of the commands is documented by JSON Schemas in
@@ -23,207 +21,9 @@ import (
 
 const schemaDir = "../../docs/schemas"
 
-// schemaSet loads schemas by file name and validates values against the
-// subset of JSON Schema 2020-12 the files use: type, enum, const,
-// properties, required, additionalProperties, items, minimum, pattern,
-// oneOf and $ref (to "#/$defs/…" and to another file of the set).
-type schemaSet struct {
-	t     *testing.T
-	files map[string]map[string]any
-}
-
-func loadSchemas(t *testing.T) *schemaSet {
+func loadSchemas(t *testing.T) *testutil.Schemas {
 	t.Helper()
-	s := &schemaSet{t: t, files: map[string]map[string]any{}}
-	paths, err := filepath.Glob(filepath.Join(schemaDir, "*.schema.json"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no schemas in %s: %v", schemaDir, err)
-	}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc map[string]any
-		if err := json.Unmarshal(b, &doc); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		s.files[filepath.Base(p)] = doc
-	}
-	return s
-}
-
-// validate checks the JSON text doc against the schema file name and
-// returns every violation.
-func (s *schemaSet) validate(name, doc string) []string {
-	dec := json.NewDecoder(strings.NewReader(doc))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return []string{fmt.Sprintf("not JSON: %v", err)}
-	}
-	var errs []string
-	s.check(name, s.files[name], v, "$", &errs)
-	return errs
-}
-
-func (s *schemaSet) resolve(file, ref string) (string, map[string]any) {
-	target, frag, _ := strings.Cut(ref, "#")
-	if target != "" {
-		file = target
-	}
-	node := s.files[file]
-	if node == nil {
-		s.t.Fatalf("$ref %q: no schema file %s", ref, file)
-	}
-	for _, part := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
-		if part == "" {
-			continue
-		}
-		next, ok := node[part].(map[string]any)
-		if !ok {
-			s.t.Fatalf("$ref %q: nothing at %q", ref, part)
-		}
-		node = next
-	}
-	return file, node
-}
-
-func (s *schemaSet) check(file string, sch map[string]any, v any, path string, errs *[]string) {
-	fail := func(format string, args ...any) {
-		*errs = append(*errs, path+": "+fmt.Sprintf(format, args...))
-	}
-	if ref, ok := sch["$ref"].(string); ok {
-		f, target := s.resolve(file, ref)
-		s.check(f, target, v, path, errs)
-	}
-	if types, ok := sch["type"]; ok && !typeMatches(types, v) {
-		fail("%s is not of type %v", short(v), types)
-		return
-	}
-	if c, ok := sch["const"]; ok && !equalJSON(c, v) {
-		fail("%s, want %v", short(v), c)
-	}
-	if enum, ok := sch["enum"].([]any); ok && !slices.ContainsFunc(enum, func(e any) bool { return equalJSON(e, v) }) {
-		fail("%s is not one of %v", short(v), enum)
-	}
-	if min, ok := sch["minimum"].(float64); ok {
-		if n, isNum := v.(json.Number); isNum {
-			if f, _ := n.Float64(); f < min {
-				fail("%s is below the minimum %v", n, min)
-			}
-		}
-	}
-	if pat, ok := sch["pattern"].(string); ok {
-		if str, isStr := v.(string); isStr && !regexp.MustCompile(pat).MatchString(str) {
-			fail("%q does not match %s", str, pat)
-		}
-	}
-	if alts, ok := sch["oneOf"].([]any); ok {
-		matched := 0
-		var why []string
-		for i, alt := range alts {
-			var sub []string
-			s.check(file, alt.(map[string]any), v, path, &sub)
-			if len(sub) == 0 {
-				matched++
-			} else {
-				why = append(why, fmt.Sprintf("#%d: %s", i, strings.Join(sub, "; ")))
-			}
-		}
-		if matched != 1 {
-			fail("matches %d of the oneOf alternatives, want 1 (%s)", matched, strings.Join(why, " | "))
-		}
-	}
-	switch val := v.(type) {
-	case map[string]any:
-		props, _ := sch["properties"].(map[string]any)
-		for _, r := range asStrings(sch["required"]) {
-			if _, ok := val[r]; !ok {
-				fail("missing required property %q", r)
-			}
-		}
-		for k, pv := range val {
-			ps, ok := props[k].(map[string]any)
-			if !ok {
-				if ap, set := sch["additionalProperties"].(bool); set && !ap {
-					fail("property %q is not documented in the schema", k)
-				}
-				continue
-			}
-			s.check(file, ps, pv, path+"."+k, errs)
-		}
-	case []any:
-		if items, ok := sch["items"].(map[string]any); ok {
-			for i, it := range val {
-				s.check(file, items, it, fmt.Sprintf("%s[%d]", path, i), errs)
-			}
-		}
-	}
-}
-
-func typeMatches(types any, v any) bool {
-	var names []string
-	switch t := types.(type) {
-	case string:
-		names = []string{t}
-	default:
-		names = asStrings(t)
-	}
-	for _, n := range names {
-		switch x := v.(type) {
-		case nil:
-			if n == "null" {
-				return true
-			}
-		case bool:
-			if n == "boolean" {
-				return true
-			}
-		case string:
-			if n == "string" {
-				return true
-			}
-		case json.Number:
-			if n == "number" || n == "integer" && !strings.ContainsAny(x.String(), ".eE") {
-				return true
-			}
-		case []any:
-			if n == "array" {
-				return true
-			}
-		case map[string]any:
-			if n == "object" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func asStrings(v any) []string {
-	list, _ := v.([]any)
-	out := make([]string, 0, len(list))
-	for _, x := range list {
-		if s, ok := x.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func equalJSON(a, b any) bool {
-	ja, _ := json.Marshal(a)
-	jb, _ := json.Marshal(b)
-	return bytes.Equal(ja, jb)
-}
-
-func short(v any) string {
-	b, _ := json.Marshal(v)
-	if len(b) > 60 {
-		return string(b[:60]) + "…"
-	}
-	return string(b)
+	return testutil.LoadSchemas(t, schemaDir)
 }
 
 // lines splits NDJSON output into its objects.
@@ -271,7 +71,7 @@ func TestJSONOutputMatchesTheSchemas(t *testing.T) {
 			t.Errorf("%q printed no JSON (stderr %q)", r.args, stderr)
 		}
 		for _, o := range objs {
-			for _, e := range s.validate(r.schema, o) {
+			for _, e := range s.Validate(r.schema, o) {
 				t.Errorf("%q against %s: %s\n%s", r.args, r.schema, e, o)
 			}
 			for _, key := range []string{`"type":"deliver"`, `"type":"hold"`, `"behind":`, `"undecodable":`, `"type":"summary"`, `"failed":`, `"cyclic":true`, `"root":`, `"code":`, `"topic":`, `"task":`} {
@@ -288,13 +88,52 @@ func TestJSONOutputMatchesTheSchemas(t *testing.T) {
 	}
 }
 
+// TestCheckJSONMatchesTheSchemas: check's report (-o json) and lines
+// (-o ndjson) against check.schema.json and check-line.schema.json, over
+// the check fixture (a hole, a claim on a marker, a self-cycle, an
+// undecodable header) and the faults capture, every finding with its root.
+func TestCheckJSONMatchesTheSchemas(t *testing.T) {
+	s := loadSchemas(t)
+	fixture := "../cli/check/testdata/fixture.ndjson"
+	seen := map[string]bool{}
+	for _, args := range [][]string{
+		{"-f", fixture, "--scope", "a,c"},
+		{"-f", fixture},
+		{"-f", faultsCapture},
+	} {
+		for format, schema := range map[string]string{"json": "check.schema.json", "ndjson": "check-line.schema.json"} {
+			code, out, stderr := run(t, false, "", append(append([]string{"check"}, args...), "-o", format)...)
+			objs := lines(out)
+			if (code != 0 && code != 4) || len(objs) == 0 {
+				t.Fatalf("check %q -o %s: exit %d, stderr %q", args, format, code, stderr)
+			}
+			for _, o := range objs {
+				for _, e := range s.Validate(schema, o) {
+					t.Errorf("check %q -o %s against %s: %s\n%s", args, format, schema, e, o)
+				}
+				for _, key := range []string{`"kind":"hole"`, `"kind":"undecodable"`, `"root":{`, `"kind":"summary"`} {
+					seen[key] = seen[key] || strings.Contains(o, key)
+				}
+			}
+		}
+	}
+	for _, key := range []string{`"kind":"hole"`, `"kind":"undecodable"`, `"root":{`, `"kind":"summary"`} {
+		if !seen[key] {
+			t.Errorf("no run printed %s: the schema test does not cover it", key)
+		}
+	}
+	if errs := s.Validate("check-line.schema.json", `{"kind":"self-cycle","channel":"c/0","topic_id":"x","offset":2,"producer":"c/0"}`); len(errs) == 0 {
+		t.Error("a finding without its root passes check-line.schema.json")
+	}
+}
+
 // TestSchemaCheckCatchesDrift: the validator above rejects what the
 // schemas do not describe — an undocumented field, a missing one, a wrong
 // type, an unknown event — so the test above can fail.
 func TestSchemaCheckCatchesDrift(t *testing.T) {
 	s := loadSchemas(t)
 	good := `{"received":1,"delivered":1,"dropped":0,"held":0,"skipped":0,"channels":[{"channel":"a/0","topic_id":"x","settled":0,"received_up_to":0,"held":0}],"cycles":[]}`
-	if errs := s.validate("replay-summary.schema.json", good); len(errs) != 0 {
+	if errs := s.Validate("replay-summary.schema.json", good); len(errs) != 0 {
 		t.Fatalf("a valid summary fails: %v", errs)
 	}
 	for name, bad := range map[string]struct{ schema, doc, want string }{
@@ -307,7 +146,7 @@ func TestSchemaCheckCatchesDrift(t *testing.T) {
 		"negative offset":    {"replay-event.schema.json", `{"type":"drop","channel":"a/0","offset":-1}`, "below the minimum"},
 		"float count":        {"version.schema.json", `{"version":1.5,"commit":null,"date":null,"go_version":"go","os":"linux","arch":"amd64"}`, "is not of type"},
 	} {
-		errs := s.validate(bad.schema, bad.doc)
+		errs := s.Validate(bad.schema, bad.doc)
 		if !slices.ContainsFunc(errs, func(e string) bool { return strings.Contains(e, bad.want) }) {
 			t.Errorf("%s: errors %q, want one with %q", name, errs, bad.want)
 		}
@@ -355,12 +194,12 @@ func TestCaptureFormatExamples(t *testing.T) {
 // schema is exactly inspect.Causes, in rank order.
 func TestSchemaCausesAreTheClassifiers(t *testing.T) {
 	s := loadSchemas(t)
-	_, def := s.resolve("replay-summary.schema.json", "#/$defs/cause")
+	_, def := s.Resolve("replay-summary.schema.json", "#/$defs/cause")
 	var want []string
 	for _, c := range inspect.Causes() {
 		want = append(want, string(c))
 	}
-	if got := asStrings(def["enum"]); !slices.Equal(got, want) {
+	if got := testutil.AsStrings(def["enum"]); !slices.Equal(got, want) {
 		t.Errorf("replay-summary.schema.json $defs.cause = %q, want inspect.Causes() %q", got, want)
 	}
 }
@@ -381,7 +220,7 @@ func TestProcessesJSONMatchesTheSchema(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, e := range s.validate("processes.schema.json", string(b)) {
+		for _, e := range s.Validate("processes.schema.json", string(b)) {
 			t.Errorf("%s: %s", p, e)
 		}
 		for _, key := range []string{`"error":"`, `"older_than":true`, `"older_than":null`, `"group":null`, `"receives_from":"subscription"`, `"oldest_hold_ms":4`} {
@@ -393,7 +232,7 @@ func TestProcessesJSONMatchesTheSchema(t *testing.T) {
 			t.Errorf("no golden holds %s: the schema test does not cover it", key)
 		}
 	}
-	_, def := s.resolve("processes.schema.json", "#/$defs/process/properties/causes/properties")
+	_, def := s.Resolve("processes.schema.json", "#/$defs/process/properties/causes/properties")
 	var got []string
 	for c := range def {
 		got = append(got, c)
@@ -421,8 +260,8 @@ func TestSchemaReasonsAreTheStartChecks(t *testing.T) {
 		"state.schema.json":     "#/properties/next_start/properties/refusals/items/properties/reason",
 		"processes.schema.json": "#/$defs/next_start/properties/refusals/items/properties/reason",
 	} {
-		_, def := s.resolve(file, ptr)
-		if got := asStrings(def["enum"]); !slices.Equal(got, want) {
+		_, def := s.Resolve(file, ptr)
+		if got := testutil.AsStrings(def["enum"]); !slices.Equal(got, want) {
 			t.Errorf("%s reasons %q, want parsley.Reasons() %q", file, got, want)
 		}
 	}

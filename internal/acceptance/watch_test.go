@@ -227,8 +227,8 @@ func TestWatchMetrics(t *testing.T) {
 	if code, body := httpGet(t, base+"/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz: %d %q", code, body)
 	}
-	if code := stop(); code != cmdutil.ExitInterrupted {
-		t.Errorf("exit %d, want %d; stderr %s", code, cmdutil.ExitInterrupted, stderr)
+	if code := stop(); code != cmdutil.ExitOK {
+		t.Errorf("exit %d, want %d; stderr %s", code, cmdutil.ExitOK, stderr)
 	}
 	if !strings.Contains(stdout.String(), "held=1") {
 		t.Errorf("no status lines on stdout:\n%s", stdout)
@@ -244,7 +244,8 @@ func TestWatchMetrics(t *testing.T) {
 
 // TestWatchMetricsFailClosed: with a metrics endpoint, a gate that fails
 // closed does not end watch: the failure is said on stderr naming the
-// record, exported, and health turns 503, until watch is stopped (130).
+// record, exported, and health turns 503, until watch is stopped (then
+// exit 1: its gate failed).
 func TestWatchMetricsFailClosed(t *testing.T) {
 	p := newPipeline(t)
 	writeUndecodable(t, p)
@@ -267,8 +268,8 @@ func TestWatchMetricsFailClosed(t *testing.T) {
 	if !strings.Contains(stderr.String(), "(still serving metrics until stopped)") {
 		t.Errorf("stderr %q", stderr)
 	}
-	if code := stop(); code != cmdutil.ExitInterrupted {
-		t.Errorf("exit %d, stderr %q", code, stderr)
+	if code := stop(); code != cmdutil.ExitFailure {
+		t.Errorf("exit %d, want 1 (the gate failed closed), stderr %q", code, stderr)
 	}
 }
 
@@ -311,7 +312,7 @@ func TestWatchFromGroupRestart(t *testing.T) {
 		if _, body := httpGet(t, base+"/metrics"); !strings.Contains(body, "causalctl_records_received_total 3\n") {
 			t.Errorf("run %d: more than the records after the group's offsets:\n%s", run, body)
 		}
-		if code := stop(); code != cmdutil.ExitInterrupted {
+		if code := stop(); code != cmdutil.ExitOK {
 			t.Errorf("run %d: exit %d; stderr %s", run, code, stderr)
 		}
 	}
@@ -320,7 +321,7 @@ func TestWatchFromGroupRestart(t *testing.T) {
 
 // TestWatchMetricsOutlivesBroker: a sidecar (--metrics-addr) whose broker
 // stays gone for longer than --request-timeout keeps running: healthy,
-// counting disconnected seconds, until stopped (130); without the endpoint
+// counting disconnected seconds, until stopped (exit 0); without the endpoint
 // watch ends after the timeout (TestWatchBrokerKilled).
 func TestWatchMetricsOutlivesBroker(t *testing.T) {
 	p := newPipeline(t)
@@ -342,7 +343,7 @@ func TestWatchMetricsOutlivesBroker(t *testing.T) {
 	if code, _ := httpGet(t, base+"/healthz"); code != 200 {
 		t.Errorf("/healthz: %d while retrying, want 200", code)
 	}
-	if code := stop(); code != cmdutil.ExitInterrupted {
-		t.Errorf("exit %d, want %d (still running when stopped); stderr %q", code, cmdutil.ExitInterrupted, stderr)
+	if code := stop(); code != cmdutil.ExitOK {
+		t.Errorf("exit %d, want %d (still running when stopped); stderr %q", code, cmdutil.ExitOK, stderr)
 	}
 }

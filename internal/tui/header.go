@@ -61,9 +61,9 @@ func (h *header) View() string {
 	}
 	right := h.stateBadge()
 	if h.paused {
-		badge := "⏸ VIEW PAUSED +" + strconv.Itoa(h.pendingSnaps) + " snapshots"
+		badge := "⏸ VIEW PAUSED +" + strconv.Itoa(h.pendingSnaps) + " " + view.Noun(h.pendingSnaps, "snapshot", "snapshots")
 		if h.pendingRecords > 0 {
-			badge += " +" + count(h.pendingRecords) + " records"
+			badge += " +" + count(h.pendingRecords) + " " + view.Noun(h.pendingRecords, "record", "records")
 		}
 		right = st.PauseBadge.Render(badge) + " " + right
 	}

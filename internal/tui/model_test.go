@@ -267,6 +267,9 @@ func TestModelPause(t *testing.T) {
 	}
 	for k := range 3 {
 		m.Update(SnapshotMsg{Snapshot: liveSnapshot(30, 2000+int64(k)*1000)})
+		if k == 0 && !strings.Contains(m.View(), "⏸ VIEW PAUSED +1 snapshot +1 000 records") {
+			t.Fatalf("one snapshot behind:\n%s", m.View())
+		}
 	}
 	view = m.View()
 	if !strings.Contains(view, "⏸ VIEW PAUSED +3 snapshots +3 000 records") || !strings.Contains(view, "received 1 000") {

@@ -3,7 +3,6 @@ package tui
 import (
 	"context"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/inspect"
@@ -85,7 +84,7 @@ func (l *ProcessList) page() int { return max(l.height-3, 1) }
 func (l *ProcessList) View() string {
 	st := l.styles
 	w := l.width
-	lines := []string{spread(st.Title.Render(l.title), st.Muted.Render(strconv.Itoa(len(l.rows))+" processes"), w)}
+	lines := []string{spread(st.Title.Render(l.title), st.Muted.Render(view.Count(len(l.rows), "process", "processes")), w)}
 	cells := make([][]string, len(l.rows))
 	widths := make([]int, len(view.ProcessColumns))
 	for k, c := range view.ProcessColumns {

@@ -85,3 +85,15 @@ func TestProcessListChooses(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessListCountsInTheirNumber: the title counts one process as one.
+func TestProcessListCountsInTheirNumber(t *testing.T) {
+	for n, want := range map[int]string{1: "1 process", 3: "3 processes"} {
+		l := NewProcessList(plainStyles(), "causalctl watch", processRows()[:n])
+		l.Update(tea.WindowSizeMsg{Width: 100, Height: 12})
+		title, _, _ := strings.Cut(l.View(), "\n")
+		if !strings.HasSuffix(strings.TrimSpace(title), want) {
+			t.Errorf("%d rows: title %q, want it to end in %q", n, title, want)
+		}
+	}
+}

@@ -93,7 +93,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	br := src.Range
 	if opts.File == "" {
 		lw := cmdutil.NewLineWriter(opts.IO.Out, opts.Final)
-		err := write(ctx, opts, lw, br, br.Channels, br.Ends)
+		_, err := write(ctx, opts, lw, br, br.Channels, br.Ends)
 		// What was captured is written even when the capture stopped: its
 		// last line says where.
 		if ferr := lw.Finish(nil); ferr != nil && err == nil {
@@ -101,7 +101,31 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		}
 		return err
 	}
-	return toFile(opts.File, func(w io.Writer) error { return write(ctx, opts, w, br, br.Channels, br.Ends) })
+	var records int64
+	err = toFile(opts.File, func(w io.Writer) (err error) {
+		records, err = write(ctx, opts, w, br, br.Channels, br.Ends)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	// Written whole and renamed into place: one line says what is in it.
+	fmt.Fprintln(opts.IO.ErrOut, capturedLine(opts.IO.ErrTTY, records, len(br.Channels), opts.File))
+	return nil
+}
+
+// capturedLine is the line that ends a capture on stderr: the records and
+// channels written, and where (file; "" for stdout). On a terminal it
+// replaces the progress line.
+func capturedLine(tty bool, records int64, channels int, file string) string {
+	s := fmt.Sprintf("captured %s from %s", render.Count(records, "record", "records"), render.Count(channels, "partition", "partitions"))
+	if file != "" {
+		s += " to " + file
+	}
+	if tty {
+		s = "\r\x1b[K" + s
+	}
+	return s
 }
 
 // toFile runs write on a temporary file beside path and renames it to path
@@ -178,7 +202,7 @@ func (e *stoppedError) Unwrap() error { return e.err }
 // line naming each channel left unfinished, how far it got and why, and
 // the error is a *stoppedError; when even that cannot be written, it is
 // the write error.
-func write(ctx context.Context, opts *Options, out io.Writer, src itemSource, channels []clock.Channel, ends map[clock.Channel]int64) error {
+func write(ctx context.Context, opts *Options, out io.Writer, src itemSource, channels []clock.Channel, ends map[clock.Channel]int64) (int64, error) {
 	w := capture.NewWriter(out)
 	start := opts.Now()
 	last := start
@@ -218,12 +242,12 @@ func write(ctx context.Context, opts *Options, out io.Writer, src itemSource, ch
 				werr = w.Flush()
 			}
 			if werr != nil {
-				return fmt.Errorf("capture stopped after %d records (%v), and writing them failed: %w", records, err, werr)
+				return records, fmt.Errorf("capture stopped after %d records (%v), and writing them failed: %w", records, err, werr)
 			}
 			if ctx.Err() != nil {
-				return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: &stoppedError{fmt.Errorf("interrupted: capture stopped after %d records (they are written, and a last line says where it stopped)", records)}}
+				return records, &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: &stoppedError{fmt.Errorf("interrupted: capture stopped after %d records (they are written, and a last line says where it stopped)", records)}}
 			}
-			return &stoppedError{fmt.Errorf("capture stopped after %d records (they are written, and a last line says where it stopped): %w", records, err)}
+			return records, &stoppedError{fmt.Errorf("capture stopped after %d records (they are written, and a last line says where it stopped): %w", records, err)}
 		}
 		ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
 		if _, ok := names[ch]; !ok && it.Topic != "" {
@@ -237,7 +261,7 @@ func write(ctx context.Context, opts *Options, out io.Writer, src itemSource, ch
 			reached[ch] = it.Offset
 		}
 		if err := w.Write(it); err != nil {
-			return err
+			return records, err
 		}
 		if opts.IO.ErrTTY && n&1023 == 0 {
 			if t := opts.Now(); t.Sub(last) >= time.Second {
@@ -247,10 +271,12 @@ func write(ctx context.Context, opts *Options, out io.Writer, src itemSource, ch
 		}
 	}
 	if err := w.Flush(); err != nil {
-		return err
+		return records, err
 	}
-	if opts.IO.ErrTTY {
-		fmt.Fprintf(opts.IO.ErrOut, "\r\x1b[Kcaptured %s from %s\n", render.Count(records, "record", "records"), render.Count(len(channels), "partition", "partitions"))
+	if opts.IO.ErrTTY && opts.File == "" {
+		// On stdout's terminal or beside its pipe; a file's line comes
+		// once it is in place (Run).
+		fmt.Fprintln(opts.IO.ErrOut, capturedLine(true, records, len(channels), ""))
 	}
-	return nil
+	return records, nil
 }

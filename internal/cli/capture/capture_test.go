@@ -111,13 +111,22 @@ func TestRun(t *testing.T) {
 	if got := strings.Join(lines(t, data), " "); got != want || out.Len() != 0 {
 		t.Errorf("file capture:\n%s\nwant\n%s (stdout %q)", got, want, out)
 	}
-	if !strings.Contains(errOut.String(), "captured 3 records from 1 partition") {
-		t.Errorf("no progress on the terminal: %q", errOut)
+	if !strings.Contains(errOut.String(), "captured 3 records from 1 partition to "+path+"\n") {
+		t.Errorf("no summary line on the terminal: %q", errOut)
 	}
 	if _, stop := readStopped(t, path); stop != nil {
 		t.Errorf("a whole capture says it stopped: %+v", stop)
 	}
 	onlyFile(t, filepath.Dir(path), "c.ndjson")
+
+	// Without a terminal too, -f FILE says in one line what it wrote.
+	ios, _, _, errOut = iostreams.Test()
+	if err := command(cmdutiltest.Factory(ios, addr), nil, "-t", "orders", "--start", "orders/0=1", "-f", path); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := errOut.String(), "captured 3 records from 1 partition to "+path+"\n"; got != want {
+		t.Errorf("-f FILE in a pipe: stderr %q, want %q", got, want)
+	}
 
 	// A topic the cluster lacks fails before anything is written.
 	ios, _, out, _ = iostreams.Test()

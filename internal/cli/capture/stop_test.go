@@ -101,7 +101,8 @@ func TestCaptureInterruptedMidRead(t *testing.T) {
 	ios, _, _, _ := iostreams.Test()
 	opts := &Options{IO: ios, InputFlags: cmdutil.InputFlags{Names: names}, Now: time.Now}
 	err := toFile(path, func(w io.Writer) error {
-		return write(ctx, opts, w, src, []clock.Channel{a, b}, map[clock.Channel]int64{a: 2, b: 9})
+		_, err := write(ctx, opts, w, src, []clock.Channel{a, b}, map[clock.Channel]int64{a: 2, b: 9})
+		return err
 	})
 	if cmdutil.ExitCode(err) != cmdutil.ExitInterrupted || !strings.Contains(err.Error(), "interrupted: capture stopped after 3 records") {
 		t.Fatalf("error %v (exit %d), want interrupted after 3 records", err, cmdutil.ExitCode(err))

@@ -36,6 +36,9 @@ type Options struct {
 	cmdutil.InputFlags
 	ScopesFile  string
 	MaxFindings int
+	// Limit is how many findings the text report shows in detail (0:
+	// every one, --all).
+	Limit int
 
 	// OpenInput opens the input (Factory.OpenInput).
 	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
@@ -46,6 +49,7 @@ type Options struct {
 func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Final: f.Final, OpenInput: f.OpenInput}
+	var all bool
 	cmd := &cobra.Command{
 		Use:   "check (--input FILE | --topic NAME[/P]…) [--scope CH,… | --scopes FILE] [flags]",
 		Short: "Audit a topic's stamps: is it safe to ignore what a node does not consume?",
@@ -72,13 +76,18 @@ the high watermark), self-cycle, unknown-topic, wait-cycle and undecodable
 behind channels the input holds; the output lists the claimed channels it
 lacks.
 
-Output (--output): text (default; findings grouped by kind, then producer
-channel, counts first), json (one report object) or ndjson (one finding per
-line, then the summary). See docs/check.md for the schema.
+Output (--output): text (default: the counts, then one line per root —
+the claim the findings follow from, the record that made it and how many
+follow from it, most first — then the findings grouped by kind and
+producer channel, the first 20 unless --limit N or --all says otherwise),
+json (one report object) or ndjson (one finding per line, then the
+summary); each JSON finding names its root. See docs/check.md for the
+schema.
 
 Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 2 usage; 130 interrupted.`,
 		Example: `  causalctl check -f capture.ndjson --scope orders,shipments
+  causalctl check -f capture.ndjson --scope orders,shipments --all   # every finding, not the first 20
   causalctl check -f capture.ndjson --scopes nodes.txt -o json
   causalctl check --brokers localhost:9092 -t orders -t payments -t shipments --scope orders,shipments
   causalctl check -f capture.ndjson --tasks`,
@@ -100,6 +109,19 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 			if opts.MaxFindings < 0 {
 				return cmdutil.Usagef("--max-findings %d: want 0 (no limit) or more", opts.MaxFindings)
 			}
+			fs := c.Flags()
+			limitSet := fs.Changed("limit")
+			if (limitSet || all) && opts.Output != "text" {
+				return cmdutil.Usagef("--limit and --all shape the text report: -o %s holds every finding", opts.Output)
+			}
+			switch {
+			case limitSet && all:
+				return cmdutil.Usagef("give --limit or --all, not both")
+			case all:
+				opts.Limit = 0
+			case opts.Limit < 1:
+				return cmdutil.Usagef("--limit %d: want 1 or more (--all shows every finding)", opts.Limit)
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -114,9 +136,15 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 	})
 	fs.StringVar(&opts.ScopesFile, "scopes", "", "audit several nodes: `FILE` of lines NAME: CH,CH,…")
 	fs.IntVar(&opts.MaxFindings, "max-findings", 0, "stop after `N` findings (0: no limit)")
+	fs.IntVar(&opts.Limit, "limit", defaultLimit, "show `N` findings (and roots) in detail in the text report")
+	fs.BoolVar(&all, "all", false, "show every finding and root in the text report")
 	cmdutil.AddOutputFlag(cmd, out, "text", "json", "ndjson")
 	return cmd
 }
+
+// defaultLimit is how many findings the text report details by default:
+// a screenful, enough to see the pattern after the roots.
+const defaultLimit = 20
 
 // Run audits the capture or broker range and writes the report.
 func Run(ctx context.Context, opts *Options) error {
@@ -163,7 +191,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if ctx.Err() != nil { // Ctrl-C while the audit ran: it is not reported
 		return cmdutil.WhenInterrupted(ctx.Err(), notAudited)
 	}
-	if err := write(opts.IO.Out, opts.Final, opts.Output, source, opts.Names, rep); err != nil {
+	if err := write(opts.IO.Out, opts.Final, opts.Output, source, opts.Names, rep, opts.Limit); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	if rep.Len() > 0 {

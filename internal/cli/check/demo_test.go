@@ -3,7 +3,10 @@ package check_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +119,78 @@ func TestCheckFindsTheUnfoldedDemoHole(t *testing.T) {
 	// A node consuming everything waits for every cause: nothing hides.
 	if code, rep, _ := checkDemo(t, faulty); code != 0 || len(rep.Findings) != 0 {
 		t.Errorf("unfolded demo, every channel in scope: exit %d, counts %v: want 0 and none", code, rep.Counts)
+	}
+}
+
+// The dangling demo's one forged claim makes a hole of every later
+// shipment of its channel: the report leads with that claim, as one root
+// line among its first five, says how many findings follow from it, and
+// details only the first 20 findings unless --all is given; in JSON every
+// finding names it as its root.
+func TestCheckLeadsWithTheRoot(t *testing.T) {
+	addr := runDemo(t, demo.FaultDangling, 60)
+	file := filepath.Join(t.TempDir(), "dangling.ndjson")
+	if code, _, errOut := run(t, addr, "capture", "-t", "orders", "-t", "payments", "-t", "shipments", "-f", file); code != 0 {
+		t.Fatalf("capture: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := run(t, "", "check", "-f", file, "--scope", "orders,shipments")
+	if code != 4 {
+		t.Fatalf("exit %d (stderr %q), want 4:\n%s", code, errOut, out)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	rootLine := regexp.MustCompile(`^  (shipments/\d+@\d+) \(line \d+\) claims (payments/\d+=\d+) \(beyond-log-end\): (\d+) findings follow from it \(hole (\d+), beyond-log-end 1\)$`)
+	var m []string
+	for _, l := range lines[:min(5, len(lines))] {
+		if m = rootLine.FindStringSubmatch(l); m != nil {
+			break
+		}
+	}
+	if m == nil {
+		t.Fatalf("no root line among the first five lines:\n%s", strings.Join(lines[:min(12, len(lines))], "\n"))
+	}
+	holes, _ := strconv.Atoi(m[4])
+	if !strings.Contains(lines[1], fmt.Sprintf("%s findings: hole (%d), beyond-log-end (1).", m[3], holes)) || holes <= 20 {
+		t.Fatalf("counts %q: want every finding to follow from the root %s claiming %s, and more than 20 holes", lines[1], m[1], m[2])
+	}
+	if !strings.Contains(out, fmt.Sprintf("… and %d more findings: --limit N shows N, --all every one.", holes+1-20)) {
+		t.Errorf("the report does not say how many findings it left out:\n%s", out)
+	}
+	if got := strings.Count(out, "\n    shipments/"); got != 20 {
+		t.Errorf("%d findings detailed, want the default 20", got)
+	}
+	_, all, _ := run(t, "", "check", "-f", file, "--scope", "orders,shipments", "--all")
+	if got := strings.Count(all, "\n    shipments/"); got != holes+1 || strings.Contains(all, "more findings: --limit") {
+		t.Errorf("--all details %d findings, want %d", got, holes+1)
+	}
+	_, three, _ := run(t, "", "check", "-f", file, "--scope", "orders,shipments", "--limit", "3")
+	if got := strings.Count(three, "\n    shipments/"); got != 3 {
+		t.Errorf("--limit 3 details %d findings", got)
+	}
+
+	_, js, _ := run(t, "", "check", "-f", file, "--scope", "orders,shipments", "-o", "json")
+	var rep struct {
+		Findings []struct {
+			Kind string `json:"kind"`
+			Root struct {
+				Channel string `json:"channel"`
+				Offset  int64  `json:"offset"`
+				Claim   *struct {
+					Channel  string `json:"channel"`
+					Position int64  `json:"position"`
+				} `json:"claim"`
+			} `json:"root"`
+		} `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range rep.Findings {
+		r := f.Root
+		if r.Claim == nil || fmt.Sprintf("%s@%d", r.Channel, r.Offset) != m[1] || fmt.Sprintf("%s=%d", r.Claim.Channel, r.Claim.Position) != m[2] {
+			t.Errorf("%s finding rooted at %+v, want %s claiming %s", f.Kind, r, m[1], m[2])
+		}
+	}
+	if len(rep.Findings) != holes+1 {
+		t.Errorf("%d JSON findings, want %d", len(rep.Findings), holes+1)
 	}
 }

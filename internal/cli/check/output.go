@@ -2,8 +2,10 @@ package check
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
@@ -52,6 +54,17 @@ type jsonFinding struct {
 
 	Hole  *jsonHole       `json:"hole,omitempty"`
 	Cycle []jsonCycleStep `json:"cycle,omitempty"`
+
+	// Root is the claim the finding follows from (audit.Finding.Root):
+	// findings of one root share it.
+	Root jsonRoot `json:"root"`
+}
+
+// jsonRoot is a finding's root: the record that made the claim, and the
+// claim (absent when the finding rests on the record alone).
+type jsonRoot struct {
+	jsonRecord
+	Claim *jsonClaim `json:"claim,omitempty"`
 }
 
 type jsonHole struct {
@@ -108,8 +121,18 @@ func orNull(v int64) *int64 {
 	return &v
 }
 
+func (j jsonWriter) root(r audit.Root) jsonRoot {
+	out := jsonRoot{jsonRecord: j.record(r.Record)}
+	if r.Claimed {
+		c := j.claim(r.Claim)
+		out.Claim = &c
+	}
+	return out
+}
+
 func (j jsonWriter) finding(f audit.Finding) jsonFinding {
-	out := jsonFinding{Kind: f.Kind.String(), jsonRecord: j.record(f.Record), Producer: j.names.Channel(f.Producer), Scope: f.Scope}
+	out := jsonFinding{Kind: f.Kind.String(), jsonRecord: j.record(f.Record), Producer: j.names.Channel(f.Producer), Scope: f.Scope,
+		Root: j.root(f.Root())}
 	switch f.Kind {
 	case audit.FindingNotARecord, audit.FindingSelfCycle, audit.FindingUnknownTopic, audit.FindingBeyondLogEnd:
 		c := j.claim(f.Claim)
@@ -165,7 +188,7 @@ func (j jsonWriter) summary(source string, rep *audit.Report) jsonSummary {
 // finding written in whole lines under final (cmdutil.LineWriter), so
 // that an interrupt's exit waits only for the batch being written and
 // stdout still ends on a line.
-func write(w io.Writer, final *cmdutil.FinalOutput, format, source string, names *clock.Names, rep *audit.Report) error {
+func write(w io.Writer, final *cmdutil.FinalOutput, format, source string, names *clock.Names, rep *audit.Report, limit int) error {
 	if format == "ndjson" {
 		lw := cmdutil.NewLineWriter(w, final)
 		j := jsonWriter{names}
@@ -178,11 +201,12 @@ func write(w io.Writer, final *cmdutil.FinalOutput, format, source string, names
 			return writeJSON(lw, s)
 		})
 	}
-	return final.Do(func() error { return writeDocument(w, format, source, names, rep) })
+	return final.Do(func() error { return writeDocument(w, format, source, names, rep, limit) })
 }
 
-// writeDocument renders the report as text or json.
-func writeDocument(w io.Writer, format, source string, names *clock.Names, rep *audit.Report) error {
+// writeDocument renders the report as text (at most limit findings in
+// detail, 0: every one) or json (every finding).
+func writeDocument(w io.Writer, format, source string, names *clock.Names, rep *audit.Report, limit int) error {
 	bw := bufio.NewWriter(w)
 	j := jsonWriter{names}
 	switch format {
@@ -210,7 +234,9 @@ func writeDocument(w io.Writer, format, source string, names *clock.Names, rep *
 		}
 		bw.WriteString("]}\n")
 	default:
-		writeText(bw, source, names, rep)
+		if err := writeText(bw, source, names, rep, limit); err != nil {
+			return err
+		}
 	}
 	return bw.Flush()
 }
@@ -224,9 +250,50 @@ func writeJSON(w io.Writer, v any) error {
 	return err
 }
 
+// rootCount is one root of a report and the findings that follow from it.
+type rootCount struct {
+	root audit.Root
+	n    int
+	// kinds counts its findings by kind: an array, not a map, since a
+	// broken pipeline can have about as many roots as findings.
+	kinds [16]int32
+	// own is the finding of the root's claim itself (beyond-log-end, …),
+	// when it is one.
+	own *audit.Finding
+}
+
+// roots gathers the findings of rep by root, most findings first, then in
+// report order.
+func roots(rep *audit.Report) []*rootCount {
+	var out []*rootCount
+	byRoot := map[audit.Root]*rootCount{}
+	rep.Each(func(f audit.Finding) error {
+		r := f.Root()
+		rc := byRoot[r]
+		if rc == nil {
+			rc = &rootCount{root: r}
+			byRoot[r] = rc
+			out = append(out, rc)
+		}
+		rc.n++
+		rc.kinds[f.Kind]++
+		if f.Kind != audit.FindingHole && f.Record == r.Record && (!r.Claimed || f.Claim == r.Claim) && rc.own == nil {
+			own := f
+			rc.own = &own
+		}
+		return nil
+	})
+	slices.SortStableFunc(out, func(a, b *rootCount) int { return b.n - a.n })
+	return out
+}
+
+// errEnough stops a walk of the findings once enough are written.
+var errEnough = errors.New("enough findings written")
+
 // writeText renders the report for people: what was audited, the counts,
-// then the findings grouped by kind and by producer channel.
-func writeText(w io.Writer, source string, names *clock.Names, rep *audit.Report) {
+// the roots the findings follow from, then the findings (at most limit,
+// 0: every one) grouped by kind and by producer channel.
+func writeText(w io.Writer, source string, names *clock.Names, rep *audit.Report, limit int) error {
 	ref := func(r audit.RecordRef) string {
 		s := fmt.Sprintf("%s@%d", names.Channel(r.Channel), r.Offset)
 		if r.Line > 0 {
@@ -246,17 +313,20 @@ func writeText(w io.Writer, source string, names *clock.Names, rep *audit.Report
 		}
 		fmt.Fprintf(w, "%s (%s).\n", render.Count(len(rep.Scopes), "node", "nodes"), strings.Join(ns, ", "))
 	}
-	if len(rep.NotInInput) > 0 {
-		fmt.Fprintf(w, "Claimed but not in the input, so holes behind them cannot be seen: %s.\n",
-			strings.Join(jsonWriter{names}.channels(rep.NotInInput), ", "))
-	}
-	if rep.Unaudited > 0 {
-		fmt.Fprintf(w, "%s in or behind a wait cycle %s not audited for holes.\n",
-			render.Count(rep.Unaudited, "record", "records"), render.Noun(rep.Unaudited, "was", "were"))
+	notes := func() {
+		if len(rep.NotInInput) > 0 {
+			fmt.Fprintf(w, "Claimed but not in the input, so holes behind them cannot be seen: %s.\n",
+				strings.Join(jsonWriter{names}.channels(rep.NotInInput), ", "))
+		}
+		if rep.Unaudited > 0 {
+			fmt.Fprintf(w, "%s in or behind a wait cycle %s not audited for holes.\n",
+				render.Count(rep.Unaudited, "record", "records"), render.Noun(rep.Unaudited, "was", "were"))
+		}
 	}
 	if rep.Len() == 0 {
+		notes()
 		fmt.Fprintln(w, "No findings: every consumed cause is claimed where the gate can see it.")
-		return
+		return nil
 	}
 	var counts []string
 	for _, k := range audit.FindingKinds {
@@ -265,6 +335,18 @@ func writeText(w io.Writer, source string, names *clock.Names, rep *audit.Report
 		}
 	}
 	fmt.Fprintf(w, "%s: %s.\n", render.Count(rep.Len(), "finding", "findings"), strings.Join(counts, ", "))
+	// The roots lead: a forged claim can make a hole of every later
+	// record of its channel, and the one line naming it is the answer.
+	rs := roots(rep)
+	fmt.Fprintf(w, "They follow from %s:\n", render.Count(len(rs), "root", "roots"))
+	for i, rc := range rs {
+		if limit > 0 && i == limit {
+			fmt.Fprintf(w, "  … and %d more %s (--all lists them)\n", len(rs)-limit, render.Noun(len(rs)-limit, "root", "roots"))
+			break
+		}
+		writeRoot(w, names, rc, ref)
+	}
+	notes()
 	if rep.Truncated {
 		fmt.Fprintln(w, "Stopped at --max-findings: the counts are lower bounds.")
 	}
@@ -272,7 +354,11 @@ func writeText(w io.Writer, source string, names *clock.Names, rep *audit.Report
 	// producer within it, with the group's count.
 	var kind audit.FindingKind
 	var producer clock.Channel
-	rep.Each(func(f audit.Finding) error {
+	written := 0
+	err := rep.Each(func(f audit.Finding) error {
+		if limit > 0 && written == limit {
+			return errEnough
+		}
 		if f.Kind != kind {
 			kind, producer = f.Kind, clock.Channel{}
 			fmt.Fprintf(w, "\n%s (%d)\n", kind, rep.Counts[kind])
@@ -282,8 +368,35 @@ func writeText(w io.Writer, source string, names *clock.Names, rep *audit.Report
 			fmt.Fprintf(w, "  producer %s (%d)\n", names.Channel(producer), rep.ByProducer[kind][producer])
 		}
 		writeFinding(w, names, f, ref, at)
+		written++
 		return nil
 	})
+	if err != nil && !errors.Is(err, errEnough) {
+		return err
+	}
+	if more := rep.Len() - written; more > 0 {
+		fmt.Fprintf(w, "\n… and %d more %s: --limit N shows N, --all every one.\n", more, render.Noun(more, "finding", "findings"))
+	}
+	return nil
+}
+
+// writeRoot writes a root's line: the record, its claim (and the claim's
+// own finding), how many findings follow from it, by kind.
+func writeRoot(w io.Writer, names *clock.Names, rc *rootCount, ref func(audit.RecordRef) string) {
+	fmt.Fprintf(w, "  %s", ref(rc.root.Record))
+	if rc.root.Claimed {
+		fmt.Fprintf(w, " claims %s=%d", names.Channel(rc.root.Claim.Channel), rc.root.Claim.Position)
+	}
+	if rc.own != nil {
+		fmt.Fprintf(w, " (%s)", rc.own.Kind)
+	}
+	var kinds []string
+	for _, k := range audit.FindingKinds {
+		if n := rc.kinds[k]; n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	fmt.Fprintf(w, ": %s %s from it (%s)\n", render.Count(rc.n, "finding", "findings"), render.Noun(rc.n, "follows", "follow"), strings.Join(kinds, ", "))
 }
 
 func writeFinding(w io.Writer, names *clock.Names, f audit.Finding, ref, at func(audit.RecordRef) string) {

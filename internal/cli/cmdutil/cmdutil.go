@@ -88,12 +88,25 @@ func Usagef(format string, args ...any) error {
 // ErrSilent exits 1 without printing: the command already reported.
 var ErrSilent = errors.New("silent error")
 
+// ErrStopped is what a command that runs until it is stopped (demo, watch,
+// exporter) returns when Ctrl-C or SIGTERM stopped it and it ended
+// cleanly, its summary written: exit 0, nothing more printed. Exit 130,
+// "interrupted", stays for work cut short (a read, a replay, a report).
+var ErrStopped = errors.New("stopped as asked")
+
+// ErrStoppedFailed is ErrStopped for a command whose run had failed before
+// it was stopped, and said so then (watch's gate failed closed while it
+// served metrics): exit 1, nothing more printed, never 130.
+var ErrStoppedFailed = fmt.Errorf("%w after a failure", ErrStopped)
+
 // ExitCode maps an error returned by a command to the process exit code.
 func ExitCode(err error) int {
 	var ee *ExitError
 	var ue *UsageError
 	switch {
-	case err == nil:
+	case errors.Is(err, ErrStoppedFailed):
+		return ExitFailure
+	case err == nil, errors.Is(err, ErrStopped):
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code

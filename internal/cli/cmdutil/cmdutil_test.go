@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -356,5 +357,22 @@ func TestByteSizeBounds(t *testing.T) {
 		if err := b.Set(s); err == nil {
 			t.Errorf("%q accepted as %d", s, b)
 		}
+	}
+}
+
+// TestBashScriptMatchesListElements: the bash script keeps a candidate
+// whose plain form starts with the word typed (orders,payments for
+// orders,pay, which printf %q writes orders\,payments), and a cobra whose
+// script lacks the line it fixes is an error, not a silent regression.
+func TestBashScriptMatchesListElements(t *testing.T) {
+	var b strings.Builder
+	if err := WriteCompletion(&cobra.Command{Use: "x"}, "bash", &b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), bashListMatchFixed) || strings.Contains(b.String(), bashListMatch) {
+		t.Errorf("the bash script does not match candidates by their plain form")
+	}
+	if _, err := fixBashListMatch("#!/bin/bash\n"); err == nil {
+		t.Error("a script without the candidate match was accepted")
 	}
 }

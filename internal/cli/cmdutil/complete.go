@@ -5,14 +5,15 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
-	"github.com/causalctl/causalctl/internal/escape"
-
 	"github.com/causalctl/causalctl/internal/conn"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/spf13/cobra"
 )
 
@@ -173,6 +174,77 @@ func clusterGroups(f *Factory) cobra.CompletionFunc {
 		}
 		return groups, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// CompleteApps completes cmd's flag name (--app) with the application ids
+// of the cluster's Parsley processes: the topics named
+// APP-__parsley.ordering-changelog.
+func CompleteApps(cmd *cobra.Command, f *Factory, name string) {
+	registerCompletion(cmd, name, func(c *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		topics, _ := askCluster(c, f, func(ctx context.Context, cl *kafka.Client) (map[string][]int32, error) {
+			return cl.TopicPartitions(ctx)
+		})
+		var out []cobra.Completion
+		for topic, parts := range topics {
+			if app, ok := parsley.AppOf(topic); ok {
+				out = append(out, fmt.Sprintf("%s\tParsley process, %s", escape.Text(app), render.Count(len(parts), "task", "tasks")))
+			}
+		}
+		slices.Sort(out)
+		return out, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// CompleteTasks completes cmd's flag name (--task) with the task numbers
+// of the process the command line's appFlag (--app) names: its ordering
+// changelog's partitions. Without it, nothing.
+func CompleteTasks(cmd *cobra.Command, f *Factory, name, appFlag string) {
+	registerCompletion(cmd, name, func(c *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		app := ""
+		if fl := c.Flags().Lookup(appFlag); fl != nil {
+			app = fl.Value.String()
+		}
+		if app == "" {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		topics, _ := askCluster(c, f, func(ctx context.Context, cl *kafka.Client) (map[string][]int32, error) {
+			return cl.TopicPartitions(ctx)
+		})
+		parts := slices.Clone(topics[app+parsley.ChangelogSuffix])
+		slices.Sort(parts)
+		var out []cobra.Completion
+		for _, p := range parts {
+			out = append(out, strconv.Itoa(int(p))+"\ttask of "+escape.Text(app))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// CompleteProcessFlags registers, on every command of tree whose --app
+// names a Parsley process and whose --task one of its tasks, the
+// completions of CompleteApps and CompleteTasks, where the flag's
+// declarer has registered none.
+func CompleteProcessFlags(tree *cobra.Command, f *Factory) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, name := range []string{"app", "task"} {
+			if c.LocalNonPersistentFlags().Lookup(name) == nil {
+				continue
+			}
+			if _, ok := c.GetFlagCompletionFunc(name); ok {
+				continue
+			}
+			if name == "app" {
+				CompleteApps(c, f, name)
+			} else if c.LocalNonPersistentFlags().Lookup("app") != nil {
+				CompleteTasks(c, f, name, "app")
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(tree)
 }
 
 // askCluster connects with the command line's connection settings and

@@ -1,8 +1,10 @@
 package cmdutil
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -19,7 +21,16 @@ func CompletionShells() []string { return []string{"bash", "zsh", "fish", "power
 func WriteCompletion(root *cobra.Command, shell string, w io.Writer) error {
 	switch shell {
 	case "bash":
-		return root.GenBashCompletionV2(w, true)
+		var b bytes.Buffer
+		if err := root.GenBashCompletionV2(&b, true); err != nil {
+			return err
+		}
+		script, err := fixBashListMatch(b.String())
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(w, script)
+		return err
 	case "zsh":
 		return root.GenZshCompletion(w)
 	case "fish":
@@ -39,4 +50,23 @@ func CompletionFileName(shell string) string {
 	default:
 		return fmt.Sprintf("causalctl.%s", shell)
 	}
+}
+
+// The line of cobra's bash script that keeps a candidate with a
+// description only when its printf %q form starts with the word typed, and
+// its fix. bash 5.2's printf %q escapes a comma (orders\,payments), so the
+// element of a list after a comma (-t orders,pay<Tab>) matched nothing;
+// the fix also keeps a candidate whose plain form starts with the word.
+const (
+	bashListMatch      = `[[ $comp == "$cur"* ]] || continue`
+	bashListMatchFixed = `[[ $comp == "$cur"* || ${compline%%$tab*} == "$cur"* ]] || continue`
+)
+
+// fixBashListMatch applies the fix to cobra's bash script; a script without
+// the line (another cobra) is an error rather than a silent regression.
+func fixBashListMatch(script string) (string, error) {
+	if n := strings.Count(script, bashListMatch); n != 1 {
+		return "", fmt.Errorf("bash completion script: found the candidate match %d times, want once: has cobra's script changed?", n)
+	}
+	return strings.Replace(script, bashListMatch, bashListMatchFixed, 1), nil
 }

@@ -32,11 +32,16 @@ func NewCmdCompletion(f *cmdutil.Factory, runF func(context.Context, *Options) e
 
 Besides commands and flag names, the scripts complete flag values:
 topic names and NAME/PARTITION for --topic, --scope and --start (and the
-names given to causalctl topics), consumer groups for --from-group (all read from the configured cluster, with about a
-second's timeout; a dead cluster completes nothing rather than stall the
-shell), profile names for --profile, and the fixed values of every flag
-that has them (--output, --interleave, --fault, --undecodable, …).
+names given to causalctl topics), each element of a comma-separated list,
+consumer groups for --from-group, Parsley processes (application ids) for
+--app and their tasks for --task (all read from the configured cluster,
+with about a second's timeout; a dead cluster completes nothing rather
+than stall the shell), profile names for --profile, and the fixed values
+of every flag that has them (--output, --interleave, --fault,
+--undecodable, …).
 
+The bash script needs the bash-completion package (apt or dnf install
+bash-completion; Homebrew's bash-completion@2), loaded by the shell.
 Packages install the scripts where the shells look for them; to load one
 by hand, see the examples.`,
 		Example: `  # bash, this shell only (or write it to ~/.local/share/bash-completion/completions/causalctl)

@@ -173,7 +173,7 @@ is in memory and gone when the demo stops.`,
 	fs.StringVar(&opts.Listen, "listen", demo.DefaultListen, "the embedded broker's `ADDRESS` (port 0: a free port)")
 	fs.StringVar(&opts.DataDir, "data-dir", "", "keep the broker's topics and records in `DIR` across runs (default: in memory)")
 	fs.DurationVar(&opts.Duration, "duration", 0, "stop after this long and print the summary (default: until Ctrl-C)")
-	fs.StringVar(&fault, "fault", "", "inject a failure: undecodable, dangling, slow, cycle, unfolded, open-txn or marker-claim")
+	fs.StringVar(&fault, "fault", "", "inject a failure: "+faultUsage())
 	cmdutil.CompleteFlagValues(cmd, "fault", faults()...)
 	fs.Uint64Var(&opts.Seed, "seed", 1, "seed of the pipeline's choices")
 	fs.BoolVar(&opts.NoTUI, "no-tui", false, "print a status line every second instead of the live view")
@@ -322,7 +322,15 @@ func Run(ctx context.Context, opts *Options) error {
 			return fmt.Errorf("the watched node: %w", err) // not the gate's: a broker error
 		}
 	}
-	return writeSummary(opts, info, drv.Summary(), opts.Now().Sub(began), interrupted)
+	if err := writeSummary(opts, info, drv.Summary(), opts.Now().Sub(began), interrupted); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		// Ctrl-C or SIGTERM, the way to end a demo that runs until
+		// stopped: a clean stop, its summary written, exit 0.
+		return cmdutil.ErrStopped
+	}
+	return nil
 }
 
 // headless prints a status line every StatusEvery until the duration is
@@ -436,10 +444,10 @@ func writeSummary(opts *Options, info io.Writer, sum *inspect.Summary, took time
 		return errors.New("the watched node left no summary")
 	}
 	// Stopped by Ctrl-C or q before --duration ended: the headline says
-	// "interrupted", not "complete", and so does the JSON.
+	// "stopped", not "complete", and the JSON "interrupted".
 	sum.Interrupted = interrupted
 	if opts.Output == "json" {
-		return opts.Final.Do(func() error { return render.Summary(opts.IO.Out, "json", sum) })
+		return opts.Final.Do(func() error { return render.StoppedSummary(opts.IO.Out, "json", sum) })
 	}
 	how := "after " + took.Round(100*time.Millisecond).String()
 	if interrupted {
@@ -451,7 +459,7 @@ func writeSummary(opts *Options, info io.Writer, sum *inspect.Summary, took time
 	}
 	return opts.Final.Do(func() error {
 		fmt.Fprintf(info, "\nThe notifier %s (the summary `causalctl replay` prints):\n\n", how)
-		return render.Summary(opts.IO.Out, "text", sum)
+		return render.StoppedSummary(opts.IO.Out, "text", sum)
 	})
 }
 

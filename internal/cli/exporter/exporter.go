@@ -94,8 +94,9 @@ UTF-8 (causalctl_exporter_series_escaped).
 /metrics serves the metrics (docs/metrics.md), /healthz answers 200 while
 refreshing works and 503 once it has failed, or a refresh has run past
 when it was due, for longer than --unhealthy-after, and while the latest
-render of the metrics dropped a series. The address is announced on stderr, and every failed
-refresh is said there. Ctrl-C or SIGTERM ends it (exit 130).`,
+render of the metrics dropped a series. The address is announced on stderr,
+and every failed refresh is said there. Ctrl-C or SIGTERM ends it: the
+refresh under way ends, the endpoint closes, and it exits 0.`,
 		Example: `  causalctl exporter --brokers kafka:9092 --metrics-addr :9464
   causalctl exporter --app-prefix shop- --refresh-interval 30s
   curl -s localhost:9464/metrics | grep '^parsley_records_held'`,
@@ -160,9 +161,11 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	defer srv.Close()
+	closeSrv := sync.OnceValue(srv.Close) // at the stop, or on the way out
+	defer closeSrv()
 	cmdutil.AnnounceMetrics(opts.IO.ErrOut, srv.Addr())
 
+	began := opts.Now()
 	tctx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -171,7 +174,15 @@ func Run(ctx context.Context, opts *Options) error {
 	}()
 	defer func() { stop(); <-done }()
 	<-ctx.Done()
-	return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted}
+	// Ctrl-C or SIGTERM, the way an exporter ends: the refresh under way
+	// ends, the endpoint closes, and that is a clean stop (exit 0).
+	stop()
+	<-done
+	if err := closeSrv(); err != nil {
+		return fmt.Errorf("closing the metrics endpoint: %w", err)
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "exporter stopped after %s\n", opts.Now().Sub(began).Round(time.Second))
+	return cmdutil.ErrStopped
 }
 
 // foldedWarning returns the collector's Folded: the first scrape that

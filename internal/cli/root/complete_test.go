@@ -70,6 +70,13 @@ func uncompleted(tree *cobra.Command) (missing []string, checked int) {
 					missing = append(missing, where+": completes "+strings.Join(got, ", ")+", not "+v)
 				}
 			}
+			// And the other way: a value it completes that its usage
+			// leaves out (--fault's none) is one --help does not tell.
+			for _, v := range got {
+				if !slices.Contains(want, v) {
+					missing = append(missing, where+": completes "+v+", which its usage ("+strings.Join(want, ", ")+") does not list")
+				}
+			}
 		})
 	})
 	return missing, checked

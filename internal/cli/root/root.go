@@ -72,5 +72,8 @@ commits no offset and produces nothing.`,
 	cmd.AddCommand(version.NewCmdVersion(f, nil))
 	cmd.AddCommand(completion.NewCmdCompletion(f, nil))
 	cmd.AddCommand(docs.NewCmdGenDocs(func() *cobra.Command { return NewCmdRoot(f) }))
+	// --app names a Parsley process and --task one of its tasks on every
+	// command that has them: both complete from the cluster.
+	cmdutil.CompleteProcessFlags(cmd, f)
 	return cmd
 }

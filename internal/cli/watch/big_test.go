@@ -41,7 +41,7 @@ func BenchmarkBigCluster(b *testing.B) {
 		runtime.ReadMemStats(&ms)
 		heap = ms.HeapInuse
 		cancel()
-		if err := <-done; cmdutil.ExitCode(err) != cmdutil.ExitInterrupted {
+		if err := <-done; cmdutil.ExitCode(err) != cmdutil.ExitOK {
 			b.Fatalf("watch: %v", err)
 		}
 	}

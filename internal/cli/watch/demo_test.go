@@ -114,8 +114,8 @@ func TestWatchAppNotifier(t *testing.T) {
 		line := fmt.Sprintf(" task_heads=%s task_held=%s ", w.heads, w.held)
 		out.Wait(t, 20*time.Second, "a status line with"+line, func(s string) bool { return strings.Contains(s, line) })
 		stop()
-		if code := <-done; code != cmdutil.ExitInterrupted {
-			t.Errorf("watch --app: exit %d, want 130: %s", code, errOut)
+		if code := <-done; code != cmdutil.ExitOK {
+			t.Errorf("watch --app: exit %d, want 0 (stopped as asked): %s", code, errOut)
 		}
 		if errOut.Len() != 0 {
 			t.Errorf("watch --app: stderr %q", errOut)

@@ -213,7 +213,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if inView {
 		err := opts.RunTUI(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: cfg.Title, Snapshots: drv.Snapshots(), Color: opts.IO.Color})
 		if errors.Is(err, context.Canceled) {
-			return nil // Ctrl-C from outside the view: the view was the output
+			// SIGTERM or Ctrl-C from outside the view, the view being the
+			// output: a clean stop, as q is.
+			return cmdutil.ErrStopped
 		}
 		if err != nil {
 			return err
@@ -289,10 +291,11 @@ func follow(ctx context.Context, opts *Options, read []kafka.ReadOption) (*cmdut
 }
 
 // statusLines prints the latest snapshot as one plain line per interval
-// until ctx is done (exit 130) or the gate stops (its error, exit 1). While
-// metrics are served, a stopped gate does not end it: the error is said on
-// stderr at once, and the endpoint goes on reporting the failure (and the
-// holds ageing) until ctx is done.
+// until ctx is done (a last line, exit 0: cmdutil.ErrStopped) or the gate
+// stops (its error, exit 1). While metrics are served, a stopped gate does
+// not end it: the error is said on stderr at once, and the endpoint goes
+// on reporting the failure (and the holds ageing) until ctx is done (then
+// exit 1).
 func statusLines(ctx context.Context, opts *Options, drv *live.Driver, serving bool) error {
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
@@ -339,7 +342,13 @@ func statusLines(ctx context.Context, opts *Options, drv *live.Driver, serving b
 			if err := print(); err != nil {
 				return err
 			}
-			return &cmdutil.ExitError{Code: cmdutil.ExitInterrupted}
+			if drv.Err() != nil {
+				// A gate that failed while metrics were served: its error
+				// was said on stderr when it failed.
+				return cmdutil.ErrStoppedFailed
+			}
+			// Stopped as asked, the last status line written: a clean stop.
+			return cmdutil.ErrStopped
 		}
 	}
 }

@@ -89,8 +89,8 @@ func options(ios *iostreams.IOStreams, addr string) *Options {
 }
 
 // TestRunPipe: in a pipe, plain status lines with the held payment, one
-// per interval, and exit 130 with a last line, still the state, when
-// interrupted.
+// per interval, and, stopped by Ctrl-C (the way watch ends), a last line,
+// still the state, and a clean stop: exit 0.
 func TestRunPipe(t *testing.T) {
 	addr := cluster(t)
 	ios, _, _, _ := iostreams.Test()
@@ -107,8 +107,8 @@ func TestRunPipe(t *testing.T) {
 	})
 	cancel()
 	err := <-done
-	if cmdutil.ExitCode(err) != cmdutil.ExitInterrupted {
-		t.Errorf("interrupted: %v, want exit 130", err)
+	if !errors.Is(err, cmdutil.ErrStopped) || cmdutil.ExitCode(err) != cmdutil.ExitOK {
+		t.Errorf("stopped: %v, want a clean stop, exit 0", err)
 	}
 	if o := out.String(); strings.Contains(o, "\x1b") || !strings.HasSuffix(o, "\n") || !strings.Contains(lastLine(o), want) {
 		t.Errorf("status lines (the last, after the interruption, the state):\n%q", o)
@@ -148,6 +148,20 @@ func TestRunTerminal(t *testing.T) {
 	}
 	if out.Len() != 0 {
 		t.Errorf("status lines under the view: %q", out)
+	}
+
+	// SIGTERM or Ctrl-C from outside the view ends it as q does: a clean
+	// stop, exit 0.
+	opts = options(ios, addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	opts.RunTUI = func(ctx context.Context, _ io.Reader, _ io.Writer, o tui.Options) error {
+		<-o.Snapshots
+		cancel()
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	if err := Run(ctx, opts); !errors.Is(err, cmdutil.ErrStopped) || cmdutil.ExitCode(err) != cmdutil.ExitOK {
+		t.Errorf("the view stopped from outside: %v, want a clean stop", err)
 	}
 
 	opts = options(ios, addr)

@@ -167,6 +167,43 @@ type Finding struct {
 	Cycle  []CycleStep   // FindingWaitCycle
 }
 
+// Root is the claim a finding follows from, and the record that made it.
+// Claimed is false when a finding rests on its record alone (an
+// undecodable header, a wait cycle): Claim is then zero.
+type Root struct {
+	Record  RecordRef
+	Claim   clock.Entry
+	Claimed bool
+}
+
+// Root returns the claim f follows from, by which reports group findings.
+// A faulty entry (not-a-record, beyond-log-end, self-cycle, unknown-topic)
+// is its own root. A hole follows from the first claim of its path: the
+// claim by which m, or the record of its channel that m follows, reaches
+// toward the missed ancestor — so one forged claim is the root of the
+// hole it makes and of every hole of the records that follow its record.
+// Undecodable headers and wait cycles are rooted at their record.
+func (f Finding) Root() Root {
+	switch f.Kind {
+	case FindingNotARecord, FindingBeyondLogEnd, FindingSelfCycle, FindingUnknownTopic:
+		return Root{Record: f.Record, Claim: f.Claim, Claimed: true}
+	case FindingHole:
+		if f.Hole == nil {
+			break
+		}
+		for i, hop := range f.Hole.Path {
+			if i > 0 && hop.Via == HopClaims {
+				return Root{
+					Record:  f.Hole.Path[i-1].Record,
+					Claim:   clock.Entry{Channel: hop.Record.Channel, Position: hop.Claim},
+					Claimed: true,
+				}
+			}
+		}
+	}
+	return Root{Record: f.Record}
+}
+
 // Scope is the scope of one node: the channels it consumes.
 type Scope struct {
 	Name     string

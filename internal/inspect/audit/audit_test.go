@@ -177,6 +177,10 @@ func TestAuditHoleTwoHopsDeep(t *testing.T) {
 	if p := all(rep)[0].Hole.Path; p[1].Via != HopClaims || p[1].Claim != 0 || p[3].Claim != 1 {
 		t.Errorf("path hops %+v: want claims with the claimed positions", p)
 	}
+	// Rooted at c/0@0's claim on v/0, where its causes leave the scope.
+	if r := all(rep)[0].Root(); !r.Claimed || r.Record.Channel != f.channel("c/0") || r.Record.Offset != 0 || r.Claim != (clock.Entry{Channel: f.channel("v/0"), Position: 0}) {
+		t.Errorf("root %+v: want c/0@0 claiming v/0=0", r)
+	}
 	// A node consuming u too waits for u/0@0, and so for a/0@1.
 	f.want(f.audit("a/0,u/0,c/0"))
 	// One consuming v does not: v itself has the hole.
@@ -375,4 +379,47 @@ func all(rep *Report) []Finding {
 		return nil
 	})
 	return out
+}
+
+// TestFindingRoot: a forged claim is the root of its own finding and of
+// every hole it makes, its record's and those of the records that follow
+// it on its channel; a hole of an unfolded stamp is rooted at the claim
+// leaving the consumed channels; a record alone roots an undecodable
+// header.
+func TestFindingRoot(t *testing.T) {
+	f := newFixture(t, "a", "u", "c")
+	f.hwm["u/0"] = 1
+	f.rec("a/0", 0, "")
+	f.rec("a/0", 1, "")
+	f.rec("u/0", 0, "a/0=1")
+	f.rec("c/0", 0, "a/0=0")
+	f.rec("c/0", 1, "u/0=99") // forged: beyond u's log end; reaches u/0@0, so a/0@1
+	f.rec("c/0", 2, "")
+	f.rawRec("c/0", 3, []byte{0x7f})
+	rep := f.audit("a/0,c/0")
+	forged := Root{Record: RecordRef{Channel: f.channel("c/0"), Offset: 1, Line: 5}, Claim: clock.Entry{Channel: f.channel("u/0"), Position: 99}, Claimed: true}
+	got := map[string]Root{}
+	for _, x := range all(rep) {
+		got[f.describe(x)] = x.Root()
+	}
+	want := map[string]Root{
+		"hole c/0@1 misses a/0@1 (1, from a/0@1) claims -1 waits 0 by c/0 via c/0@1 > u/0@0 > a/0@1":         forged,
+		"hole c/0@2 misses a/0@1 (1, from a/0@1) claims -1 waits 0 by c/0 via c/0@2 > c/0@1 > u/0@0 > a/0@1": forged,
+		"hole c/0@3 misses a/0@1 (1, from a/0@1) claims -1 waits 0 by c/0 via c/0@3 > c/0@1 > u/0@0 > a/0@1": forged,
+		"beyond-log-end c/0@1 claims u/0=99": forged,
+		"undecodable c/0@3 unknown-version":  {Record: RecordRef{Channel: f.channel("c/0"), Offset: 3, Line: 7}},
+	}
+	for d, r := range got {
+		w, ok := want[d]
+		if !ok {
+			t.Errorf("unexpected finding %s (root %+v)", d, r)
+			continue
+		}
+		if r != w {
+			t.Errorf("%s: root %+v, want %+v", d, r, w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d findings, want %d", len(got), len(want))
+	}
 }

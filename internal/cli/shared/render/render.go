@@ -20,9 +20,20 @@ import (
 // "text", the headline and tables people read, or "json", the summary
 // object of SPEC §5 on one line.
 func Summary(w io.Writer, format string, s *inspect.Summary) error {
+	return writeSummary(w, format, s, "interrupted")
+}
+
+// StoppedSummary is Summary for a command that runs until it is stopped
+// (demo): stopped before its end, by q or Ctrl-C, its text headline says
+// "stopped", not "interrupted" (the JSON's interrupted field is the same).
+func StoppedSummary(w io.Writer, format string, s *inspect.Summary) error {
+	return writeSummary(w, format, s, "stopped")
+}
+
+func writeSummary(w io.Writer, format string, s *inspect.Summary, stopped string) error {
 	switch format {
 	case "text":
-		return summaryText(w, s)
+		return summaryText(w, s, stopped)
 	case "json":
 		b, err := JSONLine(s)
 		if err != nil {
@@ -53,16 +64,17 @@ func pos(p *int64) string {
 	return strconv.FormatInt(*p, 10)
 }
 
-// summaryText renders the summary for people: a headline, the channels, and
+// summaryText renders the summary for people: a headline (stopped says a
+// summary stopped before its end: "interrupted" or "stopped"), the channels, and
 // the blocked heads with their blockers. It stays within 80 columns for
 // channel names of ordinary length.
-func summaryText(w io.Writer, s *inspect.Summary) error {
+func summaryText(w io.Writer, s *inspect.Summary, stopped string) error {
 	state := "complete"
 	switch {
 	case s.Failed != nil:
 		state = "FAILED CLOSED"
 	case s.Interrupted:
-		state = "interrupted"
+		state = stopped
 	}
 	fmt.Fprintf(w, "Replay %s: %d received, %d delivered, %d dropped, %d held", state, s.Received, s.Delivered, s.Dropped, s.Held)
 	if s.Skipped > 0 {

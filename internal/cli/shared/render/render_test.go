@@ -54,6 +54,14 @@ func TestSummaryText(t *testing.T) {
 	if out := b.String(); !strings.HasPrefix(out, "Replay interrupted:") || strings.Contains(out, "failed closed") {
 		t.Errorf("interrupted:\n%s", out)
 	}
+	// The demo, which runs until stopped, says stopped (q or Ctrl-C).
+	b.Reset()
+	if err := StoppedSummary(&b, "text", s); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.HasPrefix(out, "Replay stopped:") {
+		t.Errorf("stopped:\n%s", out)
+	}
 }
 
 func TestSummaryJSON(t *testing.T) {
