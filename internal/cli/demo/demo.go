@@ -101,7 +101,8 @@ The notifier is a Parsley process as a real one runs: application id and
 consumer group "notifier", one gate per task (task p receives partition p
 of every topic that has one), its ordering state kept in the compacted
 topic notifier-__parsley.ordering-changelog and its offsets committed to
-group notifier, both in its transactions; so --from-group notifier works.
+group notifier, both in its transactions; so holds --app notifier, state
+--app notifier and --from-group notifier read it.
 The live view shows its shadow: a node reading the same topics with the
 same lags through one gate. --stop-notifier-after stops the notifier (its
 state and offsets stay, its group loses its member) while the pipeline and
@@ -117,7 +118,8 @@ one replay prints (-o text or -o json); without it Ctrl-C stops.
 --fault injects one failure for the diagnosis features to reveal:
   undecodable  one shipment's header is cut short: the node fails closed
   dangling     one shipment claims a payments position never written: it
-               stays held, beyond-log-end (causalctl holds names it)
+               stays held, beyond-log-end (causalctl holds --app notifier
+               names it)
   slow         the node's feed of payments stalls for 4s, then recovers:
                holds grow, then drain
   cycle        a payment and a shipment are forged to claim each other:
@@ -505,12 +507,13 @@ Shown here is its shadow, reading the same topics with the same lags.
 	if opts.Tick == 0 {
 		at = render.Count(cfg.FaultStep, "step", "steps")
 	}
+	// Which process is stuck, then on what: the path that answers.
 	try := []string{
-		"causalctl topics --brokers " + addr,
-		"causalctl replay --brokers " + addr + " -t orders,payments,shipments",
-		"causalctl decode --brokers " + addr + " -t shipments --offsets -5",
-		"causalctl holds --brokers " + addr + " -t orders,payments,shipments --from-group " + demo.NotifierApp,
+		"causalctl processes --brokers " + addr,
+		"causalctl holds --brokers " + addr + " --app " + demo.NotifierApp,
 		"causalctl state --brokers " + addr + " --app " + demo.NotifierApp,
+		"causalctl topics --brokers " + addr,
+		"causalctl decode --brokers " + addr + " -t shipments --offsets -5",
 		"kcat -b " + addr + " -L",
 	}
 	help := []string{"Try, in another terminal while it runs:"}
@@ -564,13 +567,14 @@ func faultText(f demo.Fault, addr, at string, stall, open time.Duration) (text, 
 		return fmt.Sprintf(`Fault "undecodable": after %s the shipping service writes one shipment whose
 header is cut short. The notifier fails closed there and delivers nothing
 more: it cannot know what the record depends on, so it does not guess.
-`, at), ""
+No restart passes the record (UNDECODABLE_METADATA). See it with:
+`, at), "causalctl holds --brokers " + addr + " --app " + demo.NotifierApp
 	case demo.FaultDangling:
 		return fmt.Sprintf(`Fault "dangling": after %s the shipping service writes one shipment claiming
 a payments position that is never written. It stays held, waiting for a
 record that will not come (beyond-log-end), and so does every shipment
 behind it on its partition. Ask why with:
-`, at), "causalctl holds --brokers " + addr + " -t orders -t payments -t shipments"
+`, at), "causalctl holds --brokers " + addr + " --app " + demo.NotifierApp
 	case demo.FaultSlow:
 		return fmt.Sprintf(`Fault "slow": after %s the notifier's feed of payments stalls for %s, then
 recovers. The shipments that depend on those payments pile up in the hold
@@ -593,13 +597,13 @@ before its order. Find the holes with:
 writes a payment to payments/1 in a transaction it leaves open for %s, then
 commits. Until then no read_committed reader gets past it: shipments claiming
 later payments on payments/1 are held. Ask why with:
-`, at, demo.TxnLatePayment, open), "causalctl holds --brokers " + addr + " -t orders -t payments -t shipments"
+`, at, demo.TxnLatePayment, open), "causalctl holds --brokers " + addr + " --app " + demo.NotifierApp
 	case demo.FaultMarkerClaim:
 		return fmt.Sprintf(`Fault "marker-claim": after %s one shipment claims the offset of the commit
 marker that ends the last transaction on payments/1, and no payment follows
 it there. Parsley's wire contract forbids claiming a marker: a node that
 settles only on receipt holds the shipment for good. See it with:
-`, at), "causalctl holds --brokers " + addr + " -t orders -t payments -t shipments --position-advance=false"
+`, at), "causalctl holds --brokers " + addr + " --app " + demo.NotifierApp + " --position-advance=false"
 	}
 	return "", ""
 }

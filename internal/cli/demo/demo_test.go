@@ -74,8 +74,9 @@ func TestDemoDuration(t *testing.T) {
 		t.Fatalf("no address printed:\n%s", o)
 	}
 	for _, want := range []string{
+		"causalctl processes --brokers " + addr[1],
+		"causalctl holds --brokers " + addr[1] + " --app notifier",
 		"causalctl topics --brokers " + addr[1],
-		"causalctl replay --brokers " + addr[1] + " -t orders,payments,shipments",
 		"kcat -b " + addr[1] + " -L",
 		"causalctl decode --brokers " + addr[1] + " -t shipments --offsets -5",
 		"Replay complete: ",

@@ -90,8 +90,8 @@ next step under each root) or json (see docs/holds.md for the schema).
 
 Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 2 usage; 130 interrupted.`,
-		Example: `  causalctl holds --brokers localhost:9092 -t orders,payments,shipments --from-group notifier
-  causalctl holds --brokers localhost:9092 --app notifier   # per task, from its ordering state on
+		Example: `  causalctl holds --brokers localhost:9092 --app notifier   # a Parsley process: what it holds, why, what next
+  causalctl holds --brokers localhost:9092 -t orders,payments,shipments --from-group notifier   # the same: notifier is a Parsley process
   causalctl holds -t orders -t payments --older-than 10m -o json   # for cron and alerting
   causalctl holds -f capture.ndjson --position-advance=false`,
 		Args: cobra.NoArgs,

@@ -113,7 +113,7 @@ grouped by root) or json (see docs/state.md for the schema).
 
 Exit codes: 0 no held head and the next start not refused (records held
 only until the process reads what is already in the log do not count); 4 a
-held head or a refusal predicted; 1 corrupt state (after
+held head, a ready head (waiting for its task to run) or a refusal predicted; 1 corrupt state (after
 printing what could be read, the corrupt entries named by partition, offset
 and key) or a broker or input error; 2 usage; 130 interrupted.`,
 		Example: `  causalctl state --brokers localhost:9092 --app notifier
@@ -202,6 +202,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	var tasks []*inspect.Task
 	var corrupt []*parsley.CorruptError
+	ready := 0 // heads nothing blocks, waiting for their task to run: found
 	for _, p := range parts {
 		t, err := inspect.DiagnoseTask(w, p, now)
 		if err != nil {
@@ -209,6 +210,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		tasks = append(tasks, t)
 		corrupt = append(corrupt, t.State.Corrupt...)
+		ready += len(t.Ready)
 	}
 	refusals := w.NextStart(opts.Receives)
 	rep := build(w, tasks, corrupt, now)
@@ -219,7 +221,7 @@ func Run(ctx context.Context, opts *Options) error {
 	switch {
 	case len(corrupt) > 0:
 		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("%v (and %d more corrupt entries)", corrupt[0], len(corrupt)-1)}
-	case rep.HeldHeads > 0 || len(refusals) > 0:
+	case rep.HeldHeads > 0 || ready > 0 || len(refusals) > 0:
 		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 	}
 	return nil
