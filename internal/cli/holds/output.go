@@ -30,9 +30,14 @@ func writeJSON(w io.Writer, rep jsonReport) error {
 	return err
 }
 
+// SchemaVersion names the JSON document holds writes and its version.
+const SchemaVersion = "causalctl.holds/v2"
+
 // The JSON schema (docs/holds.md). Field names are stable; a field is
 // null when unknown, never left out, except the optional ones marked so.
 type jsonReport struct {
+	// Schema names the document's schema and its version (docs/json-output.md).
+	Schema          string     `json:"schema"`
 	Now             string     `json:"now"`
 	PositionAdvance bool       `json:"position_advance"`
 	OlderThanMs     int64      `json:"older_than_ms"`
@@ -138,7 +143,8 @@ type jsonRetention struct {
 
 func reportJSON(rep *inspect.Report, opts *Options) jsonReport {
 	out := jsonReport{
-		Now: render.Time(rep.Now), PositionAdvance: !opts.ReceiptOnly,
+		Schema: SchemaVersion,
+		Now:    render.Time(rep.Now), PositionAdvance: !opts.ReceiptOnly,
 		OlderThanMs: opts.OlderThan.Milliseconds(), RetentionWarnMs: opts.RetentionWarn.Milliseconds(),
 		HeldHeads: len(rep.Heads), HeldRecords: rep.RecordsHeld,
 		Roots: []jsonRoot{}, Heads: []jsonHead{}, Cycles: rep.Cycles,

@@ -15,10 +15,15 @@ import (
 	"github.com/olekukonko/tablewriter"
 )
 
+// SchemaVersion names the JSON document processes writes and its version.
+const SchemaVersion = "causalctl.processes/v2"
+
 // The JSON schema (docs/processes.md, docs/schemas/processes.schema.json).
 // Field names are stable; a field is null when unknown, never left out.
 type jsonReport struct {
-	Now string `json:"now"`
+	// Schema names the document's schema and its version (docs/json-output.md).
+	Schema string `json:"schema"`
+	Now    string `json:"now"`
 	// OlderThanMs is --older-than in milliseconds; null when not given.
 	OlderThanMs *int64        `json:"older_than_ms"`
 	Processes   []jsonProcess `json:"processes"`
@@ -77,7 +82,7 @@ type report struct {
 func ptr[T any](v T) *T { return &v }
 
 func (rep report) json() jsonReport {
-	out := jsonReport{Now: rep.Now.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Processes: []jsonProcess{}}
+	out := jsonReport{Schema: SchemaVersion, Now: rep.Now.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Processes: []jsonProcess{}}
 	if rep.CheckOlder {
 		out.OlderThanMs = ptr(rep.OlderThan.Milliseconds())
 	}

@@ -19,10 +19,15 @@ import (
 	"github.com/causalctl/causalctl/internal/view"
 )
 
+// SchemaVersion names the JSON document state writes and its version.
+const SchemaVersion = "causalctl.state/v2"
+
 // The JSON schema (docs/state.md, docs/schemas/state.schema.json;
 // internal/acceptance: TestStateJSONMatchesTheSchemas). Field
 // names are stable; a field is null when unknown, never left out.
 type jsonReport struct {
+	// Schema names the document's schema and its version (docs/json-output.md).
+	Schema      string        `json:"schema"`
 	App         *string       `json:"app"`
 	Changelog   string        `json:"changelog"`
 	Now         string        `json:"now"`
@@ -140,7 +145,7 @@ func known(p int64) *int64 {
 }
 
 func build(w *inspect.Process, tasks []*inspect.Task, corrupt []*parsley.CorruptError, now time.Time) jsonReport {
-	out := jsonReport{Changelog: w.Changelog.Topic, Now: render.Time(now), Corrupt: []jsonCorrupt{}, Tasks: []jsonTask{}}
+	out := jsonReport{Schema: SchemaVersion, Changelog: w.Changelog.Topic, Now: render.Time(now), Corrupt: []jsonCorrupt{}, Tasks: []jsonTask{}}
 	if w.App != "" {
 		out.App = &w.App
 	}
