@@ -35,10 +35,23 @@ func runTasks(ctx context.Context, opts *Options) error {
 		if ts, err = replay.NewTasks(cfg, nil); err != nil {
 			return err
 		}
+		// A shard's items are filtered before an interleaving that holds
+		// them all, but random's choices depend on every channel: it is
+		// filtered after (replay.ShardSource).
+		after := opts.Shard != nil && opts.Interleave.Mode == replay.Random
+		if opts.Shard != nil {
+			ts.Keep(opts.Shard.Has)
+			if !after {
+				src = replay.ShardSource(src, *opts.Shard)
+			}
+		}
 		if !in.Interleaved {
-			if src, err = reorder(in, opts); err != nil {
+			if src, err = reorder(src, opts); err != nil {
 				return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", name, err), interruptedBefore)
 			}
+		}
+		if after {
+			src = replay.ShardSource(src, *opts.Shard)
 		}
 	}
 
@@ -69,6 +82,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 	}
 	merged := inspect.MergeTasks(nums, sums)
 	merged.Interleave = opts.Interleave.String()
+	merged.Shard = opts.Shard
 	interrupted := errors.Is(runErr, replay.ErrInterrupted)
 	merged.Interrupted = interrupted
 	_, failedClosed := replay.FailureOf(runErr)
