@@ -82,6 +82,12 @@ func readSummary(path string) (*inspect.Summary, error) {
 	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
 		b = b[i+1:]
 	}
+	var ev struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(b, &ev) == nil && ev.Type != "" && ev.Type != "summary" {
+		return nil, fmt.Errorf("%s: its last line is a %q event, not the summary: was the replay cut short?", path, ev.Type)
+	}
 	var doc struct {
 		Type string `json:"type"`
 		inspect.Summary
@@ -90,9 +96,6 @@ func readSummary(path string) (*inspect.Summary, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("%s: not a replay summary: %w", path, err)
-	}
-	if doc.Type != "" && doc.Type != "summary" {
-		return nil, fmt.Errorf("%s: its last line is a %q event, not the summary: was the replay cut short?", path, doc.Type)
 	}
 	if doc.Channels == nil || doc.Cycles == nil {
 		return nil, fmt.Errorf("%s: not a replay summary: no channels or cycles", path)

@@ -1,0 +1,276 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/gate/gatetest"
+	"github.com/causalctl/causalctl/internal/record"
+	"github.com/causalctl/causalctl/internal/testutil"
+)
+
+// shardAndMerge runs replay --tasks --shard K/N -o json for every K
+// (in-process, one after another: the N processes of a split run), merges
+// their summaries with --merge and returns the merged output and error.
+func shardAndMerge(t *testing.T, dir string, n int, args []string) (string, error) {
+	t.Helper()
+	var files []string
+	for k := range n {
+		err, out, stderr := exec(t, context.Background(), false, "", append(args, "--tasks", "--shard", fmt.Sprintf("%d/%d", k, n), "-o", "json")...)
+		if err != nil && out == "" {
+			t.Fatalf("shard %d/%d: %v: %s", k, n, err, stderr)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("shard-%d-of-%d.json", k, n))
+		if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, path)
+	}
+	// The files in another order than K's: the merge orders the tasks.
+	rand.Shuffle(len(files), func(i, j int) { files[i], files[j] = files[j], files[i] })
+	err, out, _ := exec(t, context.Background(), false, "", append([]string{"--merge"}, files...)...)
+	return out, err
+}
+
+// TestShardMergeIsTheSingleRun: over the captures of testdata and random
+// captures of many tasks (holds, cycles, skipped channels, undecodable
+// stamps), in every interleaving, the N shards' summaries merged are the
+// single replay --tasks -o json, byte for byte, for N from 1 to more than
+// the tasks. Where the single run failed closed, the merge fails too and
+// (in file order, where a line is the input's order) names its failure.
+func TestShardMergeIsTheSingleRun(t *testing.T) {
+	dir := t.TempDir()
+	type input struct {
+		name string
+		args []string
+	}
+	var inputs []input
+	for _, c := range []string{"basic.ndjson", "faults.ndjson"} {
+		inputs = append(inputs, input{c, []string{"-f", testutil.Testdata("captures", c)}})
+	}
+	seeds := 24
+	if testing.Short() {
+		seeds = 6
+	}
+	for seed := 1; seed <= seeds; seed++ {
+		path := filepath.Join(dir, fmt.Sprintf("random-%d.ndjson", seed))
+		scope := writeRandomTasks(t, uint64(seed), path)
+		args := []string{"-f", path}
+		if scope != "" {
+			args = append(args, "--scope", scope)
+		}
+		inputs = append(inputs, input{fmt.Sprintf("random-%d", seed), args})
+	}
+	for seed := 1; seed <= seeds/3; seed++ { // the oracle's simulated worlds
+		w := gatetest.Simulate(gatetest.Config{Seed: uint64(seed), Corrupt: seed%2 == 0, Steps: 150})
+		rng := rand.New(rand.NewPCG(uint64(seed), 7))
+		path := filepath.Join(dir, fmt.Sprintf("world-%d.ndjson", seed))
+		writeWorld(t, w, w.FullPlan(), false, rng, path)
+		inputs = append(inputs, input{fmt.Sprintf("world-%d", seed), []string{"-f", path}})
+	}
+
+	var compared, failed int
+	for _, in := range inputs {
+		for _, mode := range []string{"file", "timestamp", "channel", "round-robin", "random:3"} {
+			args := append(append([]string{}, in.args...), "--interleave", mode)
+			errSingle, single, stderr := exec(t, context.Background(), false, "", append(args, "--tasks", "-o", "json")...)
+			if errSingle != nil && single == "" {
+				t.Fatalf("%s %s: %v: %s", in.name, mode, errSingle, stderr)
+			}
+			for _, n := range []int{1, 2, 3, 5, 17} {
+				merged, err := shardAndMerge(t, dir, n, args)
+				if errSingle != nil {
+					failed++
+					if err == nil || !strings.Contains(merged, `"failed":`) {
+						t.Errorf("%s %s N=%d: the single run failed closed (%v), the merge did not: %v\n%s", in.name, mode, n, errSingle, err, merged)
+					}
+					if mode == "file" && failure(single) != failure(merged) {
+						t.Errorf("%s N=%d: the merge failed at\n%s\nthe single run at\n%s", in.name, n, failure(merged), failure(single))
+					}
+					continue
+				}
+				compared++
+				if err != nil {
+					t.Errorf("%s %s N=%d: merge: %v", in.name, mode, n, err)
+				}
+				if merged != single {
+					t.Errorf("%s %s N=%d: merged\n%s\nsingle\n%s", in.name, mode, n, merged, single)
+				}
+			}
+		}
+	}
+	t.Logf("%d merges equal to their single run, %d failed closed as it did", compared, failed)
+	if compared < 100 || failed == 0 {
+		t.Errorf("too few cases to prove anything: %d compared, %d failed closed", compared, failed)
+	}
+}
+
+// failure is the "failed" object of a JSON summary, as text.
+func failure(summary string) string {
+	_, f, _ := strings.Cut(summary, `"failed":`)
+	f, _, _ = strings.Cut(f, "}")
+	return f
+}
+
+// writeRandomTasks writes a random capture of 2 to 4 topics of 1 to 7
+// partitions: records whose clocks claim records of their own partition
+// and others (claims beyond what is written stay held, two records that
+// claim each other make a cycle), some undecodable, in a random order of
+// the channels. It returns a random --scope ("" for every channel) that
+// may leave a topic out, whose records are then skipped.
+func writeRandomTasks(t *testing.T, seed uint64, path string) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 36))
+	type channel struct {
+		name string
+		ch   clock.Channel
+		next int64
+	}
+	var chans []*channel
+	var topics []string
+	for i := range 2 + rng.IntN(3) {
+		name := fmt.Sprintf("t%d", i)
+		topics = append(topics, name)
+		var id clock.TopicID
+		id[0], id[15] = 0x36, byte(i+1)
+		for p := range 1 + rng.IntN(7) {
+			chans = append(chans, &channel{name: name, ch: clock.Channel{Topic: id, Partition: int32(p)}})
+		}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cw := capture.NewWriter(f)
+	corrupt := seed%3 == 0
+	for i := range 40 + rng.IntN(200) {
+		c := chans[rng.IntN(len(chans))]
+		var entries []clock.Entry
+		for range rng.IntN(3) {
+			o := chans[rng.IntN(len(chans))]
+			if rng.IntN(3) > 0 { // mostly a claim its task reads
+				o = chans[rng.IntN(len(chans))]
+				for _, d := range chans {
+					if d.ch.Partition == c.ch.Partition && rng.IntN(2) == 0 {
+						o = d
+					}
+				}
+			}
+			if o == c {
+				continue
+			}
+			entries = append(entries, clock.Entry{Channel: o.ch, Position: max(0, o.next-2+rng.Int64N(5))})
+		}
+		value := clock.Encode(clock.MustNew(entries...))
+		if corrupt && rng.IntN(60) == 0 {
+			value = value[:1] // the version alone: truncated
+		}
+		it := &record.Item{Kind: record.KindRecord, Topic: c.name, TopicID: c.ch.Topic, Partition: c.ch.Partition,
+			Offset: c.next, Timestamp: int64(1000 + i + rng.IntN(20)), HasTimestamp: true,
+			Headers: []clock.Header{{Key: clock.HeaderCauses, Value: value}}}
+		c.next += 1 + int64(rng.IntN(2)) // a gap now and then
+		if err := cw.Write(it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if rng.IntN(3) == 0 {
+		return strings.Join(topics[1:], ",")
+	}
+	return ""
+}
+
+// TestMergeRefusesWhatIsNotTheSingleRun: summaries that are not every
+// shard of one split run, once each, are refused (exit 1) rather than
+// merged into a wrong answer.
+func TestMergeRefusesWhatIsNotTheSingleRun(t *testing.T) {
+	dir := t.TempDir()
+	c := filepath.Join(dir, "random.ndjson")
+	writeRandomTasks(t, 1, c)
+	write := func(name string, args ...string) string {
+		t.Helper()
+		_, out, stderr := exec(t, context.Background(), false, "", append([]string{"-f", c, "-o", "json"}, args...)...)
+		if out == "" {
+			t.Fatalf("%v: %s", args, stderr)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(out), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	s0, s1 := write("s0", "--tasks", "--shard", "0/2"), write("s1", "--tasks", "--shard", "1/2")
+	r1 := write("r1", "--tasks", "--shard", "1/2", "--interleave", "channel")
+	of3 := write("of3", "--tasks", "--shard", "1/3")
+	single := write("single", "--tasks")
+	bad := filepath.Join(dir, "bad")
+	os.WriteFile(bad, []byte(`{"received":1,"extra":2}`), 0o600)
+	cut := filepath.Join(dir, "cut")
+	os.WriteFile(cut, []byte(`{"type":"deliver","seq":1,"channel":"orders/0","offset":0}`+"\n"), 0o600)
+	for _, tc := range []struct {
+		files []string
+		want  string
+	}{
+		{[]string{s0}, "missing shard 1/2"},
+		{[]string{s0, s0}, "shard 0/2 given twice"},
+		{[]string{s0, of3}, "of shard 1/3"},
+		{[]string{s0, r1}, "interleaving"},
+		{[]string{s0, single}, "of no shard"},
+		{[]string{s0, bad}, "not a replay summary"},
+		{[]string{s0, cut}, "not the summary"},
+		{[]string{s0, filepath.Join(dir, "none")}, "no such file"},
+	} {
+		err, out, _ := exec(t, context.Background(), false, "", append([]string{"--merge"}, tc.files...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || out != "" {
+			t.Errorf("--merge %v: %v, output %q; want an error saying %q", tc.files, err, out, tc.want)
+		}
+		var ue *cmdutil.UsageError
+		if errors.As(err, &ue) {
+			t.Errorf("--merge %v: a usage error; a bad file is bad input (exit 1)", tc.files)
+		}
+	}
+	if err, _, _ := exec(t, context.Background(), false, "", "--merge", s1, s0); err != nil {
+		t.Errorf("--merge s1 s0: %v", err)
+	}
+}
+
+// TestShardUsage: a bad K/N, --shard without --tasks or with --app, and
+// replay flags beside --merge are usage errors (exit 2).
+func TestShardUsage(t *testing.T) {
+	c := testutil.Testdata("captures", "basic.ndjson")
+	for _, args := range [][]string{
+		{"-f", c, "--tasks", "--shard", "1"},
+		{"-f", c, "--tasks", "--shard", "a/b"},
+		{"-f", c, "--tasks", "--shard", "2/2"},
+		{"-f", c, "--tasks", "--shard", "-1/2"},
+		{"-f", c, "--tasks", "--shard", "0/0"},
+		{"-f", c, "--tasks", "--shard", "0/-3"},
+		{"-f", c, "--tasks", "--shard", ""},
+		{"-f", c, "--shard", "0/2"},
+		{"--app", "notifier", "--shard", "0/2"},
+		{"--merge"},
+		{"--merge", c, "-f", c},
+		{"--merge", c, "--tasks"},
+		{"--merge", c, "--shard", "0/1"},
+		{"--merge", c, "-o", "text"},
+		{"--merge", c, "-o", "ndjson"},
+	} {
+		err, _, _ := exec(t, context.Background(), false, "", args...)
+		var ue *cmdutil.UsageError
+		if !errors.As(err, &ue) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+}
