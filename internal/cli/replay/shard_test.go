@@ -2,11 +2,13 @@ package replay
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,11 +65,7 @@ func TestShardMergeIsTheSingleRun(t *testing.T) {
 	}
 	for seed := 1; seed <= seeds; seed++ {
 		path := filepath.Join(dir, fmt.Sprintf("random-%d.ndjson", seed))
-		scope := writeRandomTasks(t, uint64(seed), path)
-		args := []string{"-f", path}
-		if scope != "" {
-			args = append(args, "--scope", scope)
-		}
+		args := append([]string{"-f", path}, writeRandomTasks(t, uint64(seed), path)...)
 		inputs = append(inputs, input{fmt.Sprintf("random-%d", seed), args})
 	}
 	for seed := 1; seed <= seeds/3; seed++ { // the oracle's simulated worlds
@@ -78,7 +76,7 @@ func TestShardMergeIsTheSingleRun(t *testing.T) {
 		inputs = append(inputs, input{fmt.Sprintf("world-%d", seed), []string{"-f", path}})
 	}
 
-	var compared, failed int
+	var compared, failed, events int
 	for _, in := range inputs {
 		for _, mode := range []string{"file", "timestamp", "channel", "round-robin", "random:3"} {
 			args := append(append([]string{}, in.args...), "--interleave", mode)
@@ -86,6 +84,7 @@ func TestShardMergeIsTheSingleRun(t *testing.T) {
 			if errSingle != nil && single == "" {
 				t.Fatalf("%s %s: %v: %s", in.name, mode, errSingle, stderr)
 			}
+			events += sameEvents(t, in.name+" "+mode, 3, args)
 			for _, n := range []int{1, 2, 3, 5, 17} {
 				merged, err := shardAndMerge(t, dir, n, args)
 				if errSingle != nil {
@@ -108,10 +107,61 @@ func TestShardMergeIsTheSingleRun(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d merges equal to their single run, %d failed closed as it did", compared, failed)
+	t.Logf("%d merges equal to their single run, %d failed closed as it did; events of %d shards equal to the single run's", compared, failed, events)
 	if compared < 100 || failed == 0 {
 		t.Errorf("too few cases to prove anything: %d compared, %d failed closed", compared, failed)
 	}
+}
+
+// sameEvents checks that each of n shards' -o ndjson events are the
+// single run's events of its tasks, in the same order: each task's gate
+// sees what it would in the single run (the interleaving of its channels
+// kept), which the summaries alone cannot show, as a gate's end state
+// hardly depends on the order. It returns the number of shards checked.
+func sameEvents(t *testing.T, name string, n int, args []string) int {
+	t.Helper()
+	err, single, _ := exec(t, context.Background(), false, "", append(args, "--tasks", "-o", "ndjson")...)
+	if err != nil { // failed closed: it stopped every task there, a shard only its own
+		return 0
+	}
+	want := make([][]string, n)
+	for _, line := range strings.Split(strings.TrimSpace(single), "\n") {
+		if task, ok := eventTask(t, line); ok {
+			want[task%n] = append(want[task%n], line)
+		}
+	}
+	for k := range n {
+		_, out, _ := exec(t, context.Background(), false, "", append(args, "--tasks", "--shard", fmt.Sprintf("%d/%d", k, n), "-o", "ndjson")...)
+		var got []string
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			if _, ok := eventTask(t, line); ok {
+				got = append(got, line)
+			}
+		}
+		if !slices.Equal(got, want[k]) {
+			t.Errorf("%s: shard %d/%d's events\n%s\nthe single run's of its tasks\n%s", name, k, n, strings.Join(got, "\n"), strings.Join(want[k], "\n"))
+		}
+	}
+	return n
+}
+
+// eventTask is the task of an ndjson event line; false for the summary.
+func eventTask(t *testing.T, line string) (int, bool) {
+	t.Helper()
+	var ev struct {
+		Type string
+		Task *int
+	}
+	if err := json.Unmarshal([]byte(line), &ev); err != nil {
+		t.Fatalf("bad event %q: %v", line, err)
+	}
+	if ev.Type == "summary" {
+		return 0, false
+	}
+	if ev.Task == nil {
+		t.Fatalf("event without a task: %s", line)
+	}
+	return *ev.Task, true
 }
 
 // failure is the "failed" object of a JSON summary, as text.
@@ -125,9 +175,10 @@ func failure(summary string) string {
 // partitions: records whose clocks claim records of their own partition
 // and others (claims beyond what is written stay held, two records that
 // claim each other make a cycle), some undecodable, in a random order of
-// the channels. It returns a random --scope ("" for every channel) that
-// may leave a topic out, whose records are then skipped.
-func writeRandomTasks(t *testing.T, seed uint64, path string) string {
+// the channels. It returns a random --scope (none for every channel) that
+// may leave a topic out, whose records are then skipped, and --start
+// positions, below which records are dropped.
+func writeRandomTasks(t *testing.T, seed uint64, path string) []string {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 36))
 	type channel struct {
@@ -172,13 +223,13 @@ func writeRandomTasks(t *testing.T, seed uint64, path string) string {
 			entries = append(entries, clock.Entry{Channel: o.ch, Position: max(0, o.next-2+rng.Int64N(5))})
 		}
 		value := clock.Encode(clock.MustNew(entries...))
-		if corrupt && rng.IntN(60) == 0 {
+		if corrupt && rng.IntN(30) == 0 {
 			value = value[:1] // the version alone: truncated
 		}
 		it := &record.Item{Kind: record.KindRecord, Topic: c.name, TopicID: c.ch.Topic, Partition: c.ch.Partition,
 			Offset: c.next, Timestamp: int64(1000 + i + rng.IntN(20)), HasTimestamp: true,
 			Headers: []clock.Header{{Key: clock.HeaderCauses, Value: value}}}
-		c.next += 1 + int64(rng.IntN(2)) // a gap now and then
+		c.next += 1 + int64(rng.IntN(8)/7) // a gap now and then
 		if err := cw.Write(it); err != nil {
 			t.Fatal(err)
 		}
@@ -186,10 +237,16 @@ func writeRandomTasks(t *testing.T, seed uint64, path string) string {
 	if err := cw.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if rng.IntN(3) == 0 {
-		return strings.Join(topics[1:], ",")
+	var args []string
+	if seed%3 == 1 {
+		args = append(args, "--scope", strings.Join(topics[1:], ","))
 	}
-	return ""
+	for _, c := range chans { // starts: the records below are replays, dropped
+		if c.ch.Partition > 0 && rng.IntN(3) == 0 && (seed%3 != 1 || c.name != topics[0]) {
+			args = append(args, "--start", fmt.Sprintf("%s/%d=%d", c.name, c.ch.Partition, rng.Int64N(c.next+1)))
+		}
+	}
+	return args
 }
 
 // TestMergeRefusesWhatIsNotTheSingleRun: summaries that are not every
