@@ -84,6 +84,7 @@ type config struct {
 	Runs      int
 	Warmup    int
 	Channels  int
+	Shards    int    // the N of replay-shards
 	Causalctl string // "" builds it
 	Kcat      string // "" skips the kcat scenarios
 	Dir       string // "" uses a temporary directory
@@ -106,6 +107,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.Runs, "runs", 5, "measured runs of each scenario")
 	fs.IntVar(&cfg.Warmup, "warmup", 1, "unmeasured rounds before the measured ones")
 	fs.IntVar(&cfg.Channels, "channels", 6, "partitions of the bench topic")
+	fs.IntVar(&cfg.Shards, "shards", 3, "shards of the replay-shards scenario (replay --tasks --shard K/N, then --merge)")
 	fs.StringVar(&cfg.Causalctl, "causalctl", "", "causalctl binary to measure (default: go build ./cmd/causalctl)")
 	kcat, _ := exec.LookPath("kcat")
 	fs.StringVar(&cfg.Kcat, "kcat", kcat, "kcat binary (empty: skip the kcat scenarios)")
@@ -144,8 +146,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if cfg.StateEntries <= 0 {
 		return cfg, fmt.Errorf("-state-entries must be positive")
 	}
-	if cfg.Runs < 1 || cfg.Warmup < 0 || cfg.Channels < 1 {
-		return cfg, fmt.Errorf("-runs and -channels must be positive, -warmup not negative")
+	if cfg.Runs < 1 || cfg.Warmup < 0 || cfg.Channels < 1 || cfg.Shards < 1 {
+		return cfg, fmt.Errorf("-runs, -channels and -shards must be positive, -warmup not negative")
 	}
 	if *only != "" {
 		for _, name := range strings.Split(*only, ",") {
@@ -334,6 +336,8 @@ func measureSize(ctx context.Context, cfg config, n int64, bin, self, dir string
 		generated: filepath.Join(dir, fmt.Sprintf("generated-%d.ndjson", n)),
 		scopes:    filepath.Join(dir, "scopes-8.txt"),
 		records:   n,
+		shards:    cfg.Shards,
+		shardDir:  dir,
 	}
 	broker, gen := false, false
 	for _, sc := range scenarios(env, cfg.Only) {
