@@ -8,14 +8,22 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/gate/gatetest"
+	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
@@ -328,6 +336,61 @@ func TestShardUsage(t *testing.T) {
 		var ue *cmdutil.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+}
+
+// TestShardBrokerRange: over a broker range each shard fetches only its
+// own tasks' partitions, and the merge is the single run, for N up to
+// more than the partitions (a shard with none reads nothing).
+func TestShardBrokerRange(t *testing.T) {
+	c := kafkatest.Cluster(t, kfake.SeedTopics(5, "orders"), kfake.SeedTopics(3, "payments"))
+	var recs []*kgo.Record
+	for i := range 60 {
+		topic := "orders"
+		if i%3 == 0 {
+			topic = "payments"
+		}
+		recs = append(recs, &kgo.Record{Topic: topic, Partition: int32(i*7) % 3, Value: []byte("v")})
+		recs = append(recs, &kgo.Record{Topic: "orders", Partition: int32(i % 5), Value: []byte("w")})
+	}
+	kafkatest.Produce(t, c, recs...)
+	addr := c.ListenAddrs()[0]
+	run := func(args ...string) (error, string) {
+		t.Helper()
+		ios, _, out, errOut := iostreams.Test()
+		cmd := cmdutiltest.AsRoot(NewCmdReplay(cmdutiltest.Factory(ios, addr), nil))
+		cmd.SetArgs(append([]string{"-t", "orders", "-t", "payments", "--tasks", "-o", "json"}, args...))
+		err := cmd.ExecuteContext(context.Background())
+		if err != nil {
+			t.Logf("%v: %s", args, errOut)
+		}
+		return err, out.String()
+	}
+	err, single := run()
+	if err != nil || !strings.Contains(single, `"received":120`) {
+		t.Fatalf("single run: %v\n%s", err, single)
+	}
+	dir := t.TempDir()
+	for _, n := range []int{2, 3, 7} {
+		var files []string
+		for k := range n {
+			err, out := run("--shard", fmt.Sprintf("%d/%d", k, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ch := range regexp.MustCompile(`"channel":"[a-z]+/(\d+)"`).FindAllStringSubmatch(out, -1) {
+				if p, _ := strconv.Atoi(ch[1]); p%n != k {
+					t.Errorf("shard %d/%d read partition %d", k, n, p)
+				}
+			}
+			path := filepath.Join(dir, fmt.Sprintf("%d-%d.json", k, n))
+			os.WriteFile(path, []byte(out), 0o600)
+			files = append(files, path)
+		}
+		err, merged, _ := exec(t, context.Background(), false, "", append([]string{"--merge"}, files...)...)
+		if err != nil || merged != single {
+			t.Errorf("N=%d: %v: merged\n%s\nsingle\n%s", n, err, merged, single)
 		}
 	}
 }

@@ -17,6 +17,9 @@ import (
 // Parsley process's ordering state with --app.
 func runTasks(ctx context.Context, opts *Options) error {
 	read := cmdutil.InputRead{LogFacts: true, Gate: replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}}
+	if opts.Shard != nil && opts.Interleave.Mode != replay.Random {
+		read.Partitions = opts.Shard.Has // a broker range fetches the shard's partitions only
+	}
 	in, err := opts.OpenInput(ctx, &opts.InputFlags, read)
 	if err != nil {
 		return cmdutil.WhenInterrupted(err, interruptedBefore)
@@ -27,6 +30,10 @@ func runTasks(ctx context.Context, opts *Options) error {
 	var ts *replay.Tasks
 	if att != nil {
 		ts = att.Tasks
+	} else if opts.Shard != nil && len(in.Channels) == 0 {
+		// A broker range of none of the shard's partitions (more shards
+		// than partitions): nothing of its to replay, an empty summary.
+		ts = &replay.Tasks{}
 	} else {
 		cfg, err := gateConfig(opts, in)
 		if err != nil {
