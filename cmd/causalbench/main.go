@@ -92,6 +92,7 @@ type config struct {
 	Only      []string // scenario names; empty runs all
 	Best      bool     // targets take the best run, not the median
 	SVG       string   // "" writes no plot
+	ScaleSVG  string   // "" writes no plot of replay --tasks past one machine
 	// The fleet scenarios: process counts, changelog entries of the state
 	// scenario, and where to write the plot ("" writes none).
 	Fleet        []int
@@ -114,6 +115,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.Dir, "dir", "", "working directory for binaries and capture files (default: a temporary one, removed)")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated records")
 	fs.BoolVar(&cfg.Best, "best", false, "judge the targets on the best (minimum) of the runs instead of the median: for a machine others share")
+	fs.StringVar(&cfg.ScaleSVG, "scale-svg", "", "write docs/scale.md's plot, hours of replay-tasks and replay-shards measured at the sizes of -n and extrapolated to 10^10 records, to `FILE` (SVG)")
 	fs.StringVar(&cfg.SVG, "svg", "", "write a plot of CPU and wall time per record against the input size to `FILE` (SVG)")
 	fleet := fs.String("procs", "200", "Parsley processes (of 8 tasks) of the processes and scrape scenarios, comma-separated for several counts (each on a fresh broker)")
 	fs.Int64Var(&cfg.StateEntries, "state-entries", 1_000_000, "changelog entries of the state scenario (30 % tombstones)")
@@ -202,6 +204,11 @@ func run(ctx context.Context, cfg config, out, logw io.Writer) error {
 	}
 	if cfg.SVG != "" {
 		if err := writePlot(cfg.SVG, cfg, reports); err != nil {
+			return fmt.Errorf("writing the plot: %w", err)
+		}
+	}
+	if cfg.ScaleSVG != "" {
+		if err := writeScalePlot(cfg.ScaleSVG, cfg, reports); err != nil {
 			return fmt.Errorf("writing the plot: %w", err)
 		}
 	}
