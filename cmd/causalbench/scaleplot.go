@@ -51,7 +51,7 @@ func writeScalePlot(path string, cfg config, reps []sizeReport) error {
 		v := math.Max(ylo, math.Min(yhi, math.Log10(hours)))
 		return h - bottom - (v-ylo)/(yhi-ylo)*(h-top-bottom)
 	}
-	d := newSVG(w, h, left, fmt.Sprintf("replay --tasks: hours as the input grows (%d channels; dots measured, lines at %.2f µs CPU a record)", cfg.Channels, tasks*1e6))
+	d := newSVG(w, h, left, fmt.Sprintf("Hours of replay --tasks, %d tasks (lines at %.2f µs CPU a record)", cfg.Channels, tasks*1e6))
 	d.printf(`<path d="M%.1f %.1f V%.1f H%.1f" stroke="black" fill="none"/>`+"\n", left, top, h-bottom, w-right)
 	for e := ylo; e <= yhi; e++ {
 		label := fmt.Sprintf("%g h", math.Pow(10, e))
