@@ -306,8 +306,18 @@ func TestMergeRefusesWhatIsNotTheSingleRun(t *testing.T) {
 			t.Errorf("--merge %v: a usage error; a bad file is bad input (exit 1)", tc.files)
 		}
 	}
-	if err, _, _ := exec(t, context.Background(), false, "", "--merge", s1, s0); err != nil {
-		t.Errorf("--merge s1 s0: %v", err)
+	err, want, _ := exec(t, context.Background(), false, "", "-f", c, "--tasks", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last line of -o ndjson, the summary event, is a summary too.
+	_, events, _ := exec(t, context.Background(), false, "", "-f", c, "--tasks", "--shard", "0/2", "-o", "ndjson")
+	n0 := filepath.Join(dir, "n0")
+	os.WriteFile(n0, []byte(events), 0o600)
+	for _, files := range [][]string{{s1, s0}, {n0, s1}} {
+		if err, got, _ := exec(t, context.Background(), false, "", append([]string{"--merge"}, files...)...); err != nil || got != want {
+			t.Errorf("--merge %v: %v\n%s\nwant\n%s", files, err, got, want)
+		}
 	}
 }
 
@@ -392,5 +402,24 @@ func TestShardBrokerRange(t *testing.T) {
 		if err != nil || merged != single {
 			t.Errorf("N=%d: %v: merged\n%s\nsingle\n%s", n, err, merged, single)
 		}
+	}
+}
+
+// TestMergeFailOnHeld: --merge --fail-on-held exits 3 when the merged
+// summary holds records, as the single run does, after writing it.
+func TestMergeFailOnHeld(t *testing.T) {
+	c := testutil.Testdata("captures", "basic.ndjson") // 3 records held at the end
+	dir := t.TempDir()
+	var files []string
+	for k := range 2 {
+		_, out, _ := exec(t, context.Background(), false, "", "-f", c, "--tasks", "--shard", fmt.Sprintf("%d/2", k), "-o", "json")
+		path := filepath.Join(dir, fmt.Sprint(k))
+		os.WriteFile(path, []byte(out), 0o600)
+		files = append(files, path)
+	}
+	err, out, _ := exec(t, context.Background(), false, "", append([]string{"--merge", "--fail-on-held"}, files...)...)
+	var ee *cmdutil.ExitError
+	if !errors.As(err, &ee) || ee.Code != cmdutil.ExitHeld || !strings.Contains(out, `"held":3`) {
+		t.Errorf("--merge --fail-on-held: %v, output %s; want exit %d after the summary", err, out, cmdutil.ExitHeld)
 	}
 }
