@@ -84,6 +84,7 @@ type config struct {
 	Runs      int
 	Warmup    int
 	Channels  int
+	Shards    int    // the N of replay-shards
 	Causalctl string // "" builds it
 	Kcat      string // "" skips the kcat scenarios
 	Dir       string // "" uses a temporary directory
@@ -91,6 +92,7 @@ type config struct {
 	Only      []string // scenario names; empty runs all
 	Best      bool     // targets take the best run, not the median
 	SVG       string   // "" writes no plot
+	ScaleSVG  string   // "" writes no plot of replay --tasks past one machine
 	// The fleet scenarios: process counts, changelog entries of the state
 	// scenario, and where to write the plot ("" writes none).
 	Fleet        []int
@@ -106,12 +108,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.Runs, "runs", 5, "measured runs of each scenario")
 	fs.IntVar(&cfg.Warmup, "warmup", 1, "unmeasured rounds before the measured ones")
 	fs.IntVar(&cfg.Channels, "channels", 6, "partitions of the bench topic")
+	fs.IntVar(&cfg.Shards, "shards", 3, "shards of the replay-shards scenario (replay --tasks --shard K/N, then --merge)")
 	fs.StringVar(&cfg.Causalctl, "causalctl", "", "causalctl binary to measure (default: go build ./cmd/causalctl)")
 	kcat, _ := exec.LookPath("kcat")
 	fs.StringVar(&cfg.Kcat, "kcat", kcat, "kcat binary (empty: skip the kcat scenarios)")
 	fs.StringVar(&cfg.Dir, "dir", "", "working directory for binaries and capture files (default: a temporary one, removed)")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "seed of the generated records")
 	fs.BoolVar(&cfg.Best, "best", false, "judge the targets on the best (minimum) of the runs instead of the median: for a machine others share")
+	fs.StringVar(&cfg.ScaleSVG, "scale-svg", "", "write docs/scale.md's plot, hours of replay-tasks and replay-shards measured at the sizes of -n and extrapolated to 10^10 records, to `FILE` (SVG)")
 	fs.StringVar(&cfg.SVG, "svg", "", "write a plot of CPU and wall time per record against the input size to `FILE` (SVG)")
 	fleet := fs.String("procs", "200", "Parsley processes (of 8 tasks) of the processes and scrape scenarios, comma-separated for several counts (each on a fresh broker)")
 	fs.Int64Var(&cfg.StateEntries, "state-entries", 1_000_000, "changelog entries of the state scenario (30 % tombstones)")
@@ -144,8 +148,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if cfg.StateEntries <= 0 {
 		return cfg, fmt.Errorf("-state-entries must be positive")
 	}
-	if cfg.Runs < 1 || cfg.Warmup < 0 || cfg.Channels < 1 {
-		return cfg, fmt.Errorf("-runs and -channels must be positive, -warmup not negative")
+	if cfg.Runs < 1 || cfg.Warmup < 0 || cfg.Channels < 1 || cfg.Shards < 1 {
+		return cfg, fmt.Errorf("-runs, -channels and -shards must be positive, -warmup not negative")
 	}
 	if *only != "" {
 		for _, name := range strings.Split(*only, ",") {
@@ -200,6 +204,11 @@ func run(ctx context.Context, cfg config, out, logw io.Writer) error {
 	}
 	if cfg.SVG != "" {
 		if err := writePlot(cfg.SVG, cfg, reports); err != nil {
+			return fmt.Errorf("writing the plot: %w", err)
+		}
+	}
+	if cfg.ScaleSVG != "" {
+		if err := writeScalePlot(cfg.ScaleSVG, cfg, reports); err != nil {
 			return fmt.Errorf("writing the plot: %w", err)
 		}
 	}
@@ -334,6 +343,8 @@ func measureSize(ctx context.Context, cfg config, n int64, bin, self, dir string
 		generated: filepath.Join(dir, fmt.Sprintf("generated-%d.ndjson", n)),
 		scopes:    filepath.Join(dir, "scopes-8.txt"),
 		records:   n,
+		shards:    cfg.Shards,
+		shardDir:  dir,
 	}
 	broker, gen := false, false
 	for _, sc := range scenarios(env, cfg.Only) {

@@ -309,3 +309,30 @@ func TestFleetTargets(t *testing.T) {
 		}
 	}
 }
+
+// TestScalePlot: the scale plot needs replay-tasks and replay-shards at
+// every size, draws the one-core line through the measured CPU, and a
+// shard's line at the shards' CPU divided by their count.
+func TestScalePlot(t *testing.T) {
+	dir := t.TempDir()
+	cfg := config{Runs: 1, Shards: 3, Channels: 6}
+	reps := []sizeReport{
+		{Records: 1_000_000, Results: []result{{"replay-tasks", runs([]float64{1}, []float64{1.2}, []float64{33})}, {"replay-shards", runs([]float64{3}, []float64{3.6}, []float64{33})}}},
+		{Records: 4_000_000, Results: []result{{"replay-tasks", runs([]float64{4}, []float64{4.8}, []float64{33})}}},
+	}
+	if err := writeScalePlot(dir+"/missing.svg", cfg, reps); err == nil || !strings.Contains(err.Error(), "replay-shards was not measured at 4000000") {
+		t.Errorf("a size without replay-shards: %v", err)
+	}
+	reps[1].Results = append(reps[1].Results, result{"replay-shards", runs([]float64{12}, []float64{14.4}, []float64{33})})
+	if err := writeScalePlot(dir+"/scale.svg", cfg, reps); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(dir + "/scale.svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(b)
+	if n := strings.Count(svg, `class="line"`); n != 4 || !strings.Contains(svg, "1.20 µs CPU a record") || !strings.HasSuffix(svg, "</svg>\n") {
+		t.Errorf("the scale plot has %d lines, want 4 at 1.20 µs a record:\n%s", n, svg)
+	}
+}

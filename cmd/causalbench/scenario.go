@@ -16,11 +16,11 @@ import (
 // scenarioNames are the scenarios in the order each round runs them;
 // replay-capture reads the file capture wrote earlier in the round.
 var scenarioNames = []string{"floor", "replay", "replay-file", "kcat", "capture", "kcat-json", "replay-capture",
-	"replay-offline", "check", "check-8", "state", "processes", "scrape"}
+	"replay-offline", "replay-tasks", "replay-shards", "check", "check-8", "state", "processes", "scrape"}
 
 // offlineNames are the scenarios that read the generated capture and need
 // no broker.
-var offlineNames = []string{"replay-offline", "check", "check-8"}
+var offlineNames = []string{"replay-offline", "replay-tasks", "replay-shards", "check", "check-8"}
 
 func offline(name string) bool { return slices.Contains(offlineNames, name) }
 
@@ -49,6 +49,8 @@ type scenarioEnv struct {
 	generated string // the capture generate wrote, for the offline scenarios
 	scopes    string // a --scopes file of eight nodes
 	records   int64
+	shards    int    // of replay-shards
+	shardDir  string // where replay-shards writes its shards' summaries
 }
 
 // scenario is one measured command and the check of what it did.
@@ -129,6 +131,20 @@ func scenarios(env scenarioEnv, only []string) []scenario {
 			check: func(out []byte) error { return wantSummary(out, env.records) },
 		},
 		{
+			name:  "replay-tasks",
+			cmd:   causalctl("replay", "-f", env.generated, "--tasks", "-o", "json"),
+			check: func(out []byte) error { return wantSummary(out, env.records) },
+		},
+		{
+			// The split run on one machine: every shard in turn, then the
+			// merge. Its CPU time is the whole split's (wait4 counts the
+			// children the shell waited for); on N machines the wall
+			// time would be one shard's and the merge's (docs/scale.md).
+			name:  "replay-shards",
+			cmd:   func(ctx context.Context) (*exec.Cmd, error) { return shardsCmd(ctx, env), nil },
+			check: func(out []byte) error { return wantSummary(out, env.records) },
+		},
+		{
 			name:  "check",
 			cmd:   causalctl(append([]string{"check", "-f", env.generated, "-o", "json"}, upstreamNames()...)...),
 			check: func(out []byte) error { return wantAudit(out, env.records, 1) },
@@ -149,6 +165,21 @@ func scenarios(env scenarioEnv, only []string) []scenario {
 		}
 	}
 	return out
+}
+
+// shardsCmd runs replay --tasks --shard K/N for every K, one after
+// another, each writing its summary, then replay --merge of them all: a
+// shell, so that the measuring wrapper takes the whole as one child.
+func shardsCmd(ctx context.Context, env scenarioEnv) *exec.Cmd {
+	script := `set -e
+n=$1; bin=$2; in=$3; dir=$4
+k=0; files=
+while [ $k -lt $n ]; do
+  "$bin" replay -f "$in" --tasks --shard $k/$n -o json > "$dir/shard-$k.json"
+  files="$files $dir/shard-$k.json"; k=$((k+1))
+done
+exec "$bin" replay --merge $files`
+	return exec.CommandContext(ctx, "sh", "-c", script, "shards", strconv.Itoa(env.shards), env.causalctl, env.generated, env.shardDir)
 }
 
 // stateScenario reads the seeded process's ordering state: every task,

@@ -56,6 +56,8 @@ func TestJSONOutputMatchesTheSchemas(t *testing.T) {
 			schemaRun{"replay-event.schema.json", []string{"replay", "-f", capture, "-o", "ndjson", "--undecodable", "hold", "--interleave", "random:3"}},
 			schemaRun{"replay-summary.schema.json", []string{"replay", "-f", capture, "-o", "json", "--tasks", "--undecodable", "hold"}},
 			schemaRun{"replay-event.schema.json", []string{"replay", "-f", capture, "-o", "ndjson", "--tasks", "--undecodable", "hold"}},
+			schemaRun{"replay-summary.schema.json", []string{"replay", "-f", capture, "-o", "json", "--tasks", "--shard", "1/2"}},
+			schemaRun{"replay-event.schema.json", []string{"replay", "-f", capture, "-o", "ndjson", "--tasks", "--shard", "0/3"}},
 		)
 	}
 	runs = append(runs,

@@ -23,6 +23,9 @@ type Summary struct {
 	Failed *Failure `json:"failed,omitempty"`
 	// Interrupted is set when the replay was stopped before the end.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Shard is set on the summary of one shard of a per-task replay
+	// (replay --tasks --shard K/N); MergeShards combines them.
+	Shard *replay.Shard `json:"shard,omitempty"`
 }
 
 // MergeTasks is one summary of per-task replays (replay --tasks): the

@@ -56,6 +56,7 @@ type readConfig struct {
 	facts     bool                  // WithLogFacts
 	allowGaps bool                  // AllowGaps
 	onNew     func(ChannelProgress) // OnNewChannel
+	keep      func(int32) bool      // OnlyPartitions
 	// toHWM ends a range at each channel's high watermark
 	// (ToHighWatermark); txnWait is how long it waits for an open
 	// transaction below it.
@@ -78,6 +79,13 @@ func newReadConfig(maxWait time.Duration, opts []ReadOption) (readConfig, error)
 		return cfg, errors.New("read options: the wait for an open transaction must not be negative")
 	}
 	return cfg, nil
+}
+
+// OnlyPartitions makes a range read only the partitions keep keeps, of
+// every topic selected, and leave the others unfetched: a shard of a
+// per-task replay (replay --tasks --shard) reads its own tasks' channels.
+func OnlyPartitions(keep func(partition int32) bool) ReadOption {
+	return readOpt(func(c *readConfig) { c.keep = keep })
 }
 
 // WithStarts sets explicit start positions for some channels (from
@@ -317,7 +325,7 @@ func (c *Client) open(ctx context.Context, sels []TopicSel, spec OffsetSpec, max
 		}
 		for _, p := range parts {
 			k := chanKey{tm.name, p}
-			if seen[k] {
+			if seen[k] || cfg.keep != nil && !cfg.keep(p) {
 				continue
 			}
 			seen[k] = true

@@ -172,6 +172,9 @@ type InputRead struct {
 	// OnRange is called once a broker range is open, before any of it is
 	// read: check learns the cluster's high watermarks there.
 	OnRange func(context.Context, *Range) error
+	// Partitions, when set, makes a broker range fetch only the
+	// partitions it keeps (kafka.OnlyPartitions): replay --shard's tasks.
+	Partitions func(int32) bool
 	// Gate is the configuration of the tasks' gates that --app seeds
 	// (scope and starts come from the process).
 	Gate replay.Config
@@ -291,6 +294,9 @@ func (f *Factory) openRange(ctx context.Context, in *InputFlags, read InputRead)
 	br := BrokerRead{Flags: in.Range, Start: in.Start, Names: in.Names}
 	if read.LogFacts {
 		br.Options = append(br.Options, kafka.WithLogFacts())
+	}
+	if read.Partitions != nil {
+		br.Options = append(br.Options, kafka.OnlyPartitions(read.Partitions))
 	}
 	rng, err := f.OpenRange(ctx, br)
 	if err != nil {

@@ -36,6 +36,12 @@ type Options struct {
 	FailOnHeld  bool
 	// MaxMemory bounds what a reordering interleaving holds (--max-memory).
 	MaxMemory cmdutil.ByteSize
+	// Shard is --shard K/N: with --tasks, only the tasks t with
+	// t mod N = K are replayed; nil for every task.
+	Shard *replay.Shard
+	// Merge holds the summary files of --merge: nothing is replayed, the
+	// shards' summaries are merged into the single run's.
+	Merge []string
 
 	// Now reads the clock for progress lines (time.Now).
 	Now func() time.Time
@@ -56,9 +62,10 @@ func NewCmdReplay(f *cmdutil.Factory, runF func(context.Context, *Options) error
 	out := &cmdutil.Output{}
 	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, OpenTTY: OpenTTY, OpenInput: f.OpenInput, Dial: f.Dial}
 	var undecodable cmdutil.UndecodableFlag
-	var positionAdvance bool
+	var positionAdvance, merge bool
+	var shard string
 	cmd := &cobra.Command{
-		Use:   "replay (--input FILE | --topic NAME[/P]… | --app APP) [flags]",
+		Use:   "replay (--input FILE | --topic NAME[/P]… | --app APP | --merge FILE…) [flags]",
 		Short: "Run a capture or a broker range through the delivery gate",
 		Long: `Replay a capture file (SPEC §4), or a range of records read from the brokers,
 through a faithful re-implementation of the delivery gate, and show what a
@@ -92,6 +99,12 @@ every topic in scope — and summarises each task; events carry their task.
 ordering changelog, then the records from the group's committed offsets to
 the log end, in the order the range reads them (docs/tasks.md).
 
+--shard K/N with --tasks replays only the tasks t with t mod N = K, and
+marks its summary as shard K/N; run every K from 0 to N-1 (anywhere: on
+N machines, as the N pods of an indexed job), then --merge FILE… combines
+their -o json summaries into exactly the summary of the single --tasks
+run (docs/scale.md).
+
 With --tui the replay runs as an interactive stepper on the terminal:
 space steps one receive, d and h go to the next delivery or hold, r runs
 and pauses (+/- change the speed), g and G jump to the start and end, and :
@@ -108,16 +121,49 @@ after the summary of what was replayed.`,
   causalctl replay --brokers localhost:9092 -t orders -t payments --offsets -1000 -o json
   causalctl replay -f capture.ndjson --tui
   causalctl replay -f capture.ndjson --tasks        # one gate per Parsley task, as the process runs
-  causalctl replay --brokers localhost:9092 --app notifier -o json   # from its state to the log end`,
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
+  causalctl replay --brokers localhost:9092 --app notifier -o json   # from its state to the log end
+  causalctl replay -f capture.ndjson --tasks --shard 1/4 -o json > shard1.json   # tasks 1, 5, 9 and so on: one of 4 machines
+  causalctl replay --merge <(causalctl replay -f capture.ndjson --tasks --shard 0/2 -o json) <(causalctl replay -f capture.ndjson --tasks --shard 1/2 -o json)`,
+		Args: func(c *cobra.Command, args []string) error {
+			if merge {
+				if len(args) == 0 {
+					return cmdutil.Usagef("--merge takes the shards' summary files: replay --merge FILE…")
+				}
+				return nil
+			}
+			return cobra.NoArgs(c, args)
+		},
+		RunE: func(c *cobra.Command, args []string) error {
 			var err error
 			def := "ndjson"
 			if opts.IO.OutTTY {
 				def = "text"
 			}
+			if merge {
+				def = "json"
+			}
 			if opts.Output, err = out.Resolve(def); err != nil {
 				return err
+			}
+			if merge {
+				if err := checkMerge(c, opts); err != nil {
+					return err
+				}
+				opts.Merge = args
+				if runF != nil {
+					return runF(c.Context(), opts)
+				}
+				return runMerge(c.Context(), opts)
+			}
+			if c.Flags().Changed("shard") {
+				sh, err := replay.ParseShard(shard)
+				if err != nil {
+					return cmdutil.Usagef("--shard: %w", err)
+				}
+				if !opts.Tasks.Tasks || opts.Tasks.App != "" {
+					return cmdutil.Usagef("--shard splits the tasks of replay --tasks (not --app): add --tasks")
+				}
+				opts.Shard = &sh
 			}
 			if err := opts.InputFlags.Check(c.Flags()); err != nil {
 				return err
@@ -153,6 +199,8 @@ after the summary of what was replayed.`,
 	cmdutil.AddUndecodableFlag(cmd, &undecodable)
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.BoolVar(&opts.FailOnHeld, "fail-on-held", false, "exit 3 when records are still held at the end")
+	fs.StringVar(&shard, "shard", "", "with --tasks, replay only the tasks t with t mod N = K, `K/N` (0 ≤ K < N), and mark the summary as that shard's, for --merge")
+	fs.BoolVar(&merge, "merge", false, "merge the -o json summaries of replay --tasks --shard K/N for every K, given as arguments, into the single run's summary")
 	fs.BoolVar(&opts.TUI, "tui", false, "step through the replay in the terminal: one receive, to the next delivery or hold, run and pause, jump (? lists the keys)")
 	opts.MaxMemory = DefaultMaxMemory
 	fs.Var(&opts.MaxMemory, "max-memory", "most memory the interleavings other than file may hold, which keep every record's clock (≈"+strconv.FormatInt(replay.ItemBaseCost, 10)+" bytes a record plus its headers), e.g. 512MiB or 4GiB")
@@ -164,6 +212,9 @@ after the summary of what was replayed.`,
 func Run(ctx context.Context, opts *Options) error {
 	if err := opts.InputFlags.AttachGroup(ctx, opts.Dial, opts.IO.ErrOut); err != nil {
 		return cmdutil.WhenInterrupted(err, interruptedBefore)
+	}
+	if opts.Shard != nil && opts.Tasks.App != "" {
+		return cmdutil.Usagef("--shard: --from-group %s is a Parsley process, read as --app, which --shard does not split", opts.Tasks.App)
 	}
 	if opts.Tasks.On() {
 		return runTasks(ctx, opts)

@@ -17,6 +17,9 @@ import (
 // Parsley process's ordering state with --app.
 func runTasks(ctx context.Context, opts *Options) error {
 	read := cmdutil.InputRead{LogFacts: true, Gate: replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}}
+	if opts.Shard != nil && opts.Interleave.Mode != replay.Random {
+		read.Partitions = opts.Shard.Has // a broker range fetches the shard's partitions only
+	}
 	in, err := opts.OpenInput(ctx, &opts.InputFlags, read)
 	if err != nil {
 		return cmdutil.WhenInterrupted(err, interruptedBefore)
@@ -27,6 +30,10 @@ func runTasks(ctx context.Context, opts *Options) error {
 	var ts *replay.Tasks
 	if att != nil {
 		ts = att.Tasks
+	} else if opts.Shard != nil && len(in.Channels) == 0 {
+		// A broker range of none of the shard's partitions (more shards
+		// than partitions): nothing of its to replay, an empty summary.
+		ts = &replay.Tasks{}
 	} else {
 		cfg, err := gateConfig(opts, in)
 		if err != nil {
@@ -35,10 +42,23 @@ func runTasks(ctx context.Context, opts *Options) error {
 		if ts, err = replay.NewTasks(cfg, nil); err != nil {
 			return err
 		}
+		// A shard's items are filtered before an interleaving that holds
+		// them all, but random's choices depend on every channel: it is
+		// filtered after (replay.ShardSource).
+		after := opts.Shard != nil && opts.Interleave.Mode == replay.Random
+		if opts.Shard != nil {
+			ts.Keep(opts.Shard.Has)
+			if !after {
+				src = replay.ShardSource(src, *opts.Shard)
+			}
+		}
 		if !in.Interleaved {
-			if src, err = reorder(in, opts); err != nil {
+			if src, err = reorder(src, opts); err != nil {
 				return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", name, err), interruptedBefore)
 			}
+		}
+		if after {
+			src = replay.ShardSource(src, *opts.Shard)
 		}
 	}
 
@@ -69,6 +89,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 	}
 	merged := inspect.MergeTasks(nums, sums)
 	merged.Interleave = opts.Interleave.String()
+	merged.Shard = opts.Shard
 	interrupted := errors.Is(runErr, replay.ErrInterrupted)
 	merged.Interrupted = interrupted
 	_, failedClosed := replay.FailureOf(runErr)
