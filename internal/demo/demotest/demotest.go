@@ -59,18 +59,7 @@ func DanglingJoined(ctx context.Context, t testing.TB) (*demo.Demo, *demo.Notifi
 // stop when the test ends.
 func Settled(ctx context.Context, t testing.TB, cfg demo.Config) (*demo.Demo, *demo.Notifier) {
 	t.Helper()
-	d, err := demo.New(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.Close)
-	n, err := d.StartNotifier(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	d, n := started(ctx, t, cfg)
 	if err := n.WaitRecords(ctx, d.Produced()); err != nil {
 		select {
 		case <-n.Done():
@@ -86,6 +75,17 @@ func Settled(ctx context.Context, t testing.TB, cfg demo.Config) (*demo.Demo, *d
 // the notifier has read every record.
 func withNotifier(ctx context.Context, t testing.TB, cfg demo.Config) (*demo.Demo, *demo.Notifier) {
 	t.Helper()
+	d, n := started(ctx, t, cfg)
+	if err := n.WaitRecords(ctx, d.Produced()); err != nil {
+		t.Fatal(err)
+	}
+	return d, n
+}
+
+// started runs the demo's pipeline with cfg to its last step, its
+// notifier started first.
+func started(ctx context.Context, t testing.TB, cfg demo.Config) (*demo.Demo, *demo.Notifier) {
+	t.Helper()
 	d, err := demo.New(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -96,9 +96,6 @@ func withNotifier(ctx context.Context, t testing.TB, cfg demo.Config) (*demo.Dem
 		t.Fatal(err)
 	}
 	if err := d.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.WaitRecords(ctx, d.Produced()); err != nil {
 		t.Fatal(err)
 	}
 	return d, n
