@@ -51,7 +51,7 @@ func TestDecodeEncodeCommands(t *testing.T) {
 		{name: "tty text is a table", tty: true, args: []string{"decode", "--hex", golden, "--topic-id", ordersID},
 			stdout: "parsley.causes, 63 bytes, 3 entries", substr: true},
 		{name: "tty table names channels", tty: true, args: []string{"decode", "--hex", golden, "--topic-id", ordersID},
-			stdout: "│ orders │ 01020304-0506-0708-090a-0b0c0d0e0f10 │ 5         │ 7        │", substr: true},
+			stdout: "orders  01020304-0506-0708-090a-0b0c0d0e0f10          5         7\n", substr: true},
 		{name: "tty empty clock", tty: true, args: []string{"decode", "--hex", "0100"}, stdout: "parsley.causes, 2 bytes, 0 entries\n{} (the empty clock: it claims nothing)\n"},
 		{name: "json", args: []string{"decode", "--hex", golden, "--topic-id", ordersID, "-o", "json"},
 			stdout: `{"format":"parsley.causes","size":63,"entries":[{"topic_id":"01020304-0506-0708-090a-0b0c0d0e0f10","topic":"orders","partition":2,"position":41},{"topic_id":"01020304-0506-0708-090a-0b0c0d0e0f10","topic":"orders","partition":5,"position":7},{"topic_id":"f1020304-0506-0708-090a-0b0c0d0e0f10","partition":0,"position":9}]}` + "\n"},

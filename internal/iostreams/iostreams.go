@@ -13,7 +13,9 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"strconv"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/mattn/go-isatty"
 )
 
@@ -52,7 +54,24 @@ func System(getenv func(string) string) *IOStreams {
 	}
 	s.Foreground = s.OutTTY && isForeground(os.Stdout)
 	s.Color = ColorWanted(s.OutTTY, getenv)
+	if s.OutTTY {
+		s.Width = terminalWidth(os.Stdout, getenv)
+	}
 	return s
+}
+
+// terminalWidth is the width of the terminal f in columns: COLUMNS when set
+// to a positive number (the shell's word, and a user's override), else the
+// terminal's window size (an ioctl: nothing is written to the terminal); 0
+// when neither says.
+func terminalWidth(f *os.File, getenv func(string) string) int {
+	if n, err := strconv.Atoi(getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if w, _, err := term.GetSize(f.Fd()); err == nil && w > 0 {
+		return w
+	}
+	return 0
 }
 
 // ColorWanted is the colour policy: colour on a terminal unless NO_COLOR

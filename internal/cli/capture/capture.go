@@ -242,12 +242,12 @@ func write(ctx context.Context, opts *Options, out io.Writer, src itemSource, ch
 				werr = w.Flush()
 			}
 			if werr != nil {
-				return records, fmt.Errorf("capture stopped after %d records (%v), and writing them failed: %w", records, err, werr)
+				return records, fmt.Errorf("capture stopped after %s (%v), and writing them failed: %w", render.Count(records, "record", "records"), err, werr)
 			}
 			if ctx.Err() != nil {
-				return records, &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: &stoppedError{fmt.Errorf("interrupted: capture stopped after %d records (they are written, and a last line says where it stopped)", records)}}
+				return records, &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: &stoppedError{fmt.Errorf("interrupted: capture stopped after %s (they are written, and a last line says where it stopped)", render.Count(records, "record", "records"))}}
 			}
-			return records, &stoppedError{fmt.Errorf("capture stopped after %d records (they are written, and a last line says where it stopped): %w", records, err)}
+			return records, &stoppedError{fmt.Errorf("capture stopped after %s (they are written, and a last line says where it stopped): %w", render.Count(records, "record", "records"), err)}
 		}
 		ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
 		if _, ok := names[ch]; !ok && it.Topic != "" {

@@ -9,13 +9,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 )
 
@@ -172,7 +172,7 @@ func Run(ctx context.Context, opts *Options) error {
 			_, err := fmt.Fprintln(opts.IO.Out, opts.Names.Format(clock.FromLegacy(entries)))
 			return err
 		}
-		return writeTable(opts.IO.Out, format, len(value), entries, opts.Names)
+		return writeTable(opts.IO.Out, render.Width(opts.IO), format, len(value), entries, opts.Names)
 	})
 }
 
@@ -247,24 +247,21 @@ func encodeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func writeTable(w io.Writer, format string, size int, entries []clock.Entry, names *clock.Names) error {
+func writeTable(w io.Writer, width int, format string, size int, entries []clock.Entry, names *clock.Names) error {
 	fmt.Fprintf(w, "%s, %s, %s\n", format, render.Count(size, "byte", "bytes"), render.Count(len(entries), "entry", "entries"))
 	if len(entries) == 0 {
 		fmt.Fprintln(w, "{} (the empty clock: it claims nothing)")
 		return nil
 	}
-	t := tablewriter.NewTable(w)
-	// Name and UUID side by side rather than a UUID/P channel column: the
-	// table stays within 80 columns.
-	t.Header("Topic", "Topic ID", "Partition", "Position")
+	// On a narrow terminal the topic UUID goes first (-o json keeps it).
+	t := render.NewTable(render.Column{Title: "Topic"}, render.Column{Title: "Topic ID", Drop: 1},
+		render.Column{Title: "Partition", Right: true}, render.Column{Title: "Position", Right: true})
 	for _, e := range entries {
 		name, ok := names.Name(e.Channel.Topic)
 		if !ok {
 			name = "-"
 		}
-		if err := t.Append(name, e.Channel.Topic.String(), e.Channel.Partition, e.Position); err != nil {
-			return err
-		}
+		t.Append(name, e.Channel.Topic.String(), strconv.Itoa(int(e.Channel.Partition)), strconv.FormatInt(e.Position, 10))
 	}
-	return t.Render()
+	return t.Write(w, width)
 }

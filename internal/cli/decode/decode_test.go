@@ -45,7 +45,7 @@ func TestRunTTYAndPipe(t *testing.T) {
 		tty  bool
 		want []string
 	}{
-		{true, []string{"parsley.causes, 28 bytes, 1 entry", "│ orders │ " + uuid + " │ 2         │ 41       │"}},
+		{true, []string{"parsley.causes, 28 bytes, 1 entry", "orders  " + uuid + "          2        41\n"}},
 		{false, []string{"orders/2=41\n"}},
 	} {
 		ios, _, out, _ := iostreams.Test()

@@ -80,7 +80,7 @@ func TestDemoDuration(t *testing.T) {
 		"kcat -b " + addr[1] + " -L",
 		"causalctl decode --brokers " + addr[1] + " -t shipments --offsets -5",
 		"Replay complete: ",
-		"│ shipments/1 ",
+		"\nshipments/1 ",
 	} {
 		if !strings.Contains(o, want) {
 			t.Errorf("output lacks %q:\n%s", want, o)

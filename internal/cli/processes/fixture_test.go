@@ -246,8 +246,20 @@ func run(t testing.TB, c *kfake.Cluster, tty bool, args ...string) (string, stri
 // runAt runs causalctl processes against brokers.
 func runAt(t testing.TB, brokers string, tty bool, args ...string) (string, string, int) {
 	t.Helper()
+	width := 0
+	if tty {
+		width = 200
+	}
+	return runWidth(t, brokers, width, args...)
+}
+
+// runWidth runs causalctl processes against brokers on a terminal width
+// columns wide, in a pipe when width is 0.
+func runWidth(t testing.TB, brokers string, width int, args ...string) (string, string, int) {
+	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
-	ios.SetTTY(tty)
+	ios.SetTTY(width > 0)
+	ios.Width = width
 	f := cmdutiltest.Factory(ios, brokers)
 	f.Now = func() time.Time { return now }
 	err := cmdutiltest.Execute(cmdutiltest.AsRoot(NewCmdProcesses(f, nil)), append([]string{}, args...)...) // never nil: cobra would read os.Args

@@ -2,9 +2,6 @@ package processes
 
 import (
 	"fmt"
-	"slices"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
@@ -12,7 +9,6 @@ import (
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/view"
-	"github.com/olekukonko/tablewriter"
 )
 
 // SchemaVersion names the JSON document processes writes and its version.
@@ -139,25 +135,23 @@ func (rep report) write(ios *iostreams.IOStreams, format string) error {
 		_, err := fmt.Fprintln(ios.Out, "No Parsley processes (no topic named …-__parsley.ordering-changelog).")
 		return err
 	}
-	header := slices.Clone(view.ProcessColumns)
-	rows := make([][]string, 0, len(rep.Rows))
+	t := render.NewTable(processColumns()...)
 	for _, r := range rep.Rows {
-		rows = append(rows, view.ProcessCells(&r))
+		t.Append(view.ProcessCells(&r)...)
 	}
-	if ios.OutTTY {
-		t := tablewriter.NewTable(ios.Out)
-		t.Header(header)
-		if err := t.Bulk(rows); err != nil {
-			return err
-		}
-		return t.Render()
+	return t.Write(ios.Out, render.Width(ios))
+}
+
+// processColumns are view.ProcessColumns as the table lays them out: the
+// counts right-aligned; on a narrow terminal FROM goes first, then MEMBERS,
+// RECEIVES, TASKS and GROUP, so that what is held, why and for how long
+// stays.
+func processColumns() []render.Column {
+	drop := map[string]int{"FROM": 5, "MEMBERS": 4, "RECEIVES": 3, "TASKS": 2, "GROUP": 1}
+	right := map[string]bool{"TASKS": true, "MEMBERS": true, "HELD": true, "HEADS": true, "OLDEST": true, "MAX LAG": true}
+	cols := make([]render.Column, 0, len(view.ProcessColumns))
+	for _, title := range view.ProcessColumns {
+		cols = append(cols, render.Column{Title: title, Right: right[title], Drop: drop[title]})
 	}
-	// Plain columns: no cell holds a space, so awk and cut read them.
-	tw := tabwriter.NewWriter(ios.Out, 0, 8, 2, ' ', 0)
-	header[10], header[11] = "MAX-LAG", "NEXT-START"
-	fmt.Fprintln(tw, strings.Join(header, "\t"))
-	for _, cells := range rows {
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	return tw.Flush()
+	return cols
 }

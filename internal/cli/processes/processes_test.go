@@ -18,6 +18,7 @@ import (
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/charmbracelet/x/ansi"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -152,25 +153,34 @@ func deref[T any](p *T) any {
 
 var memberID = regexp.MustCompile(`billing-[0-9a-f-]{16,}`)
 
-// TestProcessesGoldens: the table on a terminal, the plain columns in a
-// pipe, and the JSON.
+// TestProcessesGoldens: the table on a terminal 80 and 200 columns wide
+// (render.Table's rule: at 80 columns FROM, MEMBERS and RECEIVES are left
+// out and said so), the plain columns in a pipe, and the JSON.
 func TestProcessesGoldens(t *testing.T) {
 	f := threeProcesses(t)
 	for _, tc := range []struct {
 		golden string
-		tty    bool
+		width  int
 		args   []string
 	}{
-		{"table.golden", true, nil},
-		{"plain.golden", false, nil},
-		{"json.golden", false, []string{"-o", "json"}},
+		{"tty80.golden", 80, nil},
+		{"tty200.golden", 200, nil},
+		{"plain.golden", 0, nil},
+		{"json.golden", 0, []string{"-o", "json"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
-			out, errOut, code := run(t, f.c, tc.tty, tc.args...)
+			out, errOut, code := runWidth(t, strings.Join(f.c.ListenAddrs(), ","), tc.width, tc.args...)
 			if code != cmdutil.ExitOK {
 				t.Fatalf("exit %d: %s", code, errOut)
 			}
 			testutil.Golden(t, *update, tc.golden, memberID.ReplaceAllString(out, "MEMBER"))
+			if tc.width > 0 {
+				for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+					if w := ansi.StringWidth(l); w > tc.width {
+						t.Errorf("%d columns wide at %d: %q", w, tc.width, l)
+					}
+				}
+			}
 		})
 	}
 }

@@ -99,11 +99,11 @@ func runTasks(ctx context.Context, opts *Options) error {
 	}
 	switch {
 	case interrupted:
-		return cmdutil.Interrupted(fmt.Sprintf("interrupted after %d records", merged.Received))
+		return cmdutil.Interrupted("interrupted after "+render.Count(merged.Received, "record", "records"))
 	case runErr != nil:
 		return fmt.Errorf("%s: %w", name, runErr)
 	case opts.FailOnHeld && merged.Held > 0:
-		return &cmdutil.ExitError{Code: cmdutil.ExitHeld, Err: fmt.Errorf("%d records still held at the end (--fail-on-held)", merged.Held)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitHeld, Err: fmt.Errorf("%s still held at the end (--fail-on-held)", render.Count(merged.Held, "record", "records"))}
 	}
 	return nil
 }

@@ -6,12 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
-	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
 )
 
@@ -102,15 +103,23 @@ func write(opts *Options, infos []kafka.TopicInfo) error {
 		fmt.Fprintln(opts.IO.Out, "No topics.")
 		return nil
 	}
-	t := tablewriter.NewTable(opts.IO.Out)
-	t.Header("Topic", "Topic ID", "Partition", "Log start", "End", "Last stable")
+	// On a narrow terminal the topic UUID goes first (-o json keeps it),
+	// then the last stable offset.
+	t := render.NewTable(
+		render.Column{Title: "Topic"},
+		render.Column{Title: "Topic ID", Drop: 2},
+		render.Column{Title: "Partition", Right: true},
+		render.Column{Title: "Log start", Right: true},
+		render.Column{Title: "End", Right: true},
+		render.Column{Title: "Last stable", Right: true, Drop: 1},
+	)
 	for _, info := range infos {
 		for _, p := range info.Partitions {
 			// A broker or a proxy that checks no names can serve any bytes.
-			if err := t.Append(escape.Text(info.Name), info.ID.String(), p.Partition, p.LogStart, p.HighWatermark, p.LastStable); err != nil {
-				return err
-			}
+			t.Append(escape.Text(info.Name), info.ID.String(), itoa(p.Partition), itoa(p.LogStart), itoa(p.HighWatermark), itoa(p.LastStable))
 		}
 	}
-	return t.Render()
+	return t.Write(opts.IO.Out, render.Width(opts.IO))
 }
+
+func itoa[N ~int32 | ~int64](n N) string { return strconv.FormatInt(int64(n), 10) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"strings"
 	"testing"
 
@@ -12,10 +13,57 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
+	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
+	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/charmbracelet/x/ansi"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// TestGoldens: the table on a terminal 80 and 200 columns wide and in a
+// pipe (render.Table's rule: plain columns, numbers right-aligned; at 80
+// columns the topic UUID is left out and said so, nothing is wider than
+// the terminal; in a pipe nothing is left out).
+func TestGoldens(t *testing.T) {
+	id := func(b byte) clock.TopicID {
+		var u clock.TopicID
+		for i := range u {
+			u[i] = b + byte(i)
+		}
+		return u
+	}
+	infos := []kafka.TopicInfo{
+		{Name: "notifier-__parsley.ordering-changelog", ID: id(0x10), Partitions: []kafka.PartitionInfo{
+			{Partition: 0, LogStart: 0, HighWatermark: 1099, LastStable: 1099}, {Partition: 1, LogStart: 12, HighWatermark: 554, LastStable: 550}}},
+		{Name: "orders", ID: id(0x60), Partitions: []kafka.PartitionInfo{
+			{Partition: 0, LogStart: 0, HighWatermark: 145, LastStable: 145}, {Partition: 10, LogStart: 3, HighWatermark: 99, LastStable: 99}}},
+	}
+	for _, tc := range []struct {
+		golden string
+		width  int
+	}{{"tty80.golden", 80}, {"tty200.golden", 200}, {"pipe.golden", 0}} {
+		t.Run(tc.golden, func(t *testing.T) {
+			ios, _, out, _ := iostreams.Test()
+			ios.SetTTY(tc.width > 0)
+			ios.Width = tc.width
+			if err := write(&Options{IO: ios, Output: "text"}, infos); err != nil {
+				t.Fatal(err)
+			}
+			testutil.Golden(t, *update, tc.golden, out.String())
+			for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+				if w := ansi.StringWidth(l); tc.width > 0 && w > tc.width {
+					t.Errorf("%d columns wide at %d: %q", w, tc.width, l)
+				}
+				if tc.width != 80 && len(strings.Fields(l)) != 6 {
+					t.Errorf("not six fields: %q", l)
+				}
+			}
+		})
+	}
+}
 
 func command(f *cmdutil.Factory, runF func(context.Context, *Options) error, args ...string) error {
 	cmd := NewCmdTopics(f, runF)
@@ -53,13 +101,14 @@ func TestRun(t *testing.T) {
 	for _, tty := range []bool{true, false} {
 		ios, _, out, _ := iostreams.Test()
 		ios.SetTTY(tty)
+		ios.Width = 200
 		if err := command(cmdutiltest.Factory(ios, addr), nil); err != nil {
 			t.Fatal(err)
 		}
 		text := out.String()
 		rows := 0
 		for _, line := range strings.Split(text, "\n") {
-			f := strings.Fields(strings.NewReplacer("│", " ", "|", " ").Replace(line))
+			f := strings.Fields(line)
 			if len(f) == 6 && (f[0] == "orders" || f[0] == "payments") {
 				rows++
 				if f[0] == "orders" && f[2] == "1" && (f[3] != "0" || f[4] != "2" || f[5] != "2") {

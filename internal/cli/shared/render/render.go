@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/olekukonko/tablewriter"
 )
 
 // Summary renders a summary as replay prints it at the end of a run:
@@ -90,10 +89,10 @@ func summaryText(w io.Writer, s *inspect.Summary, stopped string) error {
 	}
 	fmt.Fprintln(w)
 
-	t := tablewriter.NewTable(w)
-	t.Header("Channel", "Settled", "Received", "Held", "Head", "Waits on")
+	t := NewTable(Column{Title: "Channel"}, Column{Title: "Settled", Right: true}, Column{Title: "Received", Right: true},
+		Column{Title: "Held", Right: true}, Column{Title: "Head", Right: true}, Column{Title: "Waits on"})
 	for _, c := range s.Channels {
-		head, waits := "-", ""
+		head, waits := "-", "-"
 		if c.Head != nil {
 			head = strconv.FormatInt(c.Head.Offset, 10)
 			waits = firstBlocker(c.Head)
@@ -102,11 +101,11 @@ func summaryText(w io.Writer, s *inspect.Summary, stopped string) error {
 		if c.Held > 0 {
 			mark = "▲ " + mark // held rows stand out without colour
 		}
-		if err := t.Append(mark, pos(c.Settled), pos(c.ReceivedUpTo), c.Held, head, waits); err != nil {
-			return err
-		}
+		t.Append(mark, pos(c.Settled), pos(c.ReceivedUpTo), strconv.Itoa(c.Held), head, waits)
 	}
-	if err := t.Render(); err != nil {
+	// A summary is written once, to a file as often as to a terminal: its
+	// tables are laid out whole.
+	if err := t.Write(w, 0); err != nil {
 		return err
 	}
 
@@ -118,15 +117,13 @@ func summaryText(w io.Writer, s *inspect.Summary, stopped string) error {
 	}
 	if len(blocked) > 0 {
 		fmt.Fprintf(w, "\nBlocked heads:\n")
-		t := tablewriter.NewTable(w)
-		t.Header("Head", "Blocker", "Required", "Settled", "Kind", "Root")
+		t := NewTable(Column{Title: "Head"}, Column{Title: "Blocker"}, Column{Title: "Required", Right: true},
+			Column{Title: "Settled", Right: true}, Column{Title: "Kind"}, Column{Title: "Root"})
 		for _, c := range blocked {
 			h := c.Head
 			at := fmt.Sprintf("%s@%d", c.Channel, h.Offset)
 			if h.Undecodable != "" {
-				if err := t.Append(at, "undecodable header", "-", "-", h.Undecodable, "-"); err != nil {
-					return err
-				}
+				t.Append(at, "undecodable header", "-", "-", h.Undecodable, "-")
 			}
 			for _, b := range h.Blockers {
 				root := h.Root
@@ -136,12 +133,10 @@ func summaryText(w io.Writer, s *inspect.Summary, stopped string) error {
 				case root == "":
 					root = "-"
 				}
-				if err := t.Append(at, b.Channel, b.Required, pos(b.Settled), b.Kind, root); err != nil {
-					return err
-				}
+				t.Append(at, b.Channel, strconv.FormatInt(b.Required, 10), pos(b.Settled), string(b.Kind), root)
 			}
 		}
-		if err := t.Render(); err != nil {
+		if err := t.Write(w, 0); err != nil {
 			return err
 		}
 	}
