@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/view"
@@ -37,7 +38,11 @@ func (e *events) View() string {
 		case "fail-closed", "error", "gap":
 			style = st.EventFail
 		}
-		lines = append(lines, style.Render(fit(r.Text, e.width)))
+		text := r.Text
+		if r.Repeats > 1 {
+			text += " (×" + strconv.Itoa(r.Repeats) + ")"
+		}
+		lines = append(lines, style.Render(fit(text, e.width)))
 	}
 	return strings.Join(clipLines(lines, e.height), "\n")
 }

@@ -150,6 +150,11 @@ func newTable(c common) *table {
 // SetRows replaces the rows of a new snapshot keeping filter, sort and the
 // cursor's channel.
 func (t *table) SetRows(s *view.Snapshot) {
+	// The cursor stays on its channel when the rows re-sort, whether or
+	// not it was moved there.
+	if t.selName == "" {
+		t.remember()
+	}
 	rows := s.Channels
 	t.rows, t.heads, t.offline, t.tasks = rows, s.Heads, s.Offline, s.Tasks != nil
 	if t.offline && t.colCur.live() {
@@ -250,11 +255,30 @@ func (t *table) columns() []column {
 	return cols
 }
 
+// gapAfter is the blank after column k of cols: one cell, three where a
+// right-aligned column is followed by a left-aligned one (HELD FOR, then
+// CAUSE), so that the two never read as one title.
+func gapAfter(cols []column, k int) string {
+	if k+1 < len(cols) && cols[k].numeric() && !cols[k+1].numeric() {
+		return "   "
+	}
+	return " "
+}
+
+// gapsWidth is the width of all the blanks between cols.
+func gapsWidth(cols []column) int {
+	n := 0
+	for k := range len(cols) - 1 {
+		n += len(gapAfter(cols, k))
+	}
+	return n
+}
+
 // freeWidth is what is left of the width for WAITS ON (or, without it,
 // spare) once cols are laid out with the channel column at its smallest.
 func (t *table) freeWidth(cols []column) int {
 	const prefix = 3 // cursor glyph, state glyph, space
-	used := prefix + len(cols) - 1
+	used := prefix + gapsWidth(cols)
 	for _, c := range cols {
 		switch c {
 		case colWaits:
@@ -531,7 +555,7 @@ func (t *table) SetSize(w, h int) {
 func (t *table) widths(cols []column) []int {
 	const prefix = 3 // cursor glyph, state glyph, space
 	ws := make([]int, len(cols))
-	fixed := prefix + len(cols) - 1
+	fixed := prefix + gapsWidth(cols)
 	for k, c := range cols {
 		if c != colChannel && c != colWaits {
 			ws[k] = t.colW[c]
@@ -598,7 +622,7 @@ func (t *table) View() string {
 		}
 		b.WriteString(style.Render(cell))
 		if k < len(cols)-1 {
-			b.WriteByte(' ')
+			b.WriteString(gapAfter(cols, k))
 		}
 	}
 
@@ -661,7 +685,7 @@ func (t *table) row(r *view.ChannelRow, selected bool, cols []column, ws []int) 
 		}
 		b.WriteString(cell)
 		if k < len(cols)-1 {
-			b.WriteByte(' ')
+			b.WriteString(gapAfter(cols, k))
 		}
 	}
 	body := b.String()

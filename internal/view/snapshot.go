@@ -160,6 +160,27 @@ type RecentEvent struct {
 	Kind string // deliver, drop, hold, gap, fail-closed or error
 	Text string // one line, channels named
 	At   time.Time
+	// Repeats is how many times in a row the event happened (the same
+	// kind and text, e.g. every task's gate stopping on the same broker
+	// error), At the last time; 1 for an event seen once.
+	Repeats int
+}
+
+// CollapseRepeats merges each run of events of the same kind and text
+// into its last, counted in Repeats, so that one error told by every task
+// is one line (×3), not three. It reuses rs.
+func CollapseRepeats(rs []RecentEvent) []RecentEvent {
+	out := rs[:0]
+	for _, r := range rs {
+		r.Repeats = max(r.Repeats, 1)
+		if n := len(out); n > 0 && out[n-1].Kind == r.Kind && out[n-1].Text == r.Text {
+			r.Repeats += out[n-1].Repeats
+			out[n-1] = r
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // Defaults of SnapshotOptions.
@@ -720,7 +741,7 @@ func (t *Tracker) recentEvents() []RecentEvent {
 		}
 		out = append(out, re)
 	}
-	return out
+	return CollapseRepeats(out)
 }
 
 func errText(err error) string {

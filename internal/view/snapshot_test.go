@@ -527,7 +527,7 @@ func TestTrackerGapEvent(t *testing.T) {
 	tr.Observe(&replay.Event{Type: replay.EventDeliver, Seq: 1, Channel: ch, Offset: 4}, time.Time{})
 	tr.ObserveGap(ch, 5, 100, time.Unix(7, 0))
 	got := tr.recentEvents()
-	want := RecentEvent{Kind: "gap", Text: "gap orders/0: offsets 5 to 99 deleted before they were read; read on at 100", At: time.Unix(7, 0)}
+	want := RecentEvent{Kind: "gap", Text: "gap orders/0: offsets 5 to 99 deleted before they were read; read on at 100", At: time.Unix(7, 0), Repeats: 1}
 	if len(got) != 2 || got[0].Kind != "deliver" || got[1] != want {
 		t.Errorf("recent %+v, want a delivery then %+v", got, want)
 	}

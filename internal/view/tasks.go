@@ -94,6 +94,7 @@ func SnapshotOfTasks(ts *replay.Tasks, trackers []*Tracker, opts SnapshotOptions
 	// The tasks' recent events, interleaved by time, as many as one
 	// tracker keeps.
 	slices.SortStableFunc(out.Recent, func(a, b RecentEvent) int { return a.At.Compare(b.At) })
+	out.Recent = CollapseRepeats(out.Recent)
 	if len(out.Recent) > recentCap {
 		out.Recent = slices.Clone(out.Recent[len(out.Recent)-recentCap:])
 	}

@@ -14,6 +14,6 @@ func TestHostileGroupStringsEscaped(t *testing.T) {
 		assigned := s
 		rep := jsonReport{Group: &jsonGroup{Group: s, State: s, Members: []jsonMember{{MemberID: s, ClientID: s, Host: s}}},
 			Tasks: []jsonTask{{AssignedTo: &assigned}}}
-		testutil.NoRawHostile(t, "state text", text(rep))
+		testutil.NoRawHostile(t, "state text", text(rep, 0))
 	}
 }

@@ -301,7 +301,7 @@ func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time
 	return jc
 }
 
-func write(wr io.Writer, format string, rep jsonReport) error {
+func write(wr io.Writer, width int, format string, rep jsonReport) error {
 	if format == "json" {
 		b, err := render.JSONLine(rep)
 		if err != nil {
@@ -310,8 +310,29 @@ func write(wr io.Writer, format string, rep jsonReport) error {
 		_, err = wr.Write(b)
 		return err
 	}
-	_, err := io.WriteString(wr, text(rep))
+	_, err := io.WriteString(wr, text(rep, width))
 	return err
+}
+
+// channelTable is a task's channels as a table (render.Table's rule),
+// indented under the task's line: on a narrow terminal the delivered past
+// goes first, then the frontier.
+func channelTable(chs []jsonChannel, width int) string {
+	const indent = "  "
+	t := render.NewTable(render.Column{Title: "Channel"}, render.Column{Title: "Fed", Right: true},
+		render.Column{Title: "Settled", Right: true}, render.Column{Title: "Frontier", Right: true, Drop: 1},
+		render.Column{Title: "Past", Right: true, Drop: 2}, render.Column{Title: "Held", Right: true},
+		render.Column{Title: "Committed", Right: true}, render.Column{Title: "Lag", Right: true})
+	for _, c := range chs {
+		t.Append(c.Channel, orNull(c.FedUpTo), orNull(c.Settled), orNull(c.Frontier), orNull(c.DeliveredPast),
+			strconv.Itoa(c.Held), orNull(c.Committed), orNull(c.Lag))
+	}
+	if width > 0 {
+		width = max(width-len(indent), 1)
+	}
+	var b strings.Builder
+	_ = t.Write(&b, width) // a strings.Builder does not fail
+	return indent + strings.ReplaceAll(strings.TrimSuffix(b.String(), "\n"), "\n", "\n"+indent) + "\n"
 }
 
 func orNull(p *int64) string {
@@ -323,7 +344,7 @@ func orNull(p *int64) string {
 
 // text is one block per task: the read, the group's view, each channel's
 // positions, then the held heads grouped by root with the next step.
-func text(rep jsonReport) string {
+func text(rep jsonReport, width int) string {
 	var b strings.Builder
 	b.WriteString(rep.NextStart.Text())
 	app := "unknown"
@@ -361,14 +382,7 @@ func text(rep jsonReport) string {
 			fmt.Fprintf(&b, "  FAILED CLOSED at %s@%d (%s): the task stops there, read on from its committed offsets\n    next step: %s\n",
 				escape.Text(f.Channel), f.Offset, f.Code, escape.Text(f.NextStep))
 		}
-		for _, c := range t.Channels {
-			fmt.Fprintf(&b, "  %-24s fed %s  settled %s  frontier %s  past %s  held %d  committed %s",
-				c.Channel, orNull(c.FedUpTo), orNull(c.Settled), orNull(c.Frontier), orNull(c.DeliveredPast), c.Held, orNull(c.Committed))
-			if c.Lag != nil {
-				fmt.Fprintf(&b, " (lag %d)", *c.Lag)
-			}
-			b.WriteString("\n")
-		}
+		b.WriteString(channelTable(t.Channels, width))
 		heads := map[string]*jsonHead{}
 		for i := range t.Channels {
 			if h := t.Channels[i].Head; h != nil {
