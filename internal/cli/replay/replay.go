@@ -262,7 +262,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	switch {
 	case interrupted:
-		return cmdutil.Interrupted("interrupted after "+render.Count(sum.Received, "record", "records"))
+		return cmdutil.Interrupted("interrupted after " + render.Count(sum.Received, "record", "records"))
 	case runErr != nil:
 		return fmt.Errorf("%s: %w", name, runErr)
 	case opts.FailOnHeld && sum.Held > 0:

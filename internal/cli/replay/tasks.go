@@ -99,7 +99,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 	}
 	switch {
 	case interrupted:
-		return cmdutil.Interrupted("interrupted after "+render.Count(merged.Received, "record", "records"))
+		return cmdutil.Interrupted("interrupted after " + render.Count(merged.Received, "record", "records"))
 	case runErr != nil:
 		return fmt.Errorf("%s: %w", name, runErr)
 	case opts.FailOnHeld && merged.Held > 0:
