@@ -84,9 +84,11 @@ func NewModel(styles *Styles, opts Options) *Model {
 		detail: detail{common: c},
 		events: events{common: c},
 		help:   helpView{common: c, intro: opts.Intro},
-		prompt: prompt{common: c},
-		ctrl:   opts.Controller,
-		feed:   opts.Snapshots,
+		// The intro screen: shown until a key closes it.
+		showHelp: opts.ShowIntro && len(opts.Intro) > 0,
+		prompt:   prompt{common: c},
+		ctrl:     opts.Controller,
+		feed:     opts.Snapshots,
 	}
 	m.snap.Title = cmpOr(opts.Title, "causalctl")
 	m.header.snap = &m.snap

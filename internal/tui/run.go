@@ -41,6 +41,10 @@ type Options struct {
 	// the view took the screen, which the alternate screen hides — the
 	// demo's commands to try. The first line is its heading.
 	Intro []string
+	// ShowIntro opens the view on the intro (with the keys beside it)
+	// until a key closes it: the demo's explanation stays readable instead
+	// of being covered by the table at once.
+	ShowIntro bool
 }
 
 // Run runs the view on the alternate screen of out, reading keys from in,

@@ -8,7 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
+	"cmp"
 	"strings"
 	"sync"
 	"time"
@@ -59,6 +59,10 @@ type Options struct {
 	// nil means none.
 	RunTUI func(ctx context.Context, snapshots <-chan view.Snapshot, intro []string) error
 
+	// Self is the command line that runs this causalctl, as the user can
+	// type it: the demo's hints start with it (selfCommand).
+	Self string
+
 	// Now reads the wall clock (time.Now).
 	Now func() time.Time
 	// Tick is the pipeline's step (--tick, demo.DefaultTick; 0 runs steps
@@ -72,10 +76,13 @@ type Options struct {
 // Run; nil runs Run.
 func NewCmdDemo(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, Tick: demo.DefaultTick, StatusEvery: time.Second,
+		Self: selfCommand()}
 	opts.RunTUI = func(ctx context.Context, snapshots <-chan view.Snapshot, intro []string) error {
+		// The explanation stays on screen until a key closes it; ? shows
+		// it again.
 		return tui.Run(ctx, opts.IO.In, opts.IO.Out, tui.Options{Title: "causalctl demo", Snapshots: snapshots, Color: opts.IO.Color,
-			Intro: intro})
+			Intro: intro, ShowIntro: true})
 	}
 	var fault string
 	cmd := &cobra.Command{
@@ -493,7 +500,7 @@ happened before it.
 Some writes are transactions and some of those abort, so offsets have gaps.
 
 `)
-	fmt.Fprintf(&b, `Watched here is a fourth service, a notifier reading all three topics. It
+	explain := fmt.Sprintf(`Watched here is a fourth service, a notifier reading all three topics. It
 reads orders %s late, so payments and shipments often reach it before the
 orders they depend on. Its delivery gate then holds such a record back
 ("held") until everything it depends on has been delivered: holds appear
@@ -503,39 +510,48 @@ gate per task (partition p of every topic), its ordering state in the
 compacted topic %[3]s.
 Shown here is its shadow, reading the same topics with the same lags.
 `, cfg.Lags[demo.TopicOrders], demo.NotifierApp, demo.NotifierChangelog)
+	b.WriteString(explain)
 	at := (time.Duration(cfg.FaultStep) * opts.Tick).String()
 	if opts.Tick == 0 {
 		at = render.Count(cfg.FaultStep, "step", "steps")
 	}
 	// Which process is stuck, then on what: the path that answers.
+	self := cmp.Or(opts.Self, "causalctl")
 	try := []string{
-		"causalctl processes --brokers " + addr,
-		"causalctl holds --brokers " + addr + " --app " + demo.NotifierApp,
-		"causalctl state --brokers " + addr + " --app " + demo.NotifierApp,
-		"causalctl topics --brokers " + addr,
-		"causalctl decode --brokers " + addr + " -t shipments --offsets -5",
+		self + " processes --brokers " + addr,
+		self + " holds --brokers " + addr + " --app " + demo.NotifierApp,
+		self + " state --brokers " + addr + " --app " + demo.NotifierApp,
+		self + " topics --brokers " + addr,
+		self + " decode --brokers " + addr + " -t shipments --offsets -5",
 		"kcat -b " + addr + " -L",
 	}
-	help := []string{"Try, in another terminal while it runs:"}
+	tryText := []string{"Try, in another terminal while it runs:"}
 	for _, c := range try {
-		help = append(help, "  "+c)
+		tryText = append(tryText, "  "+c)
 	}
+	if self != "causalctl" {
+		tryText = append(tryText, "(causalctl is not on your PATH; `go install ./cmd/causalctl` from the", "checkout puts it there, in $(go env GOPATH)/bin.)")
+	}
+	// The live view's intro screen and ? repeat what its alternate screen
+	// hides: the explanation, the fault, what to try.
+	help := []string{"causalctl demo: what you are watching"}
+	help = append(help, strings.Split(strings.TrimSuffix(explain, "\n"), "\n")...)
 	var faultCmd string
 	if cfg.Fault != demo.NoFault {
 		var text string
-		text, faultCmd = faultText(cfg.Fault, addr, at, cfg.Stall, time.Duration(demo.OpenTxnSteps)*opts.Tick)
-		b.WriteString("\n")
-		b.WriteString(text)
+		text, faultCmd = faultText(cfg.Fault, self, addr, at, cfg.Stall, time.Duration(demo.OpenTxnSteps)*opts.Tick)
 		if faultCmd != "" {
-			b.WriteString("  " + faultCmd + "\n")
+			text += "  " + faultCmd + "\n"
 		}
+		b.WriteString("\n" + text)
+		help = append(help, "")
+		help = append(help, strings.Split(strings.TrimSuffix(text, "\n"), "\n")...)
 	}
 	b.WriteString("\n")
-	b.WriteString(strings.Join(help, "\n"))
+	b.WriteString(strings.Join(tryText, "\n"))
 	b.WriteString("\n\n")
-	if faultCmd != "" {
-		help = append(help, "", "Fault "+strconv.Quote(string(cfg.Fault))+", see it with:", "  "+faultCmd)
-	}
+	help = append(help, "")
+	help = append(help, tryText...)
 	stop := "Ctrl-C"
 	if tui {
 		stop = "q or Ctrl-C"
@@ -561,20 +577,20 @@ Shown here is its shadow, reading the same topics with the same lags.
 // faultText says what the fault does and returns, apart, the command that
 // shows it ("" when the view shows it); every command it suggests names
 // the broker at addr, so that it runs as printed.
-func faultText(f demo.Fault, addr, at string, stall, open time.Duration) (text, cmd string) {
+func faultText(f demo.Fault, self, addr, at string, stall, open time.Duration) (text, cmd string) {
 	switch f {
 	case demo.FaultUndecodable:
 		return fmt.Sprintf(`Fault "undecodable": after %s the shipping service writes one shipment whose
 header is cut short. The notifier fails closed there and delivers nothing
 more: it cannot know what the record depends on, so it does not guess.
 No restart passes the record (UNDECODABLE_METADATA). See it with:
-`, at), "causalctl holds --brokers " + addr + " --app " + demo.NotifierApp
+`, at), self + " holds --brokers " + addr + " --app " + demo.NotifierApp
 	case demo.FaultDangling:
 		return fmt.Sprintf(`Fault "dangling": after %s the shipping service writes one shipment claiming
 a payments position that is never written. It stays held, waiting for a
 record that will not come (beyond-log-end), and so does every shipment
 behind it on its partition. Ask why with:
-`, at), "causalctl holds --brokers " + addr + " --app " + demo.NotifierApp
+`, at), self + " holds --brokers " + addr + " --app " + demo.NotifierApp
 	case demo.FaultSlow:
 		return fmt.Sprintf(`Fault "slow": after %s the notifier's feed of payments stalls for %s, then
 recovers. The shipments that depend on those payments pile up in the hold
@@ -591,19 +607,19 @@ payment with that payment alone, folding none of the clocks it received.
 Nothing fails and nothing is held here — the notifier consumes payments too —
 but a node consuming orders and shipments only could deliver a shipment
 before its order. Find the holes with:
-`, at), "causalctl check --brokers " + addr + " -t orders -t payments -t shipments --scope orders,shipments"
+`, at), self + " check --brokers " + addr + " -t orders -t payments -t shipments --scope orders,shipments"
 	case demo.FaultOpenTxn:
 		return fmt.Sprintf(`Fault "open-txn": after %s a late producer (transactional id %s)
 writes a payment to payments/1 in a transaction it leaves open for %s, then
 commits. Until then no read_committed reader gets past it: shipments claiming
 later payments on payments/1 are held. Ask why with:
-`, at, demo.TxnLatePayment, open), "causalctl holds --brokers " + addr + " --app " + demo.NotifierApp
+`, at, demo.TxnLatePayment, open), self + " holds --brokers " + addr + " --app " + demo.NotifierApp
 	case demo.FaultMarkerClaim:
 		return fmt.Sprintf(`Fault "marker-claim": after %s one shipment claims the offset of the commit
 marker that ends the last transaction on payments/1, and no payment follows
 it there. Parsley's wire contract forbids claiming a marker: a node that
 settles only on receipt holds the shipment for good. See it with:
-`, at), "causalctl holds --brokers " + addr + " --app " + demo.NotifierApp + " --position-advance=false"
+`, at), self + " holds --brokers " + addr + " --app " + demo.NotifierApp + " --position-advance=false"
 	}
 	return "", ""
 }
