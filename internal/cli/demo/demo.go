@@ -4,11 +4,11 @@
 package demo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"cmp"
 	"strings"
 	"sync"
 	"time"
