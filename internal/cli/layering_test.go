@@ -137,13 +137,14 @@ func TestLayeringTable(t *testing.T) {
 	}
 }
 
-// TestSourcesStayApart: the broker client does not import the file format,
+// TestSourcesStayApart: the broker client imports neither the file format
+// nor Parsley's ordering state (it reads a compacted topic; parsley folds it),
 // and the diagnosis, which takes facts and reads none, imports neither
 // source; all three share the record types of internal/record.
 func TestSourcesStayApart(t *testing.T) {
 	const module = "github.com/causalctl/causalctl/"
 	forbidden := map[string][]string{
-		"internal/kafka":         {"internal/capture"},
+		"internal/kafka":         {"internal/capture", "internal/parsley"},
 		"internal/inspect":       {"internal/kafka", "internal/capture"},
 		"internal/inspect/audit": {"internal/kafka", "internal/capture"},
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
-	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/record"
@@ -129,7 +128,7 @@ func ReadProcessCapture(ctx context.Context, ios *iostreams.IOStreams, path stri
 			itID, _ = names.ID(it.Topic)
 		}
 		if itID == id {
-			kafka.FoldChangelog(p.Changelog, it)
+			p.Changelog.Fold(it)
 			continue
 		}
 		if it.Kind == record.KindLogFacts {
