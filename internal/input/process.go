@@ -1,4 +1,4 @@
-package cmdutil
+package input
 
 import (
 	"context"
@@ -39,18 +39,18 @@ type ProcessInput struct {
 	StoreOnly bool
 }
 
-// ReadProcessInput reads the process of in: from its capture
-// (ReadProcessCapture), or from the cluster over a client of f.Dial,
+// ReadProcess reads the process of in: from its capture
+// (ReadProcessCapture), or from the cluster over a client of env.Dial,
 // closed when read (process.Read), each task read on from the committed
 // offsets to the log end (process.ReadOnAll).
-func (f *Factory) ReadProcessInput(ctx context.Context, in ProcessInput) (*inspect.Process, error) {
+func ReadProcess(ctx context.Context, env Env, in ProcessInput) (*inspect.Process, error) {
 	if in.Names == nil {
 		in.Names = &clock.Names{}
 	}
 	if in.Input != "" {
-		return ReadProcessCapture(ctx, f.IOStreams, in.Input, in.MaxLineSize, in.App, in.Changelog, in.Names)
+		return ReadProcessCapture(ctx, env.IO, in.Input, in.MaxLineSize, in.App, in.Changelog, in.Names)
 	}
-	cl, err := f.Dial(ctx)
+	cl, err := env.Dial(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func ReadProcessCapture(ctx context.Context, ios *iostreams.IOStreams, path stri
 		case 1:
 			topic = found[0]
 		default:
-			return nil, Usagef("%s holds the changelogs of %s: choose one with --app or --changelog", in.Name, strings.Join(found, ", "))
+			return nil, specErrorf("%s holds the changelogs of %s: choose one with --app or --changelog", in.Name, strings.Join(found, ", "))
 		}
 	}
 	id, ok := names.ID(topic)
