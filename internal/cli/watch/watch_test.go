@@ -168,8 +168,7 @@ func TestRunTerminal(t *testing.T) {
 	opts = options(ios, addr)
 	opts.Scope = []string{"shipments"}
 	err := Run(context.Background(), opts)
-	var ue *cmdutil.UsageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "shipments") {
+	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "shipments") {
 		t.Errorf("unknown scope: %v", err)
 	}
 }
