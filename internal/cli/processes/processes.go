@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
@@ -167,8 +168,8 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	switch {
 	case len(failed) > 0:
-		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("%d of %d processes could not be read (%s); the first: %w",
-			len(failed), len(rows), strings.Join(failed, ", "), first)}
+		return &cmdutil.ExitError{Code: cmdutil.ExitFailure, Err: fmt.Errorf("%d of %s could not be read (%s); the first: %w",
+			len(failed), render.Count(len(rows), "process", "processes"), strings.Join(failed, ", "), first)}
 	case old:
 		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 	}
