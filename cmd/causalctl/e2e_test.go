@@ -271,9 +271,12 @@ func TestWatchInTmux(t *testing.T) {
 	}
 }
 
-// TestDemoInTmux: the demo on a terminal shows its watched node live.
+// TestDemoInTmux: the demo on a terminal shows its watched node live,
+// once a key has closed the explanation it opens on.
 func TestDemoInTmux(t *testing.T) {
 	tm := startTmux(t, 120, 40, []string{"NO_COLOR=1"}, "demo", "--duration", "6s")
+	tm.waitFor(10*time.Second, "what you are watching")
+	tm.keys("Escape")
 	tm.waitFor(10*time.Second, "causalctl demo", "orders/0", "shipments/1", "RUNNING")
 	// After the duration the view ends and the summary is printed.
 	tm.waitFor(15*time.Second, "Replay", "delivered")
