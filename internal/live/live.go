@@ -123,6 +123,9 @@ type Driver struct {
 	trs      []*view.Tracker
 	emitTask func(*replay.Task, *replay.Event) error
 	failed   int32 // the task of the item fed last
+	// down are the tasks whose gate failed closed while others read on
+	// (Config.Tasks), as Parsley stops a task and runs the others.
+	down map[int32]bool
 	rate     view.RateMeter
 	emit     func(*replay.Event) error
 	at       time.Time // when the items being fed arrived
@@ -217,6 +220,9 @@ func (d *Driver) newTasks() error {
 // feed gives one item to the gate of its task, or the one gate.
 func (d *Driver) feed(it *record.Item) error {
 	if d.ts != nil {
+		if d.down[it.Partition] {
+			return nil // its task failed closed: it reads nothing past the record
+		}
 		d.failed = it.Partition
 		return d.ts.Feed(it, d.emitTask)
 	}
@@ -341,6 +347,9 @@ func (d *Driver) Run(ctx context.Context) error {
 					d.observeGap(it)
 				}
 				if err := d.feed(it); err != nil {
+					if d.stopTask(err) {
+						continue
+					}
 					b.err = err
 					break
 				}
@@ -383,6 +392,29 @@ func (d *Driver) read(ctx context.Context, out chan<- batch) {
 			b = nil
 		}
 	}
+}
+
+// stopTask stops the task of the item fed last when its gate failed
+// closed (err, an InputError with a code) and another task still reads:
+// per-task gates fail closed one by one, as Parsley's tasks do (the
+// process's other tasks run on, process.ReadOn reads them on), so the
+// view shows every task as state and holds --app tell it. It reports
+// whether the feed goes on.
+func (d *Driver) stopTask(err error) bool {
+	var ie *replay.InputError
+	if d.ts == nil || !errors.As(err, &ie) || ie.Code == "" || len(d.down)+1 >= len(d.ts.Tasks) {
+		return false
+	}
+	for i, task := range d.ts.Tasks {
+		if task.Task == d.failed {
+			d.trs[i].Stop(err, d.cfg.Now())
+		}
+	}
+	if d.down == nil {
+		d.down = map[int32]bool{}
+	}
+	d.down[d.failed] = true
+	return true
 }
 
 func (d *Driver) stop(err error) {
