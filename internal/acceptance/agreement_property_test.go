@@ -725,13 +725,14 @@ func watchSnapshot(t *testing.T, wd *world, addr string, now time.Time) view.Sna
 		return kafka.Dial(ctx, kafka.Config{Brokers: []string{addr}})
 	}
 	var warn strings.Builder
-	att, fol, err := cmdutil.FollowAttach(ctx, dial, cmdutil.TaskFlags{App: wd.App}, &clock.Names{}, &warn, kafka.WithLogFacts())
+	names := &clock.Names{}
+	att, fol, err := cmdutil.FollowAttach(ctx, dial, cmdutil.TaskFlags{App: wd.App}, names, &warn, kafka.WithLogFacts())
 	if err != nil {
 		t.Fatalf("%s: watch --app: %v", wd, err)
 	}
 	defer fol.Close()
 	drv, err := live.New(fol.Follower, live.Config{Title: "causalctl watch --app " + wd.App, Now: func() time.Time { return now },
-		Seeds: att.Tasks, SeedWritten: att.SeedWritten, Replay: replay.Config{}})
+		Seeds: att.Tasks, SeedWritten: att.SeedWritten, Replay: replay.Config{Names: names}, Interval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -744,7 +745,7 @@ func watchSnapshot(t *testing.T, wd *world, addr string, now time.Time) view.Sna
 		case <-ctx.Done():
 			s, _ := drv.Latest()
 			t.Fatalf("%s: watch --app never read to the log's end: %+v", wd, s.Channels)
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(5 * time.Millisecond):
 		}
 		s, ok := drv.Latest()
 		if ok && caughtUp(&s) {

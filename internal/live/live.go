@@ -126,9 +126,9 @@ type Driver struct {
 	// down are the tasks whose gate failed closed while others read on
 	// (Config.Tasks), as Parsley stops a task and runs the others.
 	down map[int32]bool
-	rate     view.RateMeter
-	emit     func(*replay.Event) error
-	at       time.Time // when the items being fed arrived
+	rate view.RateMeter
+	emit func(*replay.Event) error
+	at   time.Time // when the items being fed arrived
 
 	snaps   chan view.Snapshot
 	stopped chan struct{}
