@@ -719,6 +719,13 @@ func watchFacts(t *testing.T, wd *world, addr string, now time.Time, raw func([]
 // snapshot, taken at now.
 func watchSnapshot(t *testing.T, wd *world, addr string, now time.Time) view.Snapshot {
 	t.Helper()
+	return watchSnapshotOf(t, wd.String(), wd.App, addr, now)
+}
+
+// watchSnapshotOf is watchSnapshot of process app (what names the world
+// in failures).
+func watchSnapshotOf(t *testing.T, what, app, addr string, now time.Time) view.Snapshot {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	dial := func(ctx context.Context) (*kafka.Client, error) {
@@ -726,12 +733,12 @@ func watchSnapshot(t *testing.T, wd *world, addr string, now time.Time) view.Sna
 	}
 	var warn strings.Builder
 	names := &clock.Names{}
-	att, fol, err := cmdutil.FollowAttach(ctx, dial, cmdutil.TaskFlags{App: wd.App}, names, &warn, kafka.WithLogFacts())
+	att, fol, err := cmdutil.FollowAttach(ctx, dial, cmdutil.TaskFlags{App: app}, names, &warn, kafka.WithLogFacts())
 	if err != nil {
-		t.Fatalf("%s: watch --app: %v", wd, err)
+		t.Fatalf("%s: watch --app: %v", what, err)
 	}
 	defer fol.Close()
-	drv, err := live.New(fol.Follower, live.Config{Title: "causalctl watch --app " + wd.App, Now: func() time.Time { return now },
+	drv, err := live.New(fol.Follower, live.Config{Title: "causalctl watch --app " + app, Now: func() time.Time { return now },
 		Seeds: att.Tasks, SeedWritten: att.SeedWritten, Replay: replay.Config{Names: names}, Interval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -744,7 +751,7 @@ func watchSnapshot(t *testing.T, wd *world, addr string, now time.Time) view.Sna
 		select {
 		case <-ctx.Done():
 			s, _ := drv.Latest()
-			t.Fatalf("%s: watch --app never read to the log's end: %+v", wd, s.Channels)
+			t.Fatalf("%s: watch --app never read to the log's end: %+v", what, s.Channels)
 		case <-time.After(5 * time.Millisecond):
 		}
 		s, ok := drv.Latest()

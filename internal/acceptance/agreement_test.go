@@ -86,6 +86,9 @@ func TestEveryWayTellsOneStory(t *testing.T) {
 			if ex := exporterStory(t, ctx, d.Addr(), now); !sameStory(ex, want, false) {
 				t.Errorf("the exporter says\n  %s\nstate --app says\n  %s", ex, want)
 			}
+			if w := watchStory(t, d.Addr(), now, want); !sameStory(w, want, true) {
+				t.Errorf("watch --app says\n  %s\nstate --app says\n  %s", w, want)
+			}
 		})
 	}
 }
@@ -264,4 +267,26 @@ func topicNameOf(t *testing.T, cl *kafka.Client, id string) string {
 		}
 	}
 	return id
+}
+
+// watchStory is what watch --app's live view model shows of the notifier
+// once it has read on to the log's end: its held heads, their causes and
+// roots, and the task failed closed. The records it counts are those its
+// gates still hold, not the store's, and it predicts no next start: the
+// state's stand in (from state), so that only what watch shows is
+// compared.
+func watchStory(t *testing.T, addr string, now time.Time, state story) story {
+	t.Helper()
+	snap := watchSnapshotOf(t, "the demo", demo.NotifierApp, addr, now)
+	s := story{Heads: len(snap.Heads), Records: state.Records, Causes: map[string]int{}, Refusals: state.Refusals}
+	roots := map[string]bool{}
+	for _, h := range snap.Heads {
+		s.Causes[string(h.Cause)]++
+		roots[fmt.Sprintf("%s@%d %s", h.Root, h.RootOffset, h.RootCause)] = true
+	}
+	s.Roots = slices.Sorted(maps.Keys(roots))
+	if f := snap.Failure; f != nil {
+		s.FailedClosed = []string{fmt.Sprintf("%s@%d", f.Channel, f.Offset)}
+	}
+	return s
 }
