@@ -1,0 +1,266 @@
+package parsley_test
+
+// The ordering-state decoder's scenarios: testdata/parsley/*.txt at the
+// module root (the format of testdata/gate, testutil.RunScenarios). Each
+// block writes entries to one task's store, as a changelog partition
+// holds them, and decodes it. Commands:
+//
+//	task P                    a new, empty store: changelog partition P
+//	version N                 the format version entry
+//	name TOPIC                the topic's binding to its fake UUID
+//	fed CH POS                fed-up-to; frontier CH POS and past CH POS
+//	                          the frontier and delivered-past entries
+//	held CH OFF CLOCK [ts=MS] a held record claiming CLOCK ({} none),
+//	                          written at MS (Unix ms; absent −1)
+//	release CH OFF            the held record's tombstone
+//	drop name TOPIC           the binding's tombstone
+//	bad held CH OFF HEX       a held record's value as raw bytes
+//	bad key HEX VALUEHEX      an entry of any key as raw bytes
+//	decode                    print the decoded task
+//
+// Channels are NAME/PARTITION; each topic name maps to a fake UUID made
+// of its bytes, so channel order is name order. Run with -update to
+// rewrite the expected output, then review the diff against SPEC §6.
+
+import (
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/testutil"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected output in testdata/parsley/*.txt")
+
+func TestStoreScenarios(t *testing.T) {
+	testutil.RunScenarios(t, "parsley", *update, func() testutil.ScenarioDriver { return &storeDriver{names: &clock.Names{}} })
+}
+
+type storeDriver struct {
+	t      *testing.T
+	where  string
+	names  *clock.Names
+	topics []string
+	store  *parsley.Store
+	offset int64 // the next entry's changelog offset
+}
+
+func (d *storeDriver) fatalf(format string, args ...any) {
+	d.t.Helper()
+	d.t.Fatalf("%s: %s", d.where, fmt.Sprintf(format, args...))
+}
+
+// scenarioTopicID is the fake UUID of a topic name: its bytes,
+// zero-padded, so that UUID order is name order.
+func scenarioTopicID(name string) clock.TopicID {
+	var id clock.TopicID
+	copy(id[:], name)
+	return id
+}
+
+func (d *storeDriver) topic(name string) clock.TopicID {
+	d.t.Helper()
+	if name == "" || len(name) > 16 {
+		d.fatalf("bad topic %q", name)
+	}
+	if _, known := d.names.ID(name); !known {
+		if err := d.names.Add(name, scenarioTopicID(name)); err != nil {
+			d.fatalf("%v", err)
+		}
+		d.topics = append(d.topics, name)
+	}
+	return scenarioTopicID(name)
+}
+
+func (d *storeDriver) channel(s string) clock.Channel {
+	d.t.Helper()
+	topic, _, _ := strings.Cut(s, "/")
+	d.topic(topic)
+	ch, err := d.names.ParseChannel(s)
+	if err != nil {
+		d.fatalf("%v", err)
+	}
+	return ch
+}
+
+func (d *storeDriver) int(s string) int64 {
+	d.t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		d.fatalf("bad number %q", s)
+	}
+	return n
+}
+
+func (d *storeDriver) hex(s string) []byte {
+	d.t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		d.fatalf("bad hex %q", s)
+	}
+	return b
+}
+
+func (d *storeDriver) clock(s string) []clock.Entry {
+	d.t.Helper()
+	if s == "{}" {
+		return nil
+	}
+	for part := range strings.SplitSeq(s, ",") {
+		ch, _, _ := strings.Cut(part, "=")
+		d.channel(ch)
+	}
+	c, err := d.names.Parse(s)
+	if err != nil {
+		d.fatalf("%v", err)
+	}
+	return c.Entries()
+}
+
+// apply writes one entry at the next changelog offset.
+func (d *storeDriver) apply(k parsley.Key, v []byte) {
+	d.applyRaw(parsley.AppendKey(nil, k), v)
+}
+
+func (d *storeDriver) applyRaw(k, v []byte) {
+	if d.store == nil {
+		d.store = parsley.NewStore(0)
+	}
+	d.store.Apply(d.offset, k, v)
+	d.offset++
+}
+
+// text replaces fake UUIDs in s by topic names.
+func (d *storeDriver) text(s string) string {
+	var pairs []string
+	for _, name := range d.topics {
+		pairs = append(pairs, scenarioTopicID(name).String(), name)
+	}
+	return strings.NewReplacer(pairs...).Replace(s)
+}
+
+func (d *storeDriver) Exec(t *testing.T, where, line string) []string {
+	d.t, d.where = t, where
+	t.Helper()
+	f := strings.Fields(line)
+	cmd, args := f[0], f[1:]
+	arity := func(lo, hi int) {
+		if len(args) < lo || len(args) > hi {
+			d.fatalf("%s: want %d to %d arguments", cmd, lo, hi)
+		}
+	}
+	position := func(tag parsley.Tag) {
+		arity(2, 2)
+		d.apply(parsley.Key{Tag: tag, Channel: d.channel(args[0])}, parsley.AppendPosition(nil, d.int(args[1])))
+	}
+	switch cmd {
+	case "task":
+		arity(1, 1)
+		d.store, d.offset = parsley.NewStore(int32(d.int(args[0]))), 0
+	case "version":
+		arity(1, 1)
+		d.apply(parsley.Key{Tag: parsley.TagVersion}, []byte{byte(d.int(args[0]))})
+	case "name":
+		arity(1, 1)
+		d.apply(parsley.Key{Tag: parsley.TagName, Name: args[0]}, parsley.AppendNameValue(nil, d.topic(args[0])))
+	case "fed":
+		position(parsley.TagFedUpTo)
+	case "frontier":
+		position(parsley.TagFrontier)
+	case "past":
+		position(parsley.TagDeliveredPast)
+	case "held":
+		arity(3, 4)
+		rec := parsley.HeldRecord{Timestamp: -1, Key: []byte("k"), Value: []byte("v"), Causes: d.clock(args[2])}
+		if len(args) == 4 {
+			ms, ok := strings.CutPrefix(args[3], "ts=")
+			if !ok {
+				d.fatalf("held: want ts=MS, got %q", args[3])
+			}
+			rec.Timestamp = d.int(ms)
+		}
+		d.apply(parsley.Key{Tag: parsley.TagHeld, Channel: d.channel(args[0]), Position: d.int(args[1])}, parsley.AppendHeldRecord(nil, &rec))
+	case "release":
+		arity(2, 2)
+		d.apply(parsley.Key{Tag: parsley.TagHeld, Channel: d.channel(args[0]), Position: d.int(args[1])}, nil)
+	case "drop":
+		arity(2, 2)
+		if args[0] != "name" {
+			d.fatalf("drop: only name")
+		}
+		d.apply(parsley.Key{Tag: parsley.TagName, Name: args[1]}, nil)
+	case "bad":
+		arity(3, 4)
+		switch args[0] {
+		case "held":
+			arity(4, 4)
+			d.apply(parsley.Key{Tag: parsley.TagHeld, Channel: d.channel(args[1]), Position: d.int(args[2])}, d.hex(args[3]))
+		case "key":
+			arity(3, 3)
+			d.applyRaw(d.hex(args[1]), d.hex(args[2]))
+		default:
+			d.fatalf("bad: held or key")
+		}
+	case "decode":
+		arity(0, 0)
+		if d.store == nil {
+			d.store = parsley.NewStore(0)
+		}
+		return d.decode(d.store.Decode())
+	default:
+		d.fatalf("unknown command %q", cmd)
+	}
+	return nil
+}
+
+// decode prints a decoded task: its version and bindings, each channel's
+// positions and hold queue (settled, the head first), and the corrupt
+// entries by offset.
+func (d *storeDriver) decode(task *parsley.Task) []string {
+	pos := func(p int64) string {
+		switch {
+		case p == parsley.DeletedPosition:
+			return "deleted"
+		case p < 0:
+			return "-"
+		}
+		return strconv.FormatInt(p, 10)
+	}
+	out := []string{fmt.Sprintf("task %d version %d held %d", task.Task, task.Version, task.HeldCount())}
+	var names []string
+	for name, id := range task.Names {
+		if id != scenarioTopicID(name) {
+			name += "=" + id.String() // bound to another topic's UUID
+		}
+		names = append(names, name)
+	}
+	if len(names) > 0 {
+		out = append(out, "names "+strings.Join(slices.Sorted(slices.Values(names)), " "))
+	}
+	for _, c := range task.Channels {
+		out = append(out, fmt.Sprintf("%s: fed=%s frontier=%s past=%s settled=%s held=%d",
+			d.text(d.names.Channel(c.Channel)), pos(c.FedUpTo), pos(c.Frontier), pos(c.DeliveredPast), pos(c.Settled()), len(c.Held)))
+		for i, h := range c.Held {
+			what := "  held"
+			if i == 0 {
+				what = "  head"
+			}
+			clk, err := h.Record.Clock()
+			causes := d.text(d.names.Format(clk))
+			if err != nil {
+				causes = "bad clock: " + err.Error()
+			}
+			out = append(out, fmt.Sprintf("%s %d causes %s ts %d", what, h.Offset, causes, h.Record.Timestamp))
+		}
+	}
+	for _, e := range task.Corrupt {
+		out = append(out, d.text(e.Error()))
+	}
+	return out
+}
