@@ -14,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/demo/demotest"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/tracker"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // story is what every way into a Parsley process must say alike: its
@@ -86,9 +87,11 @@ func TestEveryWayTellsOneStory(t *testing.T) {
 			if ex := exporterStory(t, ctx, d.Addr(), now); !sameStory(ex, want, false) {
 				t.Errorf("the exporter says\n  %s\nstate --app says\n  %s", ex, want)
 			}
-			if w := watchStory(t, d.Addr(), now, want); !sameStory(w, want, true) {
+			snap := watchSnapshotOf(t, "the demo", demo.NotifierApp, d.Addr(), now)
+			if w := watchStory(snap, want); !sameStory(w, want, true) {
 				t.Errorf("watch --app says\n  %s\nstate --app says\n  %s", w, want)
 			}
+			checkFaultGoldens(t, name, d.Addr(), now, snap)
 		})
 	}
 }
@@ -275,9 +278,7 @@ func topicNameOf(t *testing.T, cl *kafka.Client, id string) string {
 // gates still hold, not the store's, and it predicts no next start: the
 // state's stand in (from state), so that only what watch shows is
 // compared.
-func watchStory(t *testing.T, addr string, now time.Time, state story) story {
-	t.Helper()
-	snap := watchSnapshotOf(t, "the demo", demo.NotifierApp, addr, now)
+func watchStory(snap view.Snapshot, state story) story {
 	s := story{Heads: len(snap.Heads), Records: state.Records, Causes: map[string]int{}, Refusals: state.Refusals}
 	roots := map[string]bool{}
 	for _, h := range snap.Heads {
