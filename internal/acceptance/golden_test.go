@@ -58,7 +58,7 @@ var (
 	// channel's positions (state's, the exporter's lag series, the live
 	// view's rows and stamp) are left out.
 	goldenChannelLine = regexp.MustCompile(`(?m)^(›?\s+[a-z]+/\d+\s.*|parsley_channel_.*|stamp\s.*)\n`)
-	goldenNumber = regexp.MustCompile(`(?:^|[^@/\w.])(\d+)\b`)
+	goldenNumber      = regexp.MustCompile(`(?:^|[^@/\w.])(\d+)\b`)
 	// Runs of spaces aligning columns whose widths the ages set.
 	goldenSpaces = regexp.MustCompile(`  +`)
 )
@@ -195,5 +195,9 @@ func watchText(snap view.Snapshot) string {
 	m.Update(tea.WindowSizeMsg{Width: 400, Height: 60})
 	m.Update(tui.SnapshotMsg{Snapshot: snap})
 	st := live.StatusOf(&snap)
-	return m.View() + "\n# status line\n" + st.String() + "\n"
+	screen := strings.TrimRight(m.View(), "\n ")
+	for strings.Contains(screen, "\n\n\n") {
+		screen = strings.ReplaceAll(screen, "\n\n\n", "\n\n") // the empty rows of a tall screen
+	}
+	return screen + "\n# status line\n" + st.String() + "\n"
 }
