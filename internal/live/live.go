@@ -138,6 +138,7 @@ type Driver struct {
 	have    bool // latest is set
 	status  Status
 	err     error // what stopped the feed
+	taskErr error // the first task failed closed while the others read on
 	summary *inspect.Summary
 	ran     bool
 }
@@ -414,7 +415,21 @@ func (d *Driver) stopTask(err error) bool {
 		d.down = map[int32]bool{}
 	}
 	d.down[d.failed] = true
+	d.mu.Lock()
+	if d.taskErr == nil {
+		d.taskErr = err
+	}
+	d.mu.Unlock()
 	return true
+}
+
+// TaskFailed returns the failure of the first task that failed closed
+// while the others read on (Config.Tasks, stopTask), nil when none: the
+// feed goes on, Err stays nil until it stops.
+func (d *Driver) TaskFailed() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.taskErr
 }
 
 func (d *Driver) stop(err error) {

@@ -259,6 +259,9 @@ func TestTaskFailsClosedAlone(t *testing.T) {
 		t.Fatal("the feed stopped while task 1 still reads")
 	default:
 	}
+	if d.TaskFailed() == nil || d.Err() != nil {
+		t.Errorf("TaskFailed %v, Err %v: want task 0's failure, and no error while the feed reads", d.TaskFailed(), d.Err())
+	}
 	// Task 1 fails closed too: nothing reads on, the feed stops.
 	src.items <- recordAt(b1, 1, undecodable)
 	select {
