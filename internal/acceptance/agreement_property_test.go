@@ -19,9 +19,7 @@ import (
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/live"
-	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/replay"
-	"github.com/causalctl/causalctl/internal/tracker"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -323,7 +321,7 @@ func TestAgreementCatchesABrokenWay(t *testing.T) {
 			})
 		}},
 		{"processes --app", "the next start", replaceOnce(`"reason":"UNDECODABLE_METADATA"`, `"reason":"ORDERING_STATE_LOST"`)},
-		{"exporter", "a head's cause", replaceOnce(`cause=beyond-log-end`, `cause=held`)},
+		{"exporter", "a head's cause", replaceOnce(`cause="beyond-log-end"`, `cause="held"`)},
 		{"watch --app", "a root", replaceOnce(`root=`, `root=x`)},
 		{"state --app", "a failed closed task", replaceOnce(`"failed_closed":{"channel":"`, `"failed_closed":{"channel":"x`)},
 	} {
@@ -404,19 +402,10 @@ func stateFacts(t *testing.T, wd *world, raw []byte) facts {
 				Head        *stateHead
 				BehindReady *stateHead `json:"behind_ready"`
 			}
-			Roots []struct {
-				Channel string
-				Offset  int64
-				Cause   string
-			}
-			FailedClosed *struct {
-				Channel string
-				Offset  int64
-			} `json:"failed_closed"`
+			Roots        []jsonRoot
+			FailedClosed *jsonAt `json:"failed_closed"`
 		}
-		NextStart struct {
-			Refusals []struct{ Reason string }
-		} `json:"next_start"`
+		NextStart jsonNextStart `json:"next_start"`
 	}
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatalf("%s: state: %v: %s", wd, err, raw)
@@ -485,12 +474,9 @@ func holdsFacts(t *testing.T, wd *world, raw []byte) facts {
 		}
 		Tasks []struct {
 			Task         int32
-			HeldHeads    int `json:"held_heads"`
-			HeldRecords  int `json:"held_records"`
-			FailedClosed *struct {
-				Channel string
-				Offset  int64
-			} `json:"failed_closed"`
+			HeldHeads    int     `json:"held_heads"`
+			HeldRecords  int     `json:"held_records"`
+			FailedClosed *jsonAt `json:"failed_closed"`
 		}
 	}
 	if err := json.Unmarshal(raw, &rep); err != nil {
@@ -539,9 +525,7 @@ func processesFacts(t *testing.T, wd *world, raw []byte) facts {
 				Channel string
 				Offset  int64
 			} `json:"failed_closed"`
-			NextStart struct {
-				Refusals []struct{ Reason string }
-			} `json:"next_start"`
+			NextStart jsonNextStart `json:"next_start"`
 		}
 	}
 	if err := json.Unmarshal(raw, &rep); err != nil || len(rep.Processes) != 1 {
@@ -568,36 +552,7 @@ func processesFacts(t *testing.T, wd *world, raw []byte) facts {
 // raw may mutate) and read back.
 func exporterFacts(t *testing.T, wd *world, addr string, now time.Time, raw func([]byte) []byte) facts {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: []string{addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	tr := tracker.New(tracker.Config{Client: cl, AppPrefix: wd.App, Now: func() time.Time { return now }})
-	if err := tr.Discover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Refresh(ctx); err != nil {
-		t.Fatalf("%s: the exporter's refresh: %v", wd, err)
-	}
-	reg := metrics.NewProcessRegistry(tr, func() time.Time { return now }, metrics.Options{})
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The series as lines "NAME{label=value,…} VALUE", for the mutation.
-	var lines []string
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			var labels []string
-			for _, l := range m.GetLabel() {
-				labels = append(labels, l.GetName()+"="+l.GetValue())
-			}
-			lines = append(lines, fmt.Sprintf("%s{%s} %v", mf.GetName(), strings.Join(labels, ","), value(m)))
-		}
-	}
+	lines := exporterSeries(t, addr, wd.App, now)
 	text := string(raw([]byte(strings.Join(lines, "\n"))))
 	f := facts{}
 	records := map[int32]int{}
@@ -611,7 +566,7 @@ func exporterFacts(t *testing.T, wd *world, addr string, now time.Time, raw func
 		labels := map[string]string{}
 		for l := range strings.SplitSeq(labelText, ",") {
 			if k, val, ok := strings.Cut(l, "="); ok {
-				labels[k] = val
+				labels[k], _ = strconv.Unquote(val)
 			}
 		}
 		if labels["app"] != wd.App {

@@ -17,6 +17,25 @@ import (
 	"github.com/causalctl/causalctl/internal/view"
 )
 
+// The parts of the commands' JSON the agreement tests read.
+type (
+	// jsonAt is a record by channel and offset (a failed closed task's).
+	jsonAt struct {
+		Channel string
+		Offset  int64
+	}
+	// jsonRoot is a root of held heads.
+	jsonRoot struct {
+		Channel string
+		Offset  int64
+		Cause   string
+	}
+	// jsonNextStart is a next start's prediction.
+	jsonNextStart struct {
+		Refusals []struct{ Reason string }
+	}
+)
+
 // story is what every way into a Parsley process must say alike: its
 // held heads and records, the heads by cause, the roots their chains end
 // at (CHANNEL@OFFSET cause), the tasks failed closed and the next start's
@@ -106,19 +125,10 @@ func stateStory(t *testing.T, addr string, now time.Time) story {
 			Channels []struct {
 				Head *struct{ Cause string }
 			}
-			Roots []struct {
-				Channel string
-				Offset  int64
-				Cause   string
-			}
-			FailedClosed *struct {
-				Channel string
-				Offset  int64
-			} `json:"failed_closed"`
+			Roots        []jsonRoot
+			FailedClosed *jsonAt `json:"failed_closed"`
 		}
-		NextStart struct {
-			Refusals []struct{ Reason string }
-		} `json:"next_start"`
+		NextStart jsonNextStart `json:"next_start"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("state: exit %d: %v: %s", code, err, stderr)
@@ -158,10 +168,7 @@ func holdsStory(t *testing.T, addr string, now time.Time, args ...string) story 
 		}
 		Heads []struct{ Cause string }
 		Tasks []struct {
-			FailedClosed *struct {
-				Channel string
-				Offset  int64
-			} `json:"failed_closed"`
+			FailedClosed *jsonAt `json:"failed_closed"`
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -198,9 +205,7 @@ func processesStory(t *testing.T, addr string, now time.Time) story {
 				Channel string
 				Offset  int64
 			} `json:"failed_closed"`
-			NextStart struct {
-				Refusals []struct{ Reason string }
-			} `json:"next_start"`
+			NextStart jsonNextStart `json:"next_start"`
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Processes) != 1 {

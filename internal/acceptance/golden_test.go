@@ -150,8 +150,18 @@ func checkFaultGoldens(t *testing.T, fault, addr string, now time.Time, snap vie
 }
 
 // exporterText is the exporter's series of the notifier after one
-// refresh, in the Prometheus text form, sorted.
+// refresh.
 func exporterText(t *testing.T, addr string, now time.Time) string {
+	t.Helper()
+	return strings.Join(exporterSeries(t, addr, demo.NotifierApp, now), "\n") + "\n"
+}
+
+// exporterSeries are the parsley_ series the exporter's collector
+// exports of the processes whose application id starts with app after
+// one refresh of its tracker, scraped at now, as sorted lines
+// NAME{LABEL="VALUE",…} VALUE. (The exporter's own series, of its
+// timings, are left out.)
+func exporterSeries(t *testing.T, addr, app string, now time.Time) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -160,12 +170,12 @@ func exporterText(t *testing.T, addr string, now time.Time) string {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	tr := tracker.New(tracker.Config{Client: cl, AppPrefix: demo.NotifierApp, Now: func() time.Time { return now }})
+	tr := tracker.New(tracker.Config{Client: cl, AppPrefix: app, Now: func() time.Time { return now }})
 	if err := tr.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := tr.Refresh(ctx); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: the exporter's refresh: %v", app, err)
 	}
 	mfs, err := metrics.NewProcessRegistry(tr, func() time.Time { return now }, metrics.Options{}).Gather()
 	if err != nil {
@@ -174,7 +184,7 @@ func exporterText(t *testing.T, addr string, now time.Time) string {
 	var lines []string
 	for _, mf := range mfs {
 		if !strings.HasPrefix(mf.GetName(), "parsley_") {
-			continue // the exporter's own health: timings
+			continue
 		}
 		for _, m := range mf.GetMetric() {
 			var labels []string
@@ -185,7 +195,7 @@ func exporterText(t *testing.T, addr string, now time.Time) string {
 		}
 	}
 	slices.Sort(lines)
-	return strings.Join(lines, "\n") + "\n"
+	return lines
 }
 
 // watchText is watch --app's view of snap as a wide terminal shows it

@@ -133,7 +133,7 @@ func (w *worldWriter) write(seed uint64) *world {
 	t := w.t
 	t.Helper()
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
-	wd := &world{Seed: seed, App: fmt.Sprintf("%s%d", w.prefix, seed), Tasks: 1 + r.Int32N(8), Running: r.IntN(2) == 0, Shapes: map[string]int{}}
+	wd := &world{Seed: seed, App: fmt.Sprintf("%s%dp", w.prefix, seed), Tasks: 1 + r.Int32N(8), Running: r.IntN(2) == 0, Shapes: map[string]int{}}
 	nTopics := 2 + r.IntN(worldTopics-1)
 	for i := range nTopics {
 		wd.Topics = append(wd.Topics, fmt.Sprintf("%s.%c", wd.App, 'a'+i))

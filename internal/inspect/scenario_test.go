@@ -89,27 +89,31 @@ func (d *processDriver) fatalf(format string, args ...any) {
 	d.t.Fatalf("%s: %s", d.where, fmt.Sprintf(format, args...))
 }
 
-func topicID(name string) clock.TopicID {
-	var id clock.TopicID
-	copy(id[:], name)
-	return id
+// names are the topics declared, by their fake UUIDs.
+func (d *processDriver) names() *testutil.ScenarioNames {
+	sn := testutil.NewScenarioNames()
+	for name := range d.topics {
+		_, _ = sn.Topic(name)
+	}
+	return sn
 }
 
-func (d *processDriver) names() *clock.Names {
-	n := &clock.Names{}
-	for name := range d.topics {
-		_ = n.Add(name, topicID(name))
+// declared fails unless every channel of s (a channel or a clock) names a
+// declared topic.
+func (d *processDriver) declared(s string) {
+	d.t.Helper()
+	for part := range strings.SplitSeq(s, ",") {
+		topic, _, _ := strings.Cut(part, "/")
+		if _, ok := d.topics[topic]; !ok && part != "{}" {
+			d.fatalf("unknown topic %q: declare it with topic", topic)
+		}
 	}
-	return n
 }
 
 func (d *processDriver) channel(s string) clock.Channel {
 	d.t.Helper()
-	topic, _, _ := strings.Cut(s, "/")
-	if _, ok := d.topics[topic]; !ok {
-		d.fatalf("unknown topic %q: declare it with topic", topic)
-	}
-	ch, err := d.names().ParseChannel(s)
+	d.declared(s)
+	ch, err := d.names().Channel(s)
 	if err != nil {
 		d.fatalf("%v", err)
 	}
@@ -127,14 +131,8 @@ func (d *processDriver) int(s string) int64 {
 
 func (d *processDriver) clock(s string) clock.Clock {
 	d.t.Helper()
-	if s == "{}" {
-		return clock.Clock{}
-	}
-	for part := range strings.SplitSeq(s, ",") {
-		ch, _, _ := strings.Cut(part, "=")
-		d.channel(ch)
-	}
-	c, err := d.names().Parse(s)
+	d.declared(s)
+	c, err := d.names().Clock(s)
 	if err != nil {
 		d.fatalf("%v", err)
 	}
@@ -152,7 +150,7 @@ func (d *processDriver) store(task int32, k parsley.Key, v []byte) {
 				}
 			}
 		}) {
-			d.stores[task] = append(d.stores[task], entry{parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagName, Name: name}), parsley.AppendNameValue(nil, topicID(name))})
+			d.stores[task] = append(d.stores[task], entry{parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagName, Name: name}), parsley.AppendNameValue(nil, testutil.ScenarioTopicID(name))})
 		}
 	}
 	d.stores[task] = append(d.stores[task], entry{parsley.AppendKey(nil, k), v})
@@ -264,8 +262,8 @@ func (d *processDriver) Exec(t *testing.T, where, line string) []string {
 // from the cluster.
 func (d *processDriver) process() *inspect.Process {
 	d.t.Helper()
-	names := d.names()
-	cl := parsley.NewChangelog(parsley.ChangelogTopic("shop"), topicID("changelog"))
+	names := d.names().Names
+	cl := parsley.NewChangelog(parsley.ChangelogTopic("shop"), testutil.ScenarioTopicID("changelog"))
 	for task, es := range d.stores {
 		for i, e := range es {
 			cl.Apply(task, int64(i), e.key, e.value)
@@ -275,7 +273,7 @@ func (d *processDriver) process() *inspect.Process {
 	p := inspect.NewProcess("shop", cl, names)
 	for name, n := range d.topics {
 		for part := range n {
-			p.Learn(name, topicID(name), part)
+			p.Learn(name, testutil.ScenarioTopicID(name), part)
 		}
 	}
 	p.Facts = d.facts

@@ -39,14 +39,13 @@ import (
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/parsley/*.txt")
 
 func TestStoreScenarios(t *testing.T) {
-	testutil.RunScenarios(t, "parsley", *update, func() testutil.ScenarioDriver { return &storeDriver{names: &clock.Names{}} })
+	testutil.RunScenarios(t, "parsley", *update, func() testutil.ScenarioDriver { return &storeDriver{sn: testutil.NewScenarioNames()} })
 }
 
 type storeDriver struct {
 	t      *testing.T
 	where  string
-	names  *clock.Names
-	topics []string
+	sn     *testutil.ScenarioNames
 	store  *parsley.Store
 	offset int64 // the next entry's changelog offset
 }
@@ -56,33 +55,18 @@ func (d *storeDriver) fatalf(format string, args ...any) {
 	d.t.Fatalf("%s: %s", d.where, fmt.Sprintf(format, args...))
 }
 
-// scenarioTopicID is the fake UUID of a topic name: its bytes,
-// zero-padded, so that UUID order is name order.
-func scenarioTopicID(name string) clock.TopicID {
-	var id clock.TopicID
-	copy(id[:], name)
-	return id
-}
-
 func (d *storeDriver) topic(name string) clock.TopicID {
 	d.t.Helper()
-	if name == "" || len(name) > 16 {
-		d.fatalf("bad topic %q", name)
+	id, err := d.sn.Topic(name)
+	if err != nil {
+		d.fatalf("%v", err)
 	}
-	if _, known := d.names.ID(name); !known {
-		if err := d.names.Add(name, scenarioTopicID(name)); err != nil {
-			d.fatalf("%v", err)
-		}
-		d.topics = append(d.topics, name)
-	}
-	return scenarioTopicID(name)
+	return id
 }
 
 func (d *storeDriver) channel(s string) clock.Channel {
 	d.t.Helper()
-	topic, _, _ := strings.Cut(s, "/")
-	d.topic(topic)
-	ch, err := d.names.ParseChannel(s)
+	ch, err := d.sn.Channel(s)
 	if err != nil {
 		d.fatalf("%v", err)
 	}
@@ -109,14 +93,7 @@ func (d *storeDriver) hex(s string) []byte {
 
 func (d *storeDriver) clock(s string) []clock.Entry {
 	d.t.Helper()
-	if s == "{}" {
-		return nil
-	}
-	for part := range strings.SplitSeq(s, ",") {
-		ch, _, _ := strings.Cut(part, "=")
-		d.channel(ch)
-	}
-	c, err := d.names.Parse(s)
+	c, err := d.sn.Clock(s)
 	if err != nil {
 		d.fatalf("%v", err)
 	}
@@ -134,15 +111,6 @@ func (d *storeDriver) applyRaw(k, v []byte) {
 	}
 	d.store.Apply(d.offset, k, v)
 	d.offset++
-}
-
-// text replaces fake UUIDs in s by topic names.
-func (d *storeDriver) text(s string) string {
-	var pairs []string
-	for _, name := range d.topics {
-		pairs = append(pairs, scenarioTopicID(name).String(), name)
-	}
-	return strings.NewReplacer(pairs...).Replace(s)
 }
 
 func (d *storeDriver) Exec(t *testing.T, where, line string) []string {
@@ -235,7 +203,7 @@ func (d *storeDriver) decode(task *parsley.Task) []string {
 	out := []string{fmt.Sprintf("task %d version %d held %d", task.Task, task.Version, task.HeldCount())}
 	var names []string
 	for name, id := range task.Names {
-		if id != scenarioTopicID(name) {
+		if id != testutil.ScenarioTopicID(name) {
 			name += "=" + id.String() // bound to another topic's UUID
 		}
 		names = append(names, name)
@@ -245,14 +213,14 @@ func (d *storeDriver) decode(task *parsley.Task) []string {
 	}
 	for _, c := range task.Channels {
 		out = append(out, fmt.Sprintf("%s: fed=%s frontier=%s past=%s settled=%s held=%d",
-			d.text(d.names.Channel(c.Channel)), pos(c.FedUpTo), pos(c.Frontier), pos(c.DeliveredPast), pos(c.Settled()), len(c.Held)))
+			d.sn.Text(d.sn.Names.Channel(c.Channel)), pos(c.FedUpTo), pos(c.Frontier), pos(c.DeliveredPast), pos(c.Settled()), len(c.Held)))
 		for i, h := range c.Held {
 			what := "  held"
 			if i == 0 {
 				what = "  head"
 			}
 			clk, err := h.Record.Clock()
-			causes := d.text(d.names.Format(clk))
+			causes := d.sn.Text(d.sn.Names.Format(clk))
 			if err != nil {
 				causes = "bad clock: " + err.Error()
 			}
@@ -260,7 +228,7 @@ func (d *storeDriver) decode(task *parsley.Task) []string {
 		}
 	}
 	for _, e := range task.Corrupt {
-		out = append(out, d.text(e.Error()))
+		out = append(out, d.sn.Text(e.Error()))
 	}
 	return out
 }
