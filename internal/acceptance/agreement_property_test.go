@@ -38,7 +38,7 @@ import (
 // differently. A fact only one way states is compared with nothing, so
 // every fact is stated by state --app, the reference, or by two ways.
 //
-// AGREEMENT_SEEDS=N runs N seeds (default 200; 40 with -short),
+// AGREEMENT_SEEDS=N runs N seeds (default 200; 40 with -short or -race),
 // AGREEMENT_SEED=S only seed S: the failing seed is printed.
 
 // facts are what one way says of a process: fact name → value.
@@ -223,7 +223,7 @@ func agreementSeeds(t *testing.T) (first, n uint64) {
 		return seed, 1
 	}
 	n = 200
-	if testing.Short() {
+	if testing.Short() || raceDetector {
 		n = 40
 	}
 	if s := os.Getenv("AGREEMENT_SEEDS"); s != "" {
