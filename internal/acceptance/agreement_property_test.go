@@ -20,7 +20,9 @@ import (
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/live"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/causalctl/causalctl/internal/view"
+	"github.com/twmb/franz-go/pkg/kfake"
 )
 
 // The agreement property: for random Parsley worlds (world_test.go), every
@@ -213,6 +215,12 @@ type mutation struct {
 	mutate func(raw []byte) []byte
 }
 
+// worldsPerCluster is how many worlds share one kfake cluster, each under
+// topic names of its own: every command lists the cluster's topics, so on
+// one cluster of hundreds of worlds each read would be slower than the
+// last.
+const worldsPerCluster = 20
+
 // agreementSeeds is how many seeds the property runs.
 func agreementSeeds(t *testing.T) (first, n uint64) {
 	if s := os.Getenv("AGREEMENT_SEED"); s != "" {
@@ -240,17 +248,42 @@ func agreementSeeds(t *testing.T) (first, n uint64) {
 // every task (see the file's comment). The worlds cover every shape they
 // can take; the failing seed is printed.
 func TestAgreementProperty(t *testing.T) {
-	c := kafkatest.Cluster(t)
-	addr := c.ListenAddrs()[0]
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC) // the controlled clock: every way's ages run to it
-	ww := newWorldWriter(t, addr, "w", now)
 	first, n := agreementSeeds(t)
 	shapes := map[string]int{}
 	held := 0
+	schemas := loadSchemas(t)
+	var (
+		c    *kfake.Cluster
+		ww   *worldWriter
+		addr string
+	)
+	closeCluster := func() {
+		if ww != nil {
+			ww.close()
+			c.Close()
+		}
+	}
+	defer closeCluster()
 	for seed := first; seed < first+n; seed++ {
+		if (seed-first)%worldsPerCluster == 0 {
+			closeCluster()
+			var err error
+			if c, err = kfake.NewCluster(kfake.NumBrokers(1)); err != nil {
+				t.Fatal(err)
+			}
+			addr = c.ListenAddrs()[0]
+			ww = newWorldWriter(t, addr, "w", now)
+		}
 		wd := ww.write(seed)
-		maps.Copy(shapes, wd.Shapes)
-		accounts := accountsOf(t, addr, wd, now, nil)
+		for shape, k := range wd.Shapes {
+			shapes[shape] += k
+		}
+		var check *testutil.Schemas
+		if seed%8 == 0 {
+			check = schemas // every eighth world's JSON against the schemas: they cost
+		}
+		accounts := accountsOf(t, addr, wd, now, nil, check)
 		if r := accounts["state --app"][factRecords]; r != "0" {
 			held++
 		}
@@ -289,6 +322,7 @@ func TestAgreementCatchesABrokenWay(t *testing.T) {
 	addr := c.ListenAddrs()[0]
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	ww := newWorldWriter(t, addr, "b", now)
+	defer ww.close()
 	// A world holding heads of more than one cause, with roots and ages.
 	var wd *world
 	for seed := uint64(1); wd == nil && seed < 200; seed++ {
@@ -300,7 +334,7 @@ func TestAgreementCatchesABrokenWay(t *testing.T) {
 	if wd == nil {
 		t.Fatal("no world with dangling, chained, undecodable and corrupt records")
 	}
-	if d := disagreements(agreementWays, accountsOf(t, addr, wd, now, nil)); len(d) > 0 {
+	if d := disagreements(agreementWays, accountsOf(t, addr, wd, now, nil, nil)); len(d) > 0 {
 		t.Fatalf("%s: the ways disagree unbroken:\n  %s", wd, strings.Join(d, "\n  "))
 	}
 	replaceOnce := func(old, new string) func([]byte) []byte {
@@ -326,7 +360,7 @@ func TestAgreementCatchesABrokenWay(t *testing.T) {
 		{"state --app", "a failed closed task", replaceOnce(`"failed_closed":{"channel":"`, `"failed_closed":{"channel":"x`)},
 	} {
 		t.Run(m.way+" "+m.name, func(t *testing.T) {
-			d := disagreements(agreementWays, accountsOf(t, addr, wd, now, &m))
+			d := disagreements(agreementWays, accountsOf(t, addr, wd, now, &m, nil))
 			if len(d) == 0 {
 				t.Errorf("%s broken in %s: the checker found no disagreement", m.way, m.name)
 			}
@@ -360,8 +394,9 @@ func task(v map[string]any, _ int) map[string]any {
 }
 
 // accountsOf reads wd through every way; broken, when set, mutates one
-// way's report.
-func accountsOf(t *testing.T, addr string, wd *world, now time.Time, broken *mutation) map[string]facts {
+// way's report. The JSON of the commands that have a schema is checked
+// against it when schemas is set.
+func accountsOf(t *testing.T, addr string, wd *world, now time.Time, broken *mutation, schemas *testutil.Schemas) map[string]facts {
 	t.Helper()
 	raw := func(way string, b []byte) []byte {
 		if broken != nil && broken.way == way {
@@ -373,6 +408,11 @@ func accountsOf(t *testing.T, addr string, wd *world, now time.Time, broken *mut
 		code, out, stderr := runAt(t, addr, now, append(args, "-o", "json")...)
 		if out == "" {
 			t.Fatalf("%s: %v: exit %d, nothing on stdout: %s", wd, args, code, stderr)
+		}
+		if schema := args[0] + ".schema.json"; schemas != nil && schemas.Has(schema) {
+			for _, e := range schemas.Validate(schema, out) {
+				t.Errorf("%s: %v against %s: %s", wd, args, schema, e)
+			}
 		}
 		return raw(way, []byte(out))
 	}

@@ -79,17 +79,19 @@ func newWorldWriter(t *testing.T, addr, prefix string, now time.Time) *worldWrit
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &worldWriter{t: t, addr: addr, plain: plain, adm: kadm.NewClient(plain), now: now, prefix: prefix}
-	t.Cleanup(func() {
-		for _, c := range w.members {
-			c.Close()
-		}
-		for _, c := range w.open {
-			c.Close()
-		}
-		plain.Close()
-	})
-	return w
+	return &worldWriter{t: t, addr: addr, plain: plain, adm: kadm.NewClient(plain), now: now, prefix: prefix}
+}
+
+// close closes the writer's clients, the running processes' members and
+// the producers of the open transactions with them.
+func (w *worldWriter) close() {
+	for _, c := range w.members {
+		c.Close()
+	}
+	for _, c := range w.open {
+		c.Close()
+	}
+	w.plain.Close()
 }
 
 // txnClient is a transactional producer of id.
