@@ -29,6 +29,7 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/clock/clocktest"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
@@ -37,7 +38,7 @@ var update = flag.Bool("update", false, "rewrite the expected traces in testdata
 
 func TestScenarios(t *testing.T) {
 	testutil.RunScenarios(t, "gate", *update, func() testutil.ScenarioDriver {
-		sn := testutil.NewScenarioNames()
+		sn := clocktest.NewNames()
 		return &driver{sn: sn, names: sn.Names}
 	})
 }
@@ -52,7 +53,7 @@ func (d *driver) Exec(t *testing.T, where, cmd string) []string {
 type driver struct {
 	t     *testing.T
 	where string
-	sn    *testutil.ScenarioNames
+	sn    *clocktest.Names
 	names *clock.Names // sn's
 	// configuration of the next gate
 	scope []clock.Channel

@@ -49,6 +49,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/clock/clocktest"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/process"
@@ -90,8 +91,8 @@ func (d *processDriver) fatalf(format string, args ...any) {
 }
 
 // names are the topics declared, by their fake UUIDs.
-func (d *processDriver) names() *testutil.ScenarioNames {
-	sn := testutil.NewScenarioNames()
+func (d *processDriver) names() *clocktest.Names {
+	sn := clocktest.NewNames()
 	for name := range d.topics {
 		_, _ = sn.Topic(name)
 	}
@@ -150,7 +151,7 @@ func (d *processDriver) store(task int32, k parsley.Key, v []byte) {
 				}
 			}
 		}) {
-			d.stores[task] = append(d.stores[task], entry{parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagName, Name: name}), parsley.AppendNameValue(nil, testutil.ScenarioTopicID(name))})
+			d.stores[task] = append(d.stores[task], entry{parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagName, Name: name}), parsley.AppendNameValue(nil, clocktest.TopicID(name))})
 		}
 	}
 	d.stores[task] = append(d.stores[task], entry{parsley.AppendKey(nil, k), v})
@@ -263,7 +264,7 @@ func (d *processDriver) Exec(t *testing.T, where, line string) []string {
 func (d *processDriver) process() *inspect.Process {
 	d.t.Helper()
 	names := d.names().Names
-	cl := parsley.NewChangelog(parsley.ChangelogTopic("shop"), testutil.ScenarioTopicID("changelog"))
+	cl := parsley.NewChangelog(parsley.ChangelogTopic("shop"), clocktest.TopicID("changelog"))
 	for task, es := range d.stores {
 		for i, e := range es {
 			cl.Apply(task, int64(i), e.key, e.value)
@@ -273,7 +274,7 @@ func (d *processDriver) process() *inspect.Process {
 	p := inspect.NewProcess("shop", cl, names)
 	for name, n := range d.topics {
 		for part := range n {
-			p.Learn(name, testutil.ScenarioTopicID(name), part)
+			p.Learn(name, clocktest.TopicID(name), part)
 		}
 	}
 	p.Facts = d.facts

@@ -32,6 +32,7 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/clock/clocktest"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
@@ -39,13 +40,13 @@ import (
 var update = flag.Bool("update", false, "rewrite the expected output in testdata/parsley/*.txt")
 
 func TestStoreScenarios(t *testing.T) {
-	testutil.RunScenarios(t, "parsley", *update, func() testutil.ScenarioDriver { return &storeDriver{sn: testutil.NewScenarioNames()} })
+	testutil.RunScenarios(t, "parsley", *update, func() testutil.ScenarioDriver { return &storeDriver{sn: clocktest.NewNames()} })
 }
 
 type storeDriver struct {
 	t      *testing.T
 	where  string
-	sn     *testutil.ScenarioNames
+	sn     *clocktest.Names
 	store  *parsley.Store
 	offset int64 // the next entry's changelog offset
 }
@@ -203,7 +204,7 @@ func (d *storeDriver) decode(task *parsley.Task) []string {
 	out := []string{fmt.Sprintf("task %d version %d held %d", task.Task, task.Version, task.HeldCount())}
 	var names []string
 	for name, id := range task.Names {
-		if id != testutil.ScenarioTopicID(name) {
+		if id != clocktest.TopicID(name) {
 			name += "=" + id.String() // bound to another topic's UUID
 		}
 		names = append(names, name)

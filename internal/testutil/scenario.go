@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/causalctl/causalctl/internal/clock"
 )
 
 // Scenario files: data-driven tests in testdata/<dir>/*.txt at the module
@@ -116,74 +114,4 @@ func runScenarioFile(t *testing.T, file string, update bool, d ScenarioDriver) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// ScenarioNames names the channels of a scenario: each topic name maps to
-// a fake UUID made of its bytes, zero-padded (ScenarioTopicID), so that
-// UUID order is name order and a UUID printed can be put back into its
-// name (Text). Topics are added as channels name them.
-type ScenarioNames struct {
-	Names  *clock.Names
-	topics []string
-}
-
-// NewScenarioNames returns names knowing no topic yet.
-func NewScenarioNames() *ScenarioNames { return &ScenarioNames{Names: &clock.Names{}} }
-
-// ScenarioTopicID is the fake UUID of a topic name: its bytes,
-// zero-padded.
-func ScenarioTopicID(name string) clock.TopicID {
-	var id clock.TopicID
-	copy(id[:], name)
-	return id
-}
-
-// Topic returns name's fake UUID, adding the topic when new.
-func (n *ScenarioNames) Topic(name string) (clock.TopicID, error) {
-	if name == "" || len(name) > len(clock.TopicID{}) {
-		return clock.TopicID{}, fmt.Errorf("bad topic %q", name)
-	}
-	if _, known := n.Names.ID(name); !known {
-		if err := n.Names.Add(name, ScenarioTopicID(name)); err != nil {
-			return clock.TopicID{}, err
-		}
-		n.topics = append(n.topics, name)
-	}
-	return ScenarioTopicID(name), nil
-}
-
-// Channel parses NAME/PARTITION, adding the topic when new.
-func (n *ScenarioNames) Channel(s string) (clock.Channel, error) {
-	topic, _, ok := strings.Cut(s, "/")
-	if !ok {
-		return clock.Channel{}, fmt.Errorf("bad channel %q", s)
-	}
-	if _, err := n.Topic(topic); err != nil {
-		return clock.Channel{}, err
-	}
-	return n.Names.ParseChannel(s)
-}
-
-// Clock parses a clock in text form ({} for the empty one), adding the
-// topics it names.
-func (n *ScenarioNames) Clock(s string) (clock.Clock, error) {
-	if s == "{}" {
-		return clock.Clock{}, nil
-	}
-	for part := range strings.SplitSeq(s, ",") {
-		ch, _, _ := strings.Cut(part, "=")
-		if _, err := n.Channel(ch); err != nil {
-			return clock.Clock{}, err
-		}
-	}
-	return n.Names.Parse(s)
-}
-
-// Text replaces the fake UUIDs in s by their topics' names.
-func (n *ScenarioNames) Text(s string) string {
-	pairs := make([]string, 0, 2*len(n.topics))
-	for _, name := range n.topics {
-		pairs = append(pairs, ScenarioTopicID(name).String(), name)
-	}
-	return strings.NewReplacer(pairs...).Replace(s)
 }
