@@ -59,6 +59,9 @@ const (
 	factOldestRec = "oldest held record written ms ago"
 	factFailed    = "failed closed" // CHANNEL@OFFSET, "" none
 	factRefusals  = "next start refusals"
+	// factBehind says whether the task's changelog partition was read
+	// behind an open transaction.
+	factBehind = "behind a transaction"
 	// factFailedTasks lists the tasks failed closed, "1,3".
 	factFailedTasks = "tasks failed closed"
 )
@@ -215,6 +218,10 @@ type mutation struct {
 	mutate func(raw []byte) []byte
 }
 
+// worldTxnWait is how long every way waits for an open transaction in a
+// world's changelog (--txn-wait): none ends.
+const worldTxnWait = 100 * time.Millisecond
+
 // worldsPerCluster is how many worlds share one kfake cluster, each under
 // topic names of its own: every command lists the cluster's topics, so on
 // one cluster of hundreds of worlds each read would be slower than the
@@ -302,7 +309,7 @@ func TestAgreementProperty(t *testing.T) {
 	// The worlds are not all empty: the property compared holds of every
 	// shape (a run of one seed excepted).
 	if n >= 40 {
-		for _, s := range []string{"dangling", "catching-up", "ready", "behind-ready", "chain", "cycle", "undecodable", "open-txn", "open-txn-claim", "marker", "marker-claim", "corrupt", "nothing-held"} {
+		for _, s := range []string{"dangling", "catching-up", "ready", "behind-ready", "chain", "cycle", "undecodable", "open-txn", "open-txn-claim", "marker", "marker-claim", "corrupt", "nothing-held", "changelog-open-txn"} {
 			if shapes[s] == 0 {
 				t.Errorf("no world had %s", s)
 			}
@@ -405,7 +412,9 @@ func accountsOf(t *testing.T, addr string, wd *world, now time.Time, broken *mut
 		return b
 	}
 	run := func(way string, args ...string) []byte {
-		code, out, stderr := runAt(t, addr, now, append(args, "-o", "json")...)
+		// A changelog behind an open transaction is read as far as it
+		// stands at once: no world's transaction ends.
+		code, out, stderr := runAt(t, addr, now, append(args, "-o", "json", "--txn-wait", worldTxnWait.String())...)
 		if out == "" {
 			t.Fatalf("%s: %v: exit %d, nothing on stdout: %s", wd, args, code, stderr)
 		}
@@ -437,6 +446,7 @@ func stateFacts(t *testing.T, wd *world, raw []byte) facts {
 		Tasks       []struct {
 			Task     int32
 			Held     int
+			Behind   *int64 `json:"behind_transaction_from"`
 			Channels []struct {
 				Channel     string
 				Head        *stateHead
@@ -476,6 +486,7 @@ func stateFacts(t *testing.T, wd *world, raw []byte) facts {
 		if fc := task.FailedClosed; fc != nil {
 			f[taskFact(task.Task, factFailed)] = fmt.Sprintf("%s@%d", fc.Channel, fc.Offset)
 		}
+		f[taskFact(task.Task, factBehind)] = strconv.FormatBool(task.Behind != nil)
 	}
 	f[factRefusals] = refusalsOf(rep.NextStart.Refusals)
 	return f
@@ -629,6 +640,8 @@ func exporterFacts(t *testing.T, wd *world, addr string, now time.Time, raw func
 			causes[task][labels["cause"]] += int(x)
 		case "parsley_task_failed_closed":
 			failed[task] = x == 1
+		case "parsley_task_behind_transaction":
+			f[taskFact(task, factBehind)] = strconv.FormatBool(x == 1)
 		case "parsley_process_start_refusals":
 			for range int(x) {
 				refusals = append(refusals, labels["reason"])
@@ -728,7 +741,7 @@ func watchSnapshotOf(t *testing.T, what, app, addr string, now time.Time) view.S
 	}
 	var warn strings.Builder
 	names := &clock.Names{}
-	att, fol, err := cmdutil.FollowAttach(ctx, dial, cmdutil.TaskFlags{App: app}, names, &warn, kafka.WithLogFacts())
+	att, fol, err := cmdutil.FollowAttach(ctx, dial, cmdutil.TaskFlags{App: app, TxnWait: worldTxnWait}, names, &warn, kafka.WithLogFacts())
 	if err != nil {
 		t.Fatalf("%s: watch --app: %v", what, err)
 	}

@@ -33,7 +33,8 @@ import (
 //   - undecodable: a record past the committed offset whose
 //     parsley.causes header is cut short (the task fails closed);
 //   - open transaction: a claim on an offset an open transaction holds
-//     the last stable offset below;
+//     the last stable offset below; and an entry of the changelog in a
+//     transaction left open (the task's store is read behind it);
 //   - marker claim: a claim on a commit marker's offset;
 //   - corrupt entries: a held record's value that cannot be read;
 //   - unfolded: a store with nothing held at all.
@@ -303,6 +304,22 @@ func (w *worldWriter) write(seed uint64) *world {
 				kafkatest.Held{Channel: b.ch, Offset: ob, Timestamp: ts, Value: []byte("c"), Causes: []clock.Entry{{Channel: a.ch, Position: oa}}}.Entry(wd.App, task))
 			wd.Shapes["cycle"]++
 		}
+	}
+
+	// An open transaction on the changelog, sometimes: an entry of one
+	// task written and not committed, which holds that partition's read
+	// below it (behind a transaction).
+	if r.IntN(8) == 0 {
+		tc := w.txnClient(wd.App + "-open-store")
+		w.open = append(w.open, tc)
+		if err := tc.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		task := r.Int32N(wd.Tasks)
+		if err := tc.ProduceSync(ctx, kafkatest.FedUpTo(wd.App, task, logs[task][0].ch, logs[task][0].end+5)).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+		wd.Shapes["changelog-open-txn"]++
 	}
 
 	// The group's committed offsets, then (running) its member.
