@@ -14,8 +14,8 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
-	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/live"
@@ -741,7 +741,7 @@ func watchSnapshotOf(t *testing.T, what, app, addr string, now time.Time) view.S
 	}
 	var warn strings.Builder
 	names := &clock.Names{}
-	att, fol, err := cmdutil.FollowAttach(ctx, dial, cmdutil.TaskFlags{App: app, TxnWait: worldTxnWait}, names, &warn, kafka.WithLogFacts())
+	att, fol, err := input.FollowAttach(ctx, dial, input.Tasks{App: app, TxnWait: worldTxnWait}, names, &warn, kafka.WithLogFacts())
 	if err != nil {
 		t.Fatalf("%s: watch --app: %v", what, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/parsley/parsleytest"
 )
 
 // This file writes random Parsley worlds for the agreement property
@@ -226,7 +227,7 @@ func (w *worldWriter) write(seed uint64) *world {
 	defer wr.Close()
 	for task := range wd.Tasks {
 		chans := logs[task]
-		recs := kafkatest.Bindings(wd.App, task, ids)
+		recs := parsleytest.Bindings(wd.App, task, ids)
 		var entries []*kgo.Record
 		// What a held record may claim, by the shape it is to have.
 		claim := func(self *chanLog) (clock.Entry, string) {
@@ -257,7 +258,7 @@ func (w *worldWriter) write(seed uint64) *world {
 			if cl.committed == 0 {
 				continue
 			}
-			recs = append(recs, kafkatest.FedUpTo(wd.App, task, cl.ch, cl.committed-1))
+			recs = append(recs, parsleytest.FedUpTo(wd.App, task, cl.ch, cl.committed-1))
 			// Held: some of the records below the position, oldest first.
 			for _, off := range cl.records {
 				if off >= cl.committed || r.IntN(3) == 0 {
@@ -277,10 +278,10 @@ func (w *worldWriter) write(seed uint64) *world {
 				if r.IntN(6) == 0 {
 					ts = -1
 				}
-				h := kafkatest.Held{Channel: cl.ch, Offset: off, Timestamp: ts, Value: []byte("h"), Causes: []clock.Entry{e}}
+				h := parsleytest.Held{Channel: cl.ch, Offset: off, Timestamp: ts, Value: []byte("h"), Causes: []clock.Entry{e}}
 				if r.IntN(15) == 0 {
 					// Corrupt: a value cut short.
-					entries = append(entries, kafkatest.StoreEntry(wd.App, task, parsley.Key{Tag: parsley.TagHeld, Channel: cl.ch, Position: off}, []byte{0, 1}))
+					entries = append(entries, parsleytest.StoreEntry(wd.App, task, parsley.Key{Tag: parsley.TagHeld, Channel: cl.ch, Position: off}, []byte{0, 1}))
 					wd.Shapes["corrupt"]++
 					continue
 				}
@@ -300,8 +301,8 @@ func (w *worldWriter) write(seed uint64) *world {
 			oa, ob := a.committed-1, b.committed-1
 			ts := w.now.Add(-10 * time.Minute).UnixMilli()
 			kafkatest.Transact(t, wr,
-				kafkatest.Held{Channel: a.ch, Offset: oa, Timestamp: ts, Value: []byte("c"), Causes: []clock.Entry{{Channel: b.ch, Position: ob}}}.Entry(wd.App, task),
-				kafkatest.Held{Channel: b.ch, Offset: ob, Timestamp: ts, Value: []byte("c"), Causes: []clock.Entry{{Channel: a.ch, Position: oa}}}.Entry(wd.App, task))
+				parsleytest.Held{Channel: a.ch, Offset: oa, Timestamp: ts, Value: []byte("c"), Causes: []clock.Entry{{Channel: b.ch, Position: ob}}}.Entry(wd.App, task),
+				parsleytest.Held{Channel: b.ch, Offset: ob, Timestamp: ts, Value: []byte("c"), Causes: []clock.Entry{{Channel: a.ch, Position: oa}}}.Entry(wd.App, task))
 			wd.Shapes["cycle"]++
 		}
 	}
@@ -316,7 +317,7 @@ func (w *worldWriter) write(seed uint64) *world {
 			t.Fatal(err)
 		}
 		task := r.Int32N(wd.Tasks)
-		if err := tc.ProduceSync(ctx, kafkatest.FedUpTo(wd.App, task, logs[task][0].ch, logs[task][0].end+5)).FirstErr(); err != nil {
+		if err := tc.ProduceSync(ctx, parsleytest.FedUpTo(wd.App, task, logs[task][0].ch, logs[task][0].end+5)).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 		wd.Shapes["changelog-open-txn"]++

@@ -279,7 +279,7 @@ func (d *processDriver) process() *inspect.Process {
 	}
 	p.Facts = d.facts
 	p.Committed = d.committed
-	p.Group = &parsley.Group{Group: "shop", State: "Empty"}
+	p.Group = &record.Group{Group: "shop", State: "Empty"}
 	if d.running != nil {
 		p.Group.State = "Stable"
 		assign := map[string][]int32{}
@@ -288,7 +288,7 @@ func (d *processDriver) process() *inspect.Process {
 				assign[name] = append(assign[name], part)
 			}
 		}
-		p.Group.Members = []parsley.GroupMember{{MemberID: "m1", ClientID: "shop-1", Subscription: d.running, Assignment: assign}}
+		p.Group.Members = []record.GroupMember{{MemberID: "m1", ClientID: "shop-1", Subscription: d.running, Assignment: assign}}
 	}
 	a, err := process.Seed(p)
 	if err != nil {
