@@ -24,7 +24,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -68,30 +67,15 @@ func (d *driver) fatalf(format string, args ...any) {
 }
 
 func (d *driver) channel(s string) clock.Channel {
-	d.t.Helper()
-	ch, err := d.sn.Channel(s)
-	if err != nil {
-		d.fatalf("%v", err)
-	}
-	return ch
+	return d.sn.MustChannel(d.t, d.where, s)
 }
 
 func (d *driver) int(s string) int64 {
-	d.t.Helper()
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		d.fatalf("bad number %q", s)
-	}
-	return n
+	return clocktest.MustInt(d.t, d.where, s)
 }
 
 func (d *driver) clock(s string) clock.Clock {
-	d.t.Helper()
-	c, err := d.sn.Clock(s)
-	if err != nil {
-		d.fatalf("%v", err)
-	}
-	return c
+	return d.sn.MustClock(d.t, d.where, s)
 }
 
 func (d *driver) ch(c clock.Channel) string { return d.names.Channel(c) }

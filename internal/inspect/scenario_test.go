@@ -43,7 +43,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -114,30 +113,17 @@ func (d *processDriver) declared(s string) {
 func (d *processDriver) channel(s string) clock.Channel {
 	d.t.Helper()
 	d.declared(s)
-	ch, err := d.names().Channel(s)
-	if err != nil {
-		d.fatalf("%v", err)
-	}
-	return ch
+	return d.names().MustChannel(d.t, d.where, s)
 }
 
 func (d *processDriver) int(s string) int64 {
-	d.t.Helper()
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		d.fatalf("bad number %q", s)
-	}
-	return n
+	return clocktest.MustInt(d.t, d.where, s)
 }
 
 func (d *processDriver) clock(s string) clock.Clock {
 	d.t.Helper()
 	d.declared(s)
-	c, err := d.names().Clock(s)
-	if err != nil {
-		d.fatalf("%v", err)
-	}
-	return c
+	return d.names().MustClock(d.t, d.where, s)
 }
 
 // store adds an entry to task's store, after its version and bindings.

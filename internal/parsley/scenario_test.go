@@ -66,21 +66,11 @@ func (d *storeDriver) topic(name string) clock.TopicID {
 }
 
 func (d *storeDriver) channel(s string) clock.Channel {
-	d.t.Helper()
-	ch, err := d.sn.Channel(s)
-	if err != nil {
-		d.fatalf("%v", err)
-	}
-	return ch
+	return d.sn.MustChannel(d.t, d.where, s)
 }
 
 func (d *storeDriver) int(s string) int64 {
-	d.t.Helper()
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		d.fatalf("bad number %q", s)
-	}
-	return n
+	return clocktest.MustInt(d.t, d.where, s)
 }
 
 func (d *storeDriver) hex(s string) []byte {
@@ -93,12 +83,7 @@ func (d *storeDriver) hex(s string) []byte {
 }
 
 func (d *storeDriver) clock(s string) []clock.Entry {
-	d.t.Helper()
-	c, err := d.sn.Clock(s)
-	if err != nil {
-		d.fatalf("%v", err)
-	}
-	return c.Entries()
+	return d.sn.MustClock(d.t, d.where, s).Entries()
 }
 
 // apply writes one entry at the next changelog offset.

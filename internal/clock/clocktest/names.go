@@ -5,7 +5,9 @@ package clocktest
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"testing"
 
 	"github.com/causalctl/causalctl/internal/clock"
 )
@@ -78,4 +80,35 @@ func (n *Names) Text(s string) string {
 		pairs = append(pairs, TopicID(name).String(), name)
 	}
 	return strings.NewReplacer(pairs...).Replace(s)
+}
+
+// MustChannel is Channel, failing t at where (the command's FILE:LINE)
+// on a bad channel.
+func (n *Names) MustChannel(t testing.TB, where, s string) clock.Channel {
+	t.Helper()
+	ch, err := n.Channel(s)
+	if err != nil {
+		t.Fatalf("%s: %v", where, err)
+	}
+	return ch
+}
+
+// MustClock is Clock, failing t at where on a bad clock.
+func (n *Names) MustClock(t testing.TB, where, s string) clock.Clock {
+	t.Helper()
+	c, err := n.Clock(s)
+	if err != nil {
+		t.Fatalf("%s: %v", where, err)
+	}
+	return c
+}
+
+// MustInt is a scenario's number, failing t at where on a bad one.
+func MustInt(t testing.TB, where, s string) int64 {
+	t.Helper()
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%s: bad number %q", where, s)
+	}
+	return n
 }
