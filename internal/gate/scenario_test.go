@@ -97,13 +97,7 @@ func (d *driver) gate() *gate.Gate {
 
 func (d *driver) exec(line string) []string {
 	d.t.Helper()
-	f := strings.Fields(line)
-	cmd, args := f[0], f[1:]
-	arity := func(lo, hi int) {
-		if len(args) < lo || len(args) > hi {
-			d.fatalf("%s: want %d to %d arguments", cmd, lo, hi)
-		}
-	}
+	cmd, args, arity := testutil.ScenarioCommand(d.t, d.where, line)
 	var err error
 	switch cmd {
 	case "scope":

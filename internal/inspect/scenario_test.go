@@ -146,13 +146,7 @@ func (d *processDriver) store(task int32, k parsley.Key, v []byte) {
 func (d *processDriver) Exec(t *testing.T, where, line string) []string {
 	d.t, d.where = t, where
 	t.Helper()
-	f := strings.Fields(line)
-	cmd, args := f[0], f[1:]
-	arity := func(lo, hi int) {
-		if len(args) < lo || len(args) > hi {
-			d.fatalf("%s: want %d to %d arguments", cmd, lo, hi)
-		}
-	}
+	cmd, args, arity := testutil.ScenarioCommand(t, where, line)
 	switch cmd {
 	case "process":
 		arity(0, 0)

@@ -102,13 +102,7 @@ func (d *storeDriver) applyRaw(k, v []byte) {
 func (d *storeDriver) Exec(t *testing.T, where, line string) []string {
 	d.t, d.where = t, where
 	t.Helper()
-	f := strings.Fields(line)
-	cmd, args := f[0], f[1:]
-	arity := func(lo, hi int) {
-		if len(args) < lo || len(args) > hi {
-			d.fatalf("%s: want %d to %d arguments", cmd, lo, hi)
-		}
-	}
+	cmd, args, arity := testutil.ScenarioCommand(t, where, line)
 	position := func(tag parsley.Tag) {
 		arity(2, 2)
 		d.apply(parsley.Key{Tag: tag, Channel: d.channel(args[0])}, parsley.AppendPosition(nil, d.int(args[1])))

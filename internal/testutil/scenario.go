@@ -115,3 +115,17 @@ func runScenarioFile(t *testing.T, file string, update bool, d ScenarioDriver) {
 		}
 	}
 }
+
+// ScenarioCommand splits a scenario's command line into the command and
+// its arguments; arity fails t at where (FILE:LINE) unless there are lo
+// to hi arguments.
+func ScenarioCommand(t testing.TB, where, line string) (cmd string, args []string, arity func(lo, hi int)) {
+	f := strings.Fields(line)
+	cmd, args = f[0], f[1:]
+	return cmd, args, func(lo, hi int) {
+		t.Helper()
+		if len(args) < lo || len(args) > hi {
+			t.Fatalf("%s: %s: want %d to %d arguments", where, cmd, lo, hi)
+		}
+	}
+}
