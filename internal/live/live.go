@@ -132,6 +132,9 @@ type Driver struct {
 
 	snaps   chan view.Snapshot
 	stopped chan struct{}
+	// taskStopped is closed when the first task fails closed while the
+	// others read on (TaskFailed).
+	taskStopped chan struct{}
 
 	mu      sync.Mutex
 	latest  view.Snapshot
@@ -139,8 +142,10 @@ type Driver struct {
 	status  Status
 	err     error // what stopped the feed
 	taskErr error // the first task failed closed while the others read on
-	summary *inspect.Summary
-	ran     bool
+	// taskErrs are the failures of the tasks in down, by task.
+	taskErrs map[int32]error
+	summary  *inspect.Summary
+	ran      bool
 }
 
 // New returns a Driver over src; it reads nothing until Run.
@@ -161,10 +166,11 @@ func New(src Source, cfg Config) (*Driver, error) {
 		cfg.Replay.Names = &clock.Names{}
 	}
 	d := &Driver{
-		src:     src,
-		cfg:     cfg,
-		snaps:   make(chan view.Snapshot, 1),
-		stopped: make(chan struct{}),
+		src:         src,
+		cfg:         cfg,
+		snaps:       make(chan view.Snapshot, 1),
+		stopped:     make(chan struct{}),
+		taskStopped: make(chan struct{}),
 	}
 	if cfg.Tasks || cfg.Seeds != nil {
 		return d, d.newTasks()
@@ -418,10 +424,20 @@ func (d *Driver) stopTask(err error) bool {
 	d.mu.Lock()
 	if d.taskErr == nil {
 		d.taskErr = err
+		close(d.taskStopped)
 	}
+	if d.taskErrs == nil {
+		d.taskErrs = map[int32]error{}
+	}
+	d.taskErrs[d.failed] = err
 	d.mu.Unlock()
 	return true
 }
+
+// TaskStopped is closed when the first task fails closed while the others
+// read on (TaskFailed says how); Stopped is closed only once every task
+// has.
+func (d *Driver) TaskStopped() <-chan struct{} { return d.taskStopped }
 
 // TaskFailed returns the failure of the first task that failed closed
 // while the others read on (Config.Tasks, stopTask), nil when none: the
@@ -465,7 +481,13 @@ func (d *Driver) finish() error {
 		for _, task := range d.ts.Tasks {
 			ts := inspect.SummaryOf(task.Replayer, d.facts(task.Replayer, ends, hws))
 			if task.Gate().Failed() != nil {
-				ts.SetFailure(d.Err())
+				d.mu.Lock()
+				err, ok := d.taskErrs[task.Task]
+				d.mu.Unlock()
+				if !ok {
+					err = d.Err()
+				}
+				ts.SetFailure(err)
 			}
 			nums, sums = append(nums, task.Task), append(sums, ts)
 		}
