@@ -11,6 +11,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/upstream"
 	"github.com/causalctl/causalctl/internal/view"
 	"github.com/olekukonko/tablewriter"
 )
@@ -57,6 +58,34 @@ type jsonProcess struct {
 	// OlderThan says whether the process matched --older-than; null
 	// when it was not given or the process was not read.
 	OlderThan *bool `json:"older_than"`
+	// Upstream is the stuck process upstream its holds wait on; null
+	// when none (docs/fleet.md).
+	Upstream *jsonUpstream `json:"upstream"`
+}
+
+// jsonUpstream is an upstream.Root.
+type jsonUpstream struct {
+	App    *string  `json:"app"` // null for a cycle
+	Kind   string   `json:"kind"`
+	Code   *string  `json:"code"`
+	Reason string   `json:"reason"`
+	Topic  string   `json:"topic"`
+	Via    []string `json:"via"`
+	Cycle  []string `json:"cycle"`
+}
+
+func upstreamJSON(r *upstream.Root) *jsonUpstream {
+	if r == nil {
+		return nil
+	}
+	j := &jsonUpstream{Kind: string(r.Kind), Reason: r.Reason(), Topic: r.Topic, Via: append([]string{}, r.Via...), Cycle: append([]string{}, r.Cycle...)}
+	if r.App != "" {
+		j.App = ptr(r.App)
+	}
+	if r.Code != "" {
+		j.Code = ptr(r.Code)
+	}
+	return j
 }
 
 type jsonFailedClosed struct {
@@ -75,6 +104,7 @@ type jsonGroup struct {
 type report struct {
 	Now        time.Time
 	Rows       []inspect.ProcessSummary
+	Roots      map[string]upstream.Root // each process's upstream root
 	CheckOlder bool
 	OlderThan  time.Duration
 }
@@ -121,6 +151,7 @@ func (rep report) json() jsonReport {
 		if rep.CheckOlder {
 			jp.OlderThan = ptr(r.OlderThan(rep.OlderThan))
 		}
+		jp.Upstream = upstreamJSON(view.UpstreamOf(rep.Roots, r.App))
 		out.Processes = append(out.Processes, jp)
 	}
 	return out
@@ -142,7 +173,7 @@ func (rep report) write(ios *iostreams.IOStreams, format string) error {
 	header := slices.Clone(view.ProcessColumns)
 	rows := make([][]string, 0, len(rep.Rows))
 	for _, r := range rep.Rows {
-		rows = append(rows, view.ProcessCells(&r))
+		rows = append(rows, view.ProcessCells(&r, view.UpstreamOf(rep.Roots, r.App)))
 	}
 	if ios.OutTTY {
 		t := tablewriter.NewTable(ios.Out)

@@ -17,6 +17,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/view"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
@@ -185,7 +186,7 @@ func TestPlainColumns(t *testing.T) {
 		t.Fatalf("%d lines:\n%s", len(lines), out)
 	}
 	for _, l := range lines {
-		if n := len(strings.Fields(l)); n != 12 {
+		if n := len(strings.Fields(l)); n != len(view.ProcessColumns) {
 			t.Errorf("%d fields: %q", n, l)
 		}
 	}
@@ -291,7 +292,7 @@ func TestUnreadProcess(t *testing.T) {
 		t.Errorf("shop-shipper not read whole: %+v", p)
 	}
 	text, _, _ := run(t, f.c, false)
-	if !regexp.MustCompile(`(?m)^billing +2 +(- +){9}unread$`).MatchString(text) {
+	if !regexp.MustCompile(`(?m)^billing +2 +(- +){9}unread +-$`).MatchString(text) {
 		t.Errorf("no unread row for billing:\n%s", text)
 	}
 }
