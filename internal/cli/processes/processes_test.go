@@ -17,8 +17,8 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
-	"github.com/causalctl/causalctl/internal/view"
 	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
