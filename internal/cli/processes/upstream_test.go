@@ -154,3 +154,108 @@ func TestFleetFileNamesWriters(t *testing.T) {
 		t.Errorf("a bad fleet file: exit %d, %q; want 2 naming line 2", code, errOut)
 	}
 }
+
+// member is one process of a fleet world: the topic it sends (by
+// transactions whose id begins with its application id), the topic its
+// one held record waits on, whether a member of its group runs.
+type member struct {
+	app, sends, waitsOn string
+	running             bool
+}
+
+// fleetWorld writes a fleet as it comes about: each process reads its own
+// input topic in-APP (3 records) and sends two records to its topic;
+// one that waits holds in-APP@1, whose clock needs its topic's record 50,
+// never sent (beyond its log end); one that does not has read all.
+func fleetWorld(t *testing.T, members ...member) *world {
+	t.Helper()
+	parts := map[string]int32{}
+	for _, m := range members {
+		parts["in-"+m.app], parts[parsley.ChangelogTopic(m.app)] = 1, 1
+		if m.sends != "" {
+			parts[m.sends] = 1
+		}
+	}
+	w := newWorld(t, parts)
+	for _, m := range members {
+		w.fill(t, "in-"+m.app, 1, 3)
+		if m.sends != "" {
+			kafkatest.Transact(t, w.client(t, kgo.TransactionalID(m.app+"-0c1d-out")),
+				&kgo.Record{Topic: m.sends, Value: []byte("a")}, &kgo.Record{Topic: m.sends, Value: []byte("b")})
+		}
+	}
+	for _, m := range members {
+		in := "in-" + m.app
+		topics := []string{in}
+		tk := task{fed: map[string]int64{in: 2}}
+		committed := map[string]int64{in + "/0": 3}
+		if m.waitsOn != "" {
+			topics = append(topics, m.waitsOn)
+			tk = task{fed: map[string]int64{in: 1, m.waitsOn: 1}, held: []held{
+				{topic: in, off: 1, ts: now.Add(-60e9).UnixMilli(), causes: map[string]int64{m.waitsOn + "/0": 50}}}}
+			committed = map[string]int64{in + "/0": 2, m.waitsOn + "/0": 3}
+		}
+		w.store(t, m.app, topics, []task{tk})
+		w.commit(t, m.app, committed)
+		if m.running {
+			w.join(t, m.app, topics...)
+		}
+	}
+	return w
+}
+
+// upstreamColumn runs processes and returns each row's UPSTREAM cell, by
+// application id, and the applications in the order listed.
+func upstreamColumn(t *testing.T, w *world) (map[string]string, []string) {
+	t.Helper()
+	out, errOut, code := run(t, w.c, false)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	cells := map[string]string{}
+	var order []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
+		f := strings.Fields(l)
+		cells[f[0]] = f[len(f)-1]
+		order = append(order, f[0])
+	}
+	return cells, order
+}
+
+// TestChainOfThree: c holds on what b sends, b on what a sends, and a has
+// stopped: a is the root of both, listed first.
+func TestChainOfThree(t *testing.T) {
+	w := fleetWorld(t,
+		member{app: "a", sends: "ta"},
+		member{app: "b", sends: "tb", waitsOn: "ta", running: true},
+		member{app: "c", waitsOn: "tb", running: true})
+	cells, order := upstreamColumn(t, w)
+	want := map[string]string{"a": "-", "b": "a(stopped)", "c": "a(stopped)"}
+	for app, cell := range want {
+		if cells[app] != cell {
+			t.Errorf("%s: UPSTREAM %q, want %q", app, cells[app], cell)
+		}
+	}
+	if order[0] != "a" {
+		t.Errorf("order %v: the root first", order)
+	}
+	js, _, _ := run(t, w.c, false, "-o", "json")
+	if !strings.Contains(js, `"via":["b","a"]`) {
+		t.Errorf("c's way to a through b is not in the JSON:\n%s", js)
+	}
+}
+
+// TestCycleOfTwo: two running processes each holding on what the other
+// sends are named as a cycle.
+func TestCycleOfTwo(t *testing.T) {
+	w := fleetWorld(t,
+		member{app: "x", sends: "tx", waitsOn: "ty", running: true},
+		member{app: "y", sends: "ty", waitsOn: "tx", running: true},
+		member{app: "z", sends: "tz", running: true})
+	cells, _ := upstreamColumn(t, w)
+	for app, cell := range map[string]string{"x": "cycle(x>y)", "y": "cycle(x>y)", "z": "-"} {
+		if cells[app] != cell {
+			t.Errorf("%s: UPSTREAM %q, want %q", app, cells[app], cell)
+		}
+	}
+}
