@@ -3,6 +3,7 @@ package process
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
@@ -47,4 +48,27 @@ func RootsFirst(rows []inspect.ProcessSummary, roots map[string]upstream.Root) {
 		}
 		return 1
 	})
+}
+
+// RootOf is app's upstream root, nil when it has none: every process of
+// the cluster read and summarised (Summarize, at most concurrency at
+// once) and resolved (Upstream) — what a process waits on is known only
+// from the others.
+func RootOf(ctx context.Context, cl *kafka.Client, app string, fleet upstream.Writers, txnWait time.Duration, concurrency int, now time.Time) (*upstream.Root, error) {
+	rows, err := Summarize(ctx, cl, Selection{}, txnWait, concurrency, now)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(rows, func(r inspect.ProcessSummary) bool { return r.App == app }) {
+		// Its changelog is gone: it is still a node waiting on nothing.
+		rows = append(rows, inspect.ProcessSummary{App: app})
+	}
+	roots, err := Upstream(ctx, cl, rows, fleet)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := roots[app]; ok {
+		return &r, nil
+	}
+	return nil, nil
 }

@@ -60,32 +60,7 @@ type jsonProcess struct {
 	OlderThan *bool `json:"older_than"`
 	// Upstream is the stuck process upstream its holds wait on; null
 	// when none (docs/fleet.md).
-	Upstream *jsonUpstream `json:"upstream"`
-}
-
-// jsonUpstream is an upstream.Root.
-type jsonUpstream struct {
-	App    *string  `json:"app"` // null for a cycle
-	Kind   string   `json:"kind"`
-	Code   *string  `json:"code"`
-	Reason string   `json:"reason"`
-	Topic  string   `json:"topic"`
-	Via    []string `json:"via"`
-	Cycle  []string `json:"cycle"`
-}
-
-func upstreamJSON(r *upstream.Root) *jsonUpstream {
-	if r == nil {
-		return nil
-	}
-	j := &jsonUpstream{Kind: string(r.Kind), Reason: r.Reason(), Topic: r.Topic, Via: append([]string{}, r.Via...), Cycle: append([]string{}, r.Cycle...)}
-	if r.App != "" {
-		j.App = ptr(r.App)
-	}
-	if r.Code != "" {
-		j.Code = ptr(r.Code)
-	}
-	return j
+	Upstream *render.Upstream `json:"upstream"`
 }
 
 type jsonFailedClosed struct {
@@ -151,7 +126,7 @@ func (rep report) json() jsonReport {
 		if rep.CheckOlder {
 			jp.OlderThan = ptr(r.OlderThan(rep.OlderThan))
 		}
-		jp.Upstream = upstreamJSON(view.UpstreamOf(rep.Roots, r.App))
+		jp.Upstream = render.UpstreamOf(view.UpstreamOf(rep.Roots, r.App))
 		out.Processes = append(out.Processes, jp)
 	}
 	return out

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -140,7 +139,7 @@ reached; 2 usage; 130 interrupted.`,
 	fs.StringVar(&opts.App, "app", "", "list only the process `APP`, found by name: also when its changelog is gone and its group remains (ORDERING_STATE_LOST)")
 	fs.DurationVar(&opts.OlderThan, "older-than", 0, "exit 4 when some process holds a record written at least `D` ago (or one of unknown time)")
 	fs.IntVar(&opts.Concurrency, "concurrency", DefaultConcurrency, "read at most `N` processes at once")
-	fs.Var(&fleetFlag{w: &opts.Fleet}, "fleet", "read which application sends which topics from `FILE` (lines APP: TOPIC, TOPIC; docs/fleet.md), beside what the cluster tells")
+	cmdutil.AddFleetFlag(cmd, &opts.Fleet)
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long to wait for an open transaction in a changelog before reporting what was read below it")
 	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
@@ -173,7 +172,8 @@ func Run(ctx context.Context, opts *Options) error {
 		if ctx.Err() != nil {
 			return cmdutil.Interrupted("interrupted before the writers of the held topics were read: no report")
 		}
-		return fmt.Errorf("finding who writes the topics the processes wait on: %w", err)
+		// The rows stand without it: said, not fatal.
+		fmt.Fprintf(opts.IO.ErrOut, "warning: no UPSTREAM: finding who writes the topics the processes wait on: %v\n", err)
 	}
 	process.RootsFirst(rows, roots)
 	rep := report{Now: now, Rows: rows, Roots: roots, CheckOlder: opts.CheckOlder, OlderThan: opts.OlderThan}
@@ -199,28 +199,5 @@ func Run(ctx context.Context, opts *Options) error {
 	case old:
 		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 	}
-	return nil
-}
-
-// fleetFlag reads --fleet FILE when given: a file that cannot be read or
-// parsed is a usage error naming it and the line.
-type fleetFlag struct {
-	w    *upstream.Writers
-	name string
-}
-
-func (f *fleetFlag) String() string { return f.name }
-func (f *fleetFlag) Type() string   { return "FILE" }
-func (f *fleetFlag) Set(name string) error {
-	file, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer file.Close()
-	w, err := upstream.ParseFleet(name, file)
-	if err != nil {
-		return err
-	}
-	f.name, *f.w = name, w
 	return nil
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/process"
+	"github.com/causalctl/causalctl/internal/upstream"
 	"github.com/spf13/cobra"
 )
 
@@ -45,13 +47,17 @@ type Options struct {
 	Now func() time.Time
 	// ReadProcess reads the process (Factory.ReadProcessInput).
 	ReadProcess func(context.Context, cmdutil.ProcessInput) (*inspect.Process, error)
+	// Fleet is --fleet's writers (nil: none); Dial connects to read the
+	// other processes for the upstream root (nil: not resolved).
+	Fleet upstream.Writers
+	Dial  func(context.Context) (*kafka.Client, error)
 }
 
 // NewCmdState returns the state command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdState(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, ReadProcess: f.ReadProcessInput}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, ReadProcess: f.ReadProcessInput, Dial: f.Dial}
 	if f.Now != nil {
 		opts.Now = f.Now
 	}
@@ -175,6 +181,7 @@ and key) or a broker or input error; 2 usage; 130 interrupted.`,
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long to wait for an open transaction in the changelog before reporting what was read below it")
 	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
+	cmdutil.AddFleetFlag(cmd, &opts.Fleet)
 	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
@@ -215,6 +222,17 @@ func Run(ctx context.Context, opts *Options) error {
 	refusals := w.NextStart(opts.Receives)
 	rep := build(w, tasks, corrupt, now)
 	rep.NextStart = render.NextStartOf(w, refusals)
+	if opts.Input == "" && opts.Dial != nil && w.App != "" {
+		root, err := rootOf(ctx, opts, w.App, now)
+		switch {
+		case ctx.Err() != nil:
+			return cmdutil.Interrupted("interrupted before the other processes were read: no report")
+		case err != nil:
+			// The state stands without it: said, not fatal.
+			fmt.Fprintf(opts.IO.ErrOut, "warning: no upstream root: %v\n", err)
+		}
+		rep.Upstream = render.UpstreamOf(root)
+	}
 	if err := opts.Final.Do(func() error { return write(opts.IO.Out, opts.Output, rep) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
@@ -225,4 +243,15 @@ func Run(ctx context.Context, opts *Options) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 	}
 	return nil
+}
+
+// rootOf is app's upstream root: every process of the cluster is read to
+// know who waits on whom (process.RootOf).
+func rootOf(ctx context.Context, opts *Options, app string, now time.Time) (*upstream.Root, error) {
+	cl, err := opts.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	return process.RootOf(ctx, cl, app, opts.Fleet, opts.TxnWait, process.DefaultConcurrency, now)
 }
