@@ -73,20 +73,44 @@ type Node struct {
 // NodeOf is the node of a summarised process. One that could not be read
 // is not stuck as far as anyone can tell, and waits on nothing.
 func NodeOf(r *inspect.ProcessSummary) Node {
-	n := Node{App: r.App}
 	if r.Err != nil {
-		return n
+		return Node{App: r.App}
 	}
-	n.WaitsOn = r.WaitsOn
-	stopped := r.Group == nil || len(r.Group.Members) == 0
+	f := Facts{Stopped: r.Group == nil || len(r.Group.Members) == 0, Holding: r.HeldHeads > 0}
+	if len(r.Refusals) > 0 {
+		f.Refusal = string(r.Refusals[0].Reason)
+	}
+	if len(r.FailedClosed) > 0 {
+		f.FailedClosed = string(r.FailedClosed[0].Code)
+	}
+	return f.Node(r.App, r.WaitsOn)
+}
+
+// Facts are what a process's own stall is judged from.
+type Facts struct {
+	// Stopped: its group has no member.
+	Stopped bool
+	// Refusal is its next start's first refusal's reason, "" when none;
+	// FailedClosed the code of the record a task fails closed on.
+	Refusal, FailedClosed string
+	// Holding: it holds heads.
+	Holding bool
+}
+
+// Node is the node of process app whose heads wait on waitsOn (sorted):
+// stuck, in this order, when stopped with a refusal, failing closed,
+// stopped, or holding. A refusal of a running process is a prediction of
+// its next start, not a stall.
+func (f Facts) Node(app string, waitsOn []string) Node {
+	n := Node{App: app, WaitsOn: waitsOn}
 	switch {
-	case stopped && len(r.Refusals) > 0:
-		n.Stuck, n.Code = Refusing, string(r.Refusals[0].Reason)
-	case len(r.FailedClosed) > 0:
-		n.Stuck, n.Code = FailedClosed, string(r.FailedClosed[0].Code)
-	case stopped:
+	case f.Stopped && f.Refusal != "":
+		n.Stuck, n.Code = Refusing, f.Refusal
+	case f.FailedClosed != "":
+		n.Stuck, n.Code = FailedClosed, f.FailedClosed
+	case f.Stopped:
 		n.Stuck = Stopped
-	case r.HeldHeads > 0:
+	case f.Holding:
 		n.Stuck = Holding
 	}
 	return n
@@ -165,9 +189,19 @@ func (g *Graph) Resolve() map[string]Root {
 // rootOf is the best root among the stuck writers of the topics app
 // waits on; path is the way here, app last.
 func (g *Graph) rootOf(app string, path []string) (Root, bool) {
+	return g.rootFrom(app, g.nodes[app].WaitsOn, path)
+}
+
+// RootOf is the root of a part of app — one task — whose held heads wait
+// on waitsOn: the same resolution as Resolve's, from those topics alone.
+func (g *Graph) RootOf(app string, waitsOn []string) (Root, bool) {
+	return g.rootFrom(app, waitsOn, []string{app})
+}
+
+func (g *Graph) rootFrom(app string, waitsOn, path []string) (Root, bool) {
 	var best Root
 	found := false
-	for _, topic := range g.nodes[app].WaitsOn {
+	for _, topic := range waitsOn {
 		for _, w := range g.writers[topic] {
 			up, ok := g.nodes[w]
 			if !ok || w == app || up.Stuck == "" {

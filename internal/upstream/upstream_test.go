@@ -136,3 +136,18 @@ func TestParseFleet(t *testing.T) {
 		}
 	}
 }
+
+// TestRootOfATask: a task is resolved from its own topics: one waiting on
+// the stuck writer's topic names it, one waiting elsewhere names none.
+func TestRootOfATask(t *testing.T) {
+	g := New([]Node{
+		{App: "up", Stuck: Stopped},
+		{App: "down", Stuck: Holding, WaitsOn: []string{"tu", "other"}},
+	}, writers("up>tu"))
+	if r, ok := g.RootOf("down", []string{"tu"}); !ok || r.App != "up" {
+		t.Errorf("task on tu: %+v, %v; want up", r, ok)
+	}
+	if r, ok := g.RootOf("down", []string{"other"}); ok {
+		t.Errorf("task on other: %+v, want none", r)
+	}
+}
