@@ -3,9 +3,11 @@ package acceptance
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -165,5 +167,26 @@ func TestUpstreamRootAgrees(t *testing.T) {
 	_, text, _ := runEnv(t, nil, "state", "--brokers", addr, "--app", "enricher")
 	if strings.Contains(text, "Upstream") {
 		t.Errorf("state --app enricher names an upstream:\n%s", text)
+	}
+}
+
+// TestExporterNamesTheUpstreamRoot: the exporter's series names the
+// stopped enricher and its refusal for each downstream task, as processes
+// does, and none for enricher itself.
+func TestExporterNamesTheUpstreamRoot(t *testing.T) {
+	addr := upstreamFleet(t)
+	clk := newTestClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	e := startExporter(t, addr, clk)
+	defer e.stop()
+	series := func(app string) string {
+		return fmt.Sprintf(`parsley_task_upstream_root{app=%q,reason="refusing POSITIONS_DISCARDED_UNREAD",task="0",upstream="enricher"}`, app)
+	}
+	body := e.await(t, "the upstream roots", func(body string) bool {
+		_, billing := metricValue(body, series("billing"))
+		_, shipping := metricValue(body, series("shipping"))
+		return billing && shipping
+	})
+	if strings.Contains(body, `parsley_task_upstream_root{app="enricher"`) {
+		t.Errorf("enricher waits on nobody:\n%s", processLines(body))
 	}
 }
