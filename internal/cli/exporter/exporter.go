@@ -82,6 +82,11 @@ never joined), committed offsets and the business topics' log facts are
 read, and the tasks whose store or facts changed are diagnosed again.
 Nothing is joined, committed or written.
 
+Each task's upstream root — the stuck process that writes a topic its
+held heads wait on, or the cycle of processes waiting on each other — is
+parsley_task_upstream_root{app,task,upstream,reason}; --fleet FILE names
+writers the cluster cannot tell (docs/fleet.md).
+
 The series by task and topic or channel are bounded by --max-series:
 over the processes by application id and their tasks in order, the first
 task that would pass it, and every task after it, is folded — its holds

@@ -88,6 +88,13 @@ group's committed offsets to the log end: what the process delivers next
 and what it still holds. A committed offset that does not match the
 state is a warning on stderr (docs/tasks.md).
 
+Read from the cluster, the process's upstream root is named too: the
+stuck process (stopped, failing closed, refusing its start, or holding
+because of its own upstream) that writes a topic its held heads wait on,
+or the cycle of processes waiting on each other — every process of the
+cluster is read to know it; --fleet FILE names writers the cluster cannot
+tell (docs/fleet.md). With --app only.
+
 Output (--output): text (heads grouped by root, chains drawn as trees, the
 next step under each root) or json (see docs/holds.md for the schema).
 

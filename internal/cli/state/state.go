@@ -114,6 +114,13 @@ that no longer exists while the group keeps its offsets is reported as
 ORDERING_STATE_LOST, not as an unknown topic. From a capture the group is
 unknown and a topic without log facts in it is not known to be deleted.
 
+Read from the cluster, the process's upstream root is named too: the
+stuck process (stopped, failing closed, refusing its start, or holding
+because of its own upstream) that writes a topic its held heads wait on,
+or the cycle of processes waiting on each other — every process of the
+cluster is read to know it; --fleet FILE names writers the cluster cannot
+tell (docs/fleet.md).
+
 Output (--output): text (the next start, then one block per task, held heads
 grouped by root) or json (see docs/state.md for the schema).
 
