@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -112,6 +113,23 @@ func (c *Client) Writers(ctx context.Context, topics, apps []string) (map[string
 // its leader, uncommitted ones included (an open transaction's producer is
 // a writer too), and returns the producer ids their headers name.
 func (c *Client) batchProducers(ctx context.Context, leader int32, k chanKey, id [16]byte, from int64) ([]int64, error) {
+	batches, err := c.batchHeaders(ctx, leader, k, id, from)
+	if err != nil {
+		return nil, err
+	}
+	var pids []int64
+	for _, b := range batches {
+		if b.ProducerID >= 0 && !slices.Contains(pids, b.ProducerID) {
+			pids = append(pids, b.ProducerID)
+		}
+	}
+	return pids, nil
+}
+
+// batchHeaders fetches the batches of one partition from offset from its
+// leader by a plain Fetch (no group, uncommitted batches included) and
+// returns their headers, records left undecoded.
+func (c *Client) batchHeaders(ctx context.Context, leader int32, k chanKey, id [16]byte, from int64) ([]kmsg.RecordBatch, error) {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = -1
 	req.MaxBytes = 1 << 20
@@ -128,7 +146,7 @@ func (c *Client) batchProducers(ctx context.Context, leader int32, k chanKey, id
 	if err != nil {
 		return nil, c.classify(err)
 	}
-	var pids []int64
+	var out []kmsg.RecordBatch
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
 			if p.Partition != k.partition {
@@ -139,17 +157,57 @@ func (c *Client) batchProducers(ctx context.Context, leader int32, k chanKey, id
 			}
 			b := p.RecordBatches
 			for len(b) >= 12 {
+				size := 12 + int(binary.BigEndian.Uint32(b[8:12]))
 				var batch kmsg.RecordBatch
-				size := 12 + int(int32(uint32(b[8])<<24|uint32(b[9])<<16|uint32(b[10])<<8|uint32(b[11])))
 				if size > len(b) || batch.ReadFrom(b[:size]) != nil {
 					break // a partial batch at the end of the answer
 				}
-				if batch.ProducerID >= 0 && !slices.Contains(pids, batch.ProducerID) {
-					pids = append(pids, batch.ProducerID)
-				}
+				batch.Records = nil
+				out = append(out, batch)
 				b = b[size:]
 			}
 		}
 	}
-	return pids, nil
+	return out, nil
+}
+
+// LastWritten is when topic was last written: the greatest timestamp of
+// the last batches of its partitions (a transaction's marker included, so
+// a process that only committed is seen too); ok false when the topic
+// holds nothing. Read-only, as Writers.
+func (c *Client) LastWritten(ctx context.Context, topic string) (last int64, ok bool, err error) {
+	metas, err := c.metadata(ctx, []string{topic}, false)
+	if err != nil {
+		return 0, false, err
+	}
+	m := metas[topic]
+	var parts []chanKey
+	for _, p := range m.partitions() {
+		parts = append(parts, chanKey{topic, p})
+	}
+	offsets, err := c.listOffsets(ctx, parts)
+	if err != nil {
+		return 0, false, err
+	}
+	for _, k := range parts {
+		o := offsets[k]
+		if o.hwm <= o.logStart {
+			continue
+		}
+		batches, err := c.batchHeaders(ctx, m.leaders[k.partition], k, m.id, max(o.logStart, o.hwm-writerTail))
+		if err != nil {
+			return 0, false, fmt.Errorf("reading the last batches of %s/%d: %w", k.topic, k.partition, err)
+		}
+		for _, b := range batches {
+			// A transaction's marker is stamped by the broker's clock, not
+			// the writer's: the records say when the writer wrote.
+			if b.Attributes&0x20 != 0 {
+				continue
+			}
+			if !ok || b.MaxTimestamp > last {
+				last, ok = b.MaxTimestamp, true
+			}
+		}
+	}
+	return last, ok, nil
 }
