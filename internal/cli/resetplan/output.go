@@ -119,7 +119,7 @@ func text(pl *Plan) string {
 	tw.Flush()
 	b.WriteString("\nInitial position, per channel (declared on each channel before the start):\n")
 	for _, p := range pl.Boundary {
-		fmt.Fprintf(&b, "  %s: EARLIEST reads %s (offsets %d to %d), %s of them delivered before: delivered again, their effects sent again; LATEST skips %s from %d, never delivered\n",
+		fmt.Fprintf(&b, "  %s: EARLIEST reads %s (from offset %d to the end, %d), %s of them delivered before: delivered again, their effects sent again; LATEST skips %s from %d, never delivered\n",
 			escape.Text(p.Channel), render.Count(p.EarliestReads, "record", "records"), p.LogStart, p.End, fmt.Sprint(p.EarliestAgain),
 			render.Count(p.LatestSkips, "record", "records"), max(p.Resume, p.LogStart))
 	}
