@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/upstream"
 	"github.com/causalctl/causalctl/internal/parsley"
 )
 
@@ -76,10 +77,10 @@ func TestProcessListChooses(t *testing.T) {
 		}
 	}
 	// The rows say what the processes table says.
-	l := NewProcessList(plainStyles(), "causalctl watch", processRows(), nil)
-	l.Update(tea.WindowSizeMsg{Width: 140, Height: 12})
+	l := NewProcessList(plainStyles(), "causalctl watch", processRows(), map[string]upstream.Root{"billing": {App: "enricher", Kind: upstream.Stopped}})
+	l.Update(tea.WindowSizeMsg{Width: 170, Height: 12})
 	view := l.View()
-	for _, want := range []string{"APP", "NEXT START", "beyond-log-end:1", "Stable", "unread", "1m35s"} {
+	for _, want := range []string{"APP", "NEXT START", "UPSTREAM", "enricher(stopped)", "beyond-log-end:1", "Stable", "unread", "1m35s"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("list lacks %q:\n%s", want, view)
 		}

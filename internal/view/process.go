@@ -12,7 +12,7 @@ import (
 )
 
 // ProcessColumns are the titles of ProcessCells.
-var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "NEXT START", "UPSTREAM"}
+var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "UPSTREAM", "NEXT START"}
 
 // ProcessCells are the table cells of a process's row (`processes`, its
 // chooser), in the order of ProcessColumns, root its upstream root (nil
@@ -20,7 +20,7 @@ var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "F
 func ProcessCells(r *inspect.ProcessSummary, root *upstream.Root) []string {
 	tasks := strconv.Itoa(int(r.Tasks))
 	if r.Err != nil {
-		return []string{r.App, tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread", "-"}
+		return []string{r.App, tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
 	}
 	group, members := "-", "-"
 	if r.Group != nil {
@@ -52,7 +52,7 @@ func ProcessCells(r *inspect.ProcessSummary, root *upstream.Root) []string {
 		lag = strconv.FormatInt(r.MaxLag, 10)
 	}
 	return []string{r.App, tasks, group, members, receives, r.ReceivesFrom, strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
-		oldest, causeText, lag, r.NextStart, escape.Text(root.Text())}
+		oldest, causeText, lag, escape.Text(root.Text()), r.NextStart}
 }
 
 // UpstreamOf is app's upstream root in roots; nil when it has none.

@@ -160,7 +160,7 @@ func (rep report) write(ios *iostreams.IOStreams, format string) error {
 	}
 	// Plain columns: no cell holds a space, so awk and cut read them.
 	tw := tabwriter.NewWriter(ios.Out, 0, 8, 2, ' ', 0)
-	header[10], header[11] = "MAX-LAG", "NEXT-START"
+	header[10], header[12] = "MAX-LAG", "NEXT-START"
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, cells := range rows {
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))

@@ -72,18 +72,18 @@ func TestStoppedUpstreamIsNamed(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if !strings.HasSuffix(lines[0], "UPSTREAM") || !strings.HasPrefix(lines[1], "enricher ") {
+	if !strings.Contains(lines[0], " UPSTREAM ") || !strings.HasPrefix(lines[1], "enricher ") {
 		t.Fatalf("want the UPSTREAM column and the stuck root first:\n%s", out)
 	}
 	want := "enricher(refusing:POSITIONS_DISCARDED_UNREAD)"
 	for _, l := range lines[2:] {
 		fields := strings.Fields(l)
-		if got := fields[len(fields)-1]; got != want {
+		if got := fields[len(fields)-2]; got != want {
 			t.Errorf("%s: UPSTREAM %q, want %q", fields[0], got, want)
 		}
 	}
-	if f := strings.Fields(lines[1]); f[len(f)-1] != "-" {
-		t.Errorf("enricher waits on nobody, UPSTREAM %q", f[len(f)-1])
+	if f := strings.Fields(lines[1]); f[len(f)-2] != "-" {
+		t.Errorf("enricher waits on nobody, UPSTREAM %q", f[len(f)-2])
 	}
 
 	js, errOut, code := run(t, w.c, false, "-o", "json")
@@ -216,7 +216,7 @@ func upstreamColumn(t *testing.T, w *world) (map[string]string, []string) {
 	var order []string
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
 		f := strings.Fields(l)
-		cells[f[0]] = f[len(f)-1]
+		cells[f[0]] = f[len(f)-2]
 		order = append(order, f[0])
 	}
 	return cells, order
