@@ -87,8 +87,8 @@ not a reset (docs/reset.md).
 Exit codes: 0 every precondition holds; 4 one fails (named, after the
 plan); 1 the process cannot be read or the cluster reached; 2 usage; 130
 interrupted.`,
-		Example: `  causalctl reset-plan --app shop-packer --brokers localhost:9092
-  causalctl reset-plan --app shop-packer --state-dir /var/lib/kafka-streams -o json > boundary.json`,
+		Example: `  causalctl reset-plan --app notifier --brokers localhost:9092
+  causalctl reset-plan --app notifier --state-dir /var/lib/kafka-streams -o json > boundary.json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
