@@ -2,8 +2,8 @@ package kafka
 
 import (
 	"slices"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -53,7 +53,9 @@ func TestLastWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Close)
-	at := func(ms int64) *kgo.Record { return &kgo.Record{Topic: "log", Partition: int32(ms % 2), Timestamp: timeMs(ms), Value: []byte("x")} }
+	at := func(ms int64) *kgo.Record {
+		return &kgo.Record{Topic: "log", Partition: int32(ms % 2), Timestamp: timeMs(ms), Value: []byte("x")}
+	}
 	kafkatest.Transact(t, w, at(1_000), at(5_001), at(3_000))
 	cl := dialTest(t, c)
 	last, ok, err := cl.LastWritten(testCtx(t), "log")
