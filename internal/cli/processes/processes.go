@@ -105,7 +105,7 @@ reached; 2 usage; 130 interrupted.`,
 		Example: `  causalctl processes --brokers localhost:9092
   causalctl ps --app-prefix shop- -o json
   causalctl processes --app notifier -o json
-  causalctl processes --fleet fleet.txt
+  causalctl processes --fleet <(printf 'notifier: notifications\n')
   causalctl processes --older-than 10m || echo "something is held for 10 minutes or more"`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
