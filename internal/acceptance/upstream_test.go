@@ -16,6 +16,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/parsley/parsleytest"
 )
 
 // upstreamFleet is a fleet as it comes about: enricher reads clicks and
@@ -59,15 +60,15 @@ func upstreamFleet(t *testing.T) string {
 	kafkatest.Produce(t, c, recs...)
 	kafkatest.Transact(t, client(kgo.TransactionalID("enricher-5d1e-0_0")),
 		&kgo.Record{Topic: "enriched", Value: []byte("e")}, &kgo.Record{Topic: "enriched", Value: []byte("e")})
-	store := func(app string, fed map[string]int64, held *kafkatest.Held, commit map[string]int64) {
+	store := func(app string, fed map[string]int64, held *parsleytest.Held, commit map[string]int64) {
 		names := map[string]clock.TopicID{}
 		for topic := range fed {
 			names[topic] = ids[topic]
 		}
-		recs := append([]*kgo.Record{kafkatest.StoreEntry(app, 0, parsley.Key{Tag: parsley.TagVersion}, []byte{parsley.StoreVersion})},
-			kafkatest.Bindings(app, 0, names)...)
+		recs := append([]*kgo.Record{parsleytest.StoreEntry(app, 0, parsley.Key{Tag: parsley.TagVersion}, []byte{parsley.StoreVersion})},
+			parsleytest.Bindings(app, 0, names)...)
 		for topic, pos := range fed {
-			recs = append(recs, kafkatest.FedUpTo(app, 0, ch(topic), pos))
+			recs = append(recs, parsleytest.FedUpTo(app, 0, ch(topic), pos))
 		}
 		if held != nil {
 			recs = append(recs, held.Entry(app, 0))
@@ -92,7 +93,7 @@ func upstreamFleet(t *testing.T) string {
 		t.Fatal(err)
 	}
 	for _, down := range []struct{ app, own string }{{"billing", "orders"}, {"shipping", "payments"}} {
-		h := &kafkatest.Held{Channel: ch(down.own), Offset: 1, Timestamp: 1, Causes: []clock.Entry{{Channel: ch("enriched"), Position: 9}}}
+		h := &parsleytest.Held{Channel: ch(down.own), Offset: 1, Timestamp: 1, Causes: []clock.Entry{{Channel: ch("enriched"), Position: 9}}}
 		store(down.app, map[string]int64{down.own: 1, "enriched": 2}, h, map[string]int64{down.own: 2, "enriched": 3})
 	}
 	return c.ListenAddrs()[0]

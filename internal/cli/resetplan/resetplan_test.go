@@ -19,6 +19,7 @@ import (
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/parsley/parsleytest"
 	"github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
@@ -64,10 +65,10 @@ func newWorld(t *testing.T, stoppedFor time.Duration, discarded bool, stores ...
 	}
 	kafkatest.Produce(t, w.c, recs...)
 	clicks := clock.Channel{Topic: ids["clicks"]}
-	entries := append([]*kgo.Record{kafkatest.StoreEntry(app, 0, parsley.Key{Tag: parsley.TagVersion}, []byte{parsley.StoreVersion})},
-		kafkatest.Bindings(app, 0, map[string]clock.TopicID{"clicks": ids["clicks"]})...)
-	entries = append(entries, kafkatest.FedUpTo(app, 0, clicks, 9),
-		kafkatest.Held{Channel: clicks, Offset: 9, Timestamp: now.Add(-12 * time.Minute).UnixMilli(),
+	entries := append([]*kgo.Record{parsleytest.StoreEntry(app, 0, parsley.Key{Tag: parsley.TagVersion}, []byte{parsley.StoreVersion})},
+		parsleytest.Bindings(app, 0, map[string]clock.TopicID{"clicks": ids["clicks"]})...)
+	entries = append(entries, parsleytest.FedUpTo(app, 0, clicks, 9),
+		parsleytest.Held{Channel: clicks, Offset: 9, Timestamp: now.Add(-12 * time.Minute).UnixMilli(),
 			Causes: []clock.Entry{{Channel: clock.Channel{Topic: ids["elsewhere"]}, Position: 40}}}.Entry(app, 0))
 	for _, e := range entries {
 		e.Timestamp = now.Add(-stoppedFor)
