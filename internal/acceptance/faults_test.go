@@ -193,6 +193,11 @@ func faultCommands() []faultCommand {
 		{name: "processes", code: 0, fetches: [2]string{faultChangelog, faultChangelog},
 			args:   func(string) []string { return []string{"processes", "-o", "json"} },
 			result: stdout},
+		// reset-plan reads the changelog as state does, and its last
+		// batches for when it was last written.
+		{name: "reset-plan", code: cmdutil.ExitFound, fetches: [2]string{faultChangelog, faultChangelog},
+			args:   func(string) []string { return []string{"reset-plan", "--app", faultApp, "-o", "json"} },
+			result: stdout},
 	}
 }
 

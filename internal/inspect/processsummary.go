@@ -3,6 +3,7 @@ package inspect
 import (
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
@@ -61,6 +62,10 @@ type ProcessSummary struct {
 	// now, delivered once the process reads what is already in the log
 	// (Task.CatchingUp); they are no held heads.
 	CatchingUp int
+	// WaitsOn are the topics its held heads' blockers are on, sorted:
+	// those another process may write (blockers held in this process
+	// itself are left out: their own chains reach the others).
+	WaitsOn []string
 }
 
 // OlderThan says whether the process holds a record written at least d
@@ -82,6 +87,7 @@ func SummarizeProcess(changelog string, tasks int32, p *Process, err error, now 
 	r.Group = p.Group
 	var states []*parsley.Task
 	bound := map[string]bool{}
+	var waits []string
 	for _, part := range p.Changelog.Partitions() {
 		t, err := DiagnoseTask(p, part, now)
 		if err != nil {
@@ -96,6 +102,7 @@ func SummarizeProcess(changelog string, tasks int32, p *Process, err error, now 
 		for name := range t.State.Names {
 			bound[name] = true
 		}
+		waits = append(waits, t.Report.WaitsOn()...)
 		for cause, n := range t.HeadCauses() {
 			r.Causes[cause] += n
 			r.HeldHeads += n
@@ -116,6 +123,8 @@ func SummarizeProcess(changelog string, tasks int32, p *Process, err error, now 
 			}
 		}
 	}
+	slices.Sort(waits)
+	r.WaitsOn = slices.Compact(waits)
 	if sub := p.Subscribed(); sub != nil {
 		r.Receives, r.ReceivesFrom = sub, ScopeSubscription
 	} else {
@@ -154,4 +163,23 @@ func (t *Task) HeadCauses() map[Cause]int {
 		out[h.Cause]++
 	}
 	return out
+}
+
+// WaitsOn are the topics the report's heads' blockers are on, blockers
+// held in the same gate left out (their own chains are in the report),
+// each once, sorted: where the gate waits for another writer.
+func (r *Report) WaitsOn() []string {
+	var out []string
+	for _, h := range r.Heads {
+		for _, b := range h.Blockers {
+			if b.Cause == CauseHeld || b.Cause == CauseCycle {
+				continue
+			}
+			if i := strings.LastIndexByte(b.Channel, '/'); i > 0 {
+				out = append(out, b.Channel[:i])
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/tracker"
+	"github.com/causalctl/causalctl/internal/upstream"
 )
 
 // Processes gives the latest snapshot of the Parsley processes `causalctl
@@ -36,7 +38,7 @@ type ProcessCollector struct {
 
 	held, heldAge, heads, ready, assigned, corrupt, behind, failed *prometheus.Desc
 	fedLag, committedLag, members, entries, refused, gap           *prometheus.Desc
-	refusedTotal                                                   *prometheus.Desc
+	refusedTotal, upstreamRoot                                     *prometheus.Desc
 	lastSuccess, errors, followed, refreshDuration                 *prometheus.Desc
 	diagnosed, dropped, folded, refusalsFolded, escaped            *prometheus.Desc
 }
@@ -66,6 +68,7 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 		assigned:     desc("parsley_task_assigned", "1 when a member of the process's group is assigned the task, else 0.", task...),
 		corrupt:      desc("parsley_task_corrupt_entries", "Entries of the task's store that cannot be read.", task...),
 		failed:       desc("parsley_task_failed_closed", "1 when the task, read on from the process's committed offsets, fails closed on a record whose parsley.causes header is undecodable (its next start is refused, UNDECODABLE_METADATA), else 0.", task...),
+		upstreamRoot: desc("parsley_task_upstream_root", "1 for the stuck process upstream that the task's held heads wait on (docs/fleet.md): upstream is its application id (the processes of a cycle, joined by >), reason why it is stuck (refusing REASON, failed-closed CODE, stopped, holding, cycle); no series when there is none.", with("upstream", "reason")...),
 		behind:       desc("parsley_task_behind_transaction", "1 when the task's changelog partition could not be read to its end at the last refresh (an open transaction), else 0.", task...),
 		fedLag:       desc("parsley_channel_fed_lag_records", "Records written to the channel (below its last stable offset) that the task was not fed yet.", with("topic", "partition")...),
 		committedLag: desc("parsley_channel_committed_lag_records", "The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.", with("topic", "partition")...),
@@ -91,7 +94,7 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.held, c.heldAge, c.heads, c.ready, c.assigned, c.corrupt, c.behind, c.failed, c.fedLag, c.committedLag, c.members, c.entries, c.refused, c.gap,
-		c.refusedTotal, c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed, c.dropped, c.folded, c.refusalsFolded, c.escaped,
+		c.refusedTotal, c.upstreamRoot, c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed, c.dropped, c.folded, c.refusalsFolded, c.escaped,
 	} {
 		ch <- d
 	}
@@ -234,6 +237,13 @@ func (c *ProcessCollector) taskSeries(e *emitter, app, task string, t *tracker.T
 	e.gauge(c.corrupt, float64(t.Corrupt), app, task)
 	e.gauge(c.behind, flag(t.BehindTransaction), app, task)
 	e.gauge(c.failed, flag(t.FailedClosed != nil), app, task)
+	if r := t.Upstream; r != nil {
+		up := r.App
+		if r.Kind == upstream.Cycle {
+			up = strings.Join(r.Cycle, ">")
+		}
+		e.gauge(c.upstreamRoot, 1, app, task, up, r.Reason())
+	}
 }
 
 func flag(b bool) float64 {

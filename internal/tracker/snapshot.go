@@ -5,6 +5,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/upstream"
 )
 
 // Snapshot is what the tracker knows after its latest refresh: every
@@ -81,6 +82,11 @@ type Task struct {
 	// FailedClosed is the record the task fails closed on, read on from
 	// the committed offsets; nil when none.
 	FailedClosed *inspect.FailedClosed
+	// WaitsOn are the topics its held heads' blockers are on
+	// (inspect.Report.WaitsOn); Upstream the stuck process upstream they
+	// wait on, nil when none (upstream.Graph.RootOf).
+	WaitsOn  []string
+	Upstream *upstream.Root
 }
 
 // TopicHolds is what a task holds of one topic.

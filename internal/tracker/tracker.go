@@ -32,6 +32,7 @@ import (
 	"github.com/causalctl/causalctl/internal/parsley"
 	readproc "github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/record"
+	"github.com/causalctl/causalctl/internal/upstream"
 )
 
 // Defaults of Config.
@@ -73,6 +74,9 @@ type Config struct {
 	// tracker's goroutine, once its snapshot is published (the exporter
 	// renders it then).
 	OnRefresh func()
+	// Fleet says who writes which topics where the cluster cannot tell
+	// (the exporter's --fleet); nil: the cluster alone.
+	Fleet upstream.Writers
 }
 
 // Tracker follows the processes of one cluster. Discover, Refresh and Run
@@ -262,6 +266,9 @@ func (t *Tracker) Refresh(ctx context.Context) error {
 		}
 	}
 	slices.SortFunc(s.Processes, func(a, b Process) int { return cmp.Compare(a.App, b.App) })
+	if err := t.resolveUpstream(ctx, s); err != nil {
+		errs = append(errs, fmt.Errorf("finding who writes the topics the processes wait on: %w", err))
+	}
 	s.Taken = t.cfg.Now()
 	s.RefreshDuration = s.Taken.Sub(start)
 	if len(errs) == 0 {
@@ -824,6 +831,7 @@ func taskOf(p *inspect.Process, dt *inspect.Task, behind bool) Task {
 		t.Topics = append(t.Topics, *topics[name])
 	}
 	t.Heads, t.Ready = dt.HeadCauses(), len(dt.Ready)
+	t.WaitsOn = dt.Report.WaitsOn()
 	for _, ch := range dt.Scope {
 		row := Channel{Topic: topicName(p.Names, ch.Topic), Partition: ch.Partition, FedLag: -1, CommittedLag: -1}
 		f, ok := p.Facts[ch]
@@ -852,4 +860,67 @@ func topicName(n *clock.Names, id clock.TopicID) string {
 		return name
 	}
 	return id.String()
+}
+
+// resolveUpstream names each task's upstream root (Task.Upstream): the
+// processes of s as the fleet's nodes, the writers of the topics their
+// tasks wait on learned from the cluster and the fleet file. The tasks are
+// copies of the followed state: a root is the latest refresh's.
+func (t *Tracker) resolveUpstream(ctx context.Context, s *Snapshot) error {
+	var nodes []upstream.Node
+	var apps, waited []string
+	for i := range s.Processes {
+		p := &s.Processes[i]
+		n := p.node()
+		nodes = append(nodes, n)
+		apps = append(apps, p.App)
+		waited = append(waited, n.WaitsOn...)
+	}
+	writers := upstream.Writers{}
+	if len(waited) > 0 {
+		slices.Sort(waited)
+		found, err := t.cfg.Client.Writers(ctx, slices.Compact(waited), apps)
+		if err != nil {
+			return err
+		}
+		writers.Merge(found)
+	}
+	writers.Merge(t.cfg.Fleet)
+	g := upstream.New(nodes, writers)
+	for i := range s.Processes {
+		p := &s.Processes[i]
+		p.Tasks = slices.Clone(p.Tasks)
+		for j := range p.Tasks {
+			task := &p.Tasks[j]
+			task.Upstream = nil
+			if r, ok := g.RootOf(p.App, task.WaitsOn); ok {
+				task.Upstream = &r
+			}
+		}
+	}
+	return nil
+}
+
+// node is the process as the fleet's graph sees it (upstream.Facts over
+// what the snapshot keeps) and the topics its tasks wait on.
+func (p *Process) node() upstream.Node {
+	f := upstream.Facts{Stopped: p.Members == 0}
+	var waits []string
+	for _, task := range p.Tasks {
+		waits = append(waits, task.WaitsOn...)
+		for _, c := range task.Heads {
+			f.Holding = f.Holding || c > 0
+		}
+		if f.FailedClosed == "" && task.FailedClosed != nil {
+			f.FailedClosed = string(task.FailedClosed.Code)
+		}
+	}
+	for _, r := range parsley.Reasons() {
+		if p.StartRefusals[r] > 0 {
+			f.Refusal = string(r)
+			break
+		}
+	}
+	slices.Sort(waits)
+	return f.Node(p.App, slices.Compact(waits))
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/upstream"
 	"github.com/causalctl/causalctl/internal/view"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -19,15 +20,16 @@ type ProcessList struct {
 	common
 	title    string
 	rows     []inspect.ProcessSummary
+	roots    map[string]upstream.Root // each process's upstream root
 	selected int
 	offset   int
 	chosen   string
 }
 
 // NewProcessList returns the list of rows (their order kept) under title.
-func NewProcessList(styles *Styles, title string, rows []inspect.ProcessSummary) *ProcessList {
+func NewProcessList(styles *Styles, title string, rows []inspect.ProcessSummary, roots map[string]upstream.Root) *ProcessList {
 	keys := DefaultKeyMap()
-	return &ProcessList{common: common{styles: styles, keys: &keys}, title: title, rows: rows}
+	return &ProcessList{common: common{styles: styles, keys: &keys}, title: title, rows: rows, roots: roots}
 }
 
 // Chosen is the application id enter picked; "" when the list was left
@@ -91,7 +93,7 @@ func (l *ProcessList) View() string {
 		widths[k] = len(c)
 	}
 	for i := range l.rows {
-		cells[i] = view.ProcessCells(&l.rows[i])
+		cells[i] = view.ProcessCells(&l.rows[i], view.UpstreamOf(l.roots, l.rows[i].App))
 		for k, c := range cells[i] {
 			widths[k] = max(widths[k], lipgloss.Width(c))
 		}
@@ -133,10 +135,10 @@ func (l *ProcessList) View() string {
 // reading keys from in, and returns the process enter picked; "" when the
 // user left with q. Like Run, it returns ctx's error when ctx is
 // cancelled.
-func ChooseProcess(ctx context.Context, in io.Reader, out io.Writer, title string, rows []inspect.ProcessSummary, color bool) (string, error) {
+func ChooseProcess(ctx context.Context, in io.Reader, out io.Writer, title string, rows []inspect.ProcessSummary, roots map[string]upstream.Root, color bool) (string, error) {
 	var l *ProcessList
 	err := runProgram(ctx, in, out, color, func(styles *Styles) tea.Model {
-		l = NewProcessList(styles, title, rows)
+		l = NewProcessList(styles, title, rows, roots)
 		return l
 	})
 	if err != nil {

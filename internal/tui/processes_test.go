@@ -12,6 +12,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
+	"github.com/causalctl/causalctl/internal/upstream"
 )
 
 // processRows are three processes as `processes` reads them: one stuck
@@ -35,7 +36,7 @@ func processRows() []inspect.ProcessSummary {
 // TestProcessListGolden runs the list as a program (teatest): the table
 // of processes, the cursor moved down and back, at 100×12.
 func TestProcessListGolden(t *testing.T) {
-	l := NewProcessList(plainStyles(), "causalctl watch · 127.0.0.1:9092", processRows())
+	l := NewProcessList(plainStyles(), "causalctl watch · 127.0.0.1:9092", processRows(), nil)
 	tm := teatest.NewTestModel(t, l, teatest.WithInitialTermSize(100, 12))
 	tm.Send(keyMsg("j"))
 	tm.Send(keyMsg("k"))
@@ -62,7 +63,7 @@ func TestProcessListChooses(t *testing.T) {
 		{[]string{"j", "enter"}, "billing"},
 		{[]string{"G", "enter", "k", "enter"}, "billing"},
 	} {
-		l := NewProcessList(plainStyles(), "causalctl watch", processRows())
+		l := NewProcessList(plainStyles(), "causalctl watch", processRows(), nil)
 		l.Update(tea.WindowSizeMsg{Width: 100, Height: 12})
 		var cmd tea.Cmd
 		for _, k := range c.keys {
@@ -76,10 +77,10 @@ func TestProcessListChooses(t *testing.T) {
 		}
 	}
 	// The rows say what the processes table says.
-	l := NewProcessList(plainStyles(), "causalctl watch", processRows())
-	l.Update(tea.WindowSizeMsg{Width: 140, Height: 12})
+	l := NewProcessList(plainStyles(), "causalctl watch", processRows(), map[string]upstream.Root{"billing": {App: "enricher", Kind: upstream.Stopped}})
+	l.Update(tea.WindowSizeMsg{Width: 170, Height: 12})
 	view := l.View()
-	for _, want := range []string{"APP", "NEXT START", "beyond-log-end:1", "Stable", "unread", "1m35s"} {
+	for _, want := range []string{"APP", "NEXT START", "UPSTREAM", "enricher(stopped)", "beyond-log-end:1", "Stable", "unread", "1m35s"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("list lacks %q:\n%s", want, view)
 		}
@@ -89,7 +90,7 @@ func TestProcessListChooses(t *testing.T) {
 // TestProcessListCountsInTheirNumber: the title counts one process as one.
 func TestProcessListCountsInTheirNumber(t *testing.T) {
 	for n, want := range map[int]string{1: "1 process", 3: "3 processes"} {
-		l := NewProcessList(plainStyles(), "causalctl watch", processRows()[:n])
+		l := NewProcessList(plainStyles(), "causalctl watch", processRows()[:n], nil)
 		l.Update(tea.WindowSizeMsg{Width: 100, Height: 12})
 		title, _, _ := strings.Cut(l.View(), "\n")
 		if !strings.HasSuffix(strings.TrimSpace(title), want) {

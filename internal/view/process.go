@@ -8,18 +8,19 @@ import (
 
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
+	"github.com/causalctl/causalctl/internal/upstream"
 )
 
 // ProcessColumns are the titles of ProcessCells.
-var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "NEXT START"}
+var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "UPSTREAM", "NEXT START"}
 
 // ProcessCells are the table cells of a process's row (`processes`, its
-// chooser), in the order of ProcessColumns; none holds a space, so plain
-// columns split on blanks.
-func ProcessCells(r *inspect.ProcessSummary) []string {
+// chooser), in the order of ProcessColumns, root its upstream root (nil
+// when none); none holds a space, so plain columns split on blanks.
+func ProcessCells(r *inspect.ProcessSummary, root *upstream.Root) []string {
 	tasks := strconv.Itoa(int(r.Tasks))
 	if r.Err != nil {
-		return []string{r.App, tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
+		return []string{r.App, tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
 	}
 	group, members := "-", "-"
 	if r.Group != nil {
@@ -51,5 +52,13 @@ func ProcessCells(r *inspect.ProcessSummary) []string {
 		lag = strconv.FormatInt(r.MaxLag, 10)
 	}
 	return []string{r.App, tasks, group, members, receives, r.ReceivesFrom, strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
-		oldest, causeText, lag, r.NextStart}
+		oldest, causeText, lag, escape.Text(root.Text()), r.NextStart}
+}
+
+// UpstreamOf is app's upstream root in roots; nil when it has none.
+func UpstreamOf(roots map[string]upstream.Root, app string) *upstream.Root {
+	if r, ok := roots[app]; ok {
+		return &r
+	}
+	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/tracker"
+	"github.com/causalctl/causalctl/internal/upstream"
 )
 
 // DefaultMetricsAddr is where the exporter listens by default: every
@@ -31,6 +32,8 @@ const DefaultMetricsAddr = ":9464"
 type Options struct {
 	IO          *iostreams.IOStreams
 	MetricsAddr string
+	// Fleet is --fleet's writers (nil: the cluster alone).
+	Fleet upstream.Writers
 	// MetricsMaxChannels bounds the task channels with lag series
 	// (--metrics-max-channels; 0 none).
 	MetricsMaxChannels int
@@ -78,6 +81,11 @@ changelogs. Every --refresh-interval the groups (described,
 never joined), committed offsets and the business topics' log facts are
 read, and the tasks whose store or facts changed are diagnosed again.
 Nothing is joined, committed or written.
+
+Each task's upstream root — the stuck process that writes a topic its
+held heads wait on, or the cycle of processes waiting on each other — is
+parsley_task_upstream_root{app,task,upstream,reason}; --fleet FILE names
+writers the cluster cannot tell (docs/fleet.md).
 
 The series by task and topic or channel are bounded by --max-series:
 over the processes by application id and their tasks in order, the first
@@ -135,6 +143,7 @@ refresh under way ends, the endpoint closes, and it exits 0.`,
 	fs.StringVar(&opts.AppPrefix, "app-prefix", "", "export only the processes whose application id starts with `PREFIX`")
 	fs.DurationVar(&opts.Refresh, "refresh-interval", tracker.DefaultRefresh, "how often groups, committed offsets and log facts are read and changed tasks diagnosed")
 	fs.DurationVar(&opts.Discover, "discover-interval", tracker.DefaultDiscover, "how often the topics are listed for ordering changelogs created or deleted")
+	cmdutil.AddFleetFlag(cmd, &opts.Fleet)
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long a changelog read may make no progress (a broker failing, a leader moving) before that process's refresh fails")
 	fs.DurationVar(&opts.UnhealthyAfter, "unhealthy-after", 2*time.Minute, "how long refreshes may fail, or one run past when it was due, before /healthz answers 503")
 	return cmd
@@ -154,7 +163,7 @@ func Run(ctx context.Context, opts *Options) error {
 	// scrapes until the next are served that render.
 	var h *metrics.ProcessMux
 	tr := tracker.New(tracker.Config{Client: cl, AppPrefix: opts.AppPrefix, Refresh: opts.Refresh,
-		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, OnError: say, OnRefresh: func() { h.Prepare() }})
+		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, Fleet: opts.Fleet, OnError: say, OnRefresh: func() { h.Prepare() }})
 	mopts := metrics.Options{MaxChannels: opts.MetricsMaxChannels, MaxSeries: opts.MaxSeries, Folded: foldedWarning(opts.IO.ErrOut, opts.MaxSeries)}
 	h = metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now, mopts), tr, metrics.HealthBounds{Failing: opts.UnhealthyAfter, Refresh: opts.Refresh}, opts.Now)
 	srv, err := metrics.Serve(opts.MetricsAddr, h)

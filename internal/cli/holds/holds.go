@@ -17,6 +17,7 @@ import (
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/upstream"
 	"github.com/causalctl/causalctl/internal/view"
 	"github.com/spf13/cobra"
 )
@@ -44,6 +45,8 @@ type Options struct {
 	// Dial connects to the cluster (Factory.Dial): --app reads the
 	// process through it.
 	Dial func(context.Context) (*kafka.Client, error)
+	// Fleet is --fleet's writers, for --app's upstream root; nil: none.
+	Fleet upstream.Writers
 }
 
 // NewCmdHolds returns the holds command. runF replaces the work in tests of
@@ -86,6 +89,13 @@ group's committed offsets to the log end: what the process delivers next
 and what it still holds. A committed offset that does not match the
 state is a warning on stderr (docs/tasks.md).
 
+Read from the cluster, the process's upstream root is named too: the
+stuck process (stopped, failing closed, refusing its start, or holding
+because of its own upstream) that writes a topic its held heads wait on,
+or the cycle of processes waiting on each other — every process of the
+cluster is read to know it; --fleet FILE names writers the cluster cannot
+tell (docs/fleet.md). With --app only.
+
 Output (--output): text (heads grouped by root, chains drawn as trees, the
 next step under each root) or json (see docs/holds.md for the schema).
 
@@ -107,6 +117,9 @@ Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 			if opts.OlderThan < 0 || opts.RetentionWarn < 0 {
 				return cmdutil.Usagef("--older-than and --retention-warn must not be negative")
 			}
+			if c.Flags().Changed("fleet") && opts.Tasks.App == "" {
+				return cmdutil.Usagef("--fleet names the writers of --app's upstream: give --app")
+			}
 			opts.Undecodable = undecodable.Mode
 			opts.ReceiptOnly = !positionAdvance
 			if runF != nil {
@@ -126,6 +139,7 @@ Exit codes: 0 nothing held; 4 holds reported; 1 bad input or a broker error;
 	cmdutil.AddPositionAdvanceFlag(fs, &positionAdvance)
 	fs.DurationVar(&opts.OlderThan, "older-than", 0, "report only holds at least `D` old (for cron and alerting)")
 	fs.DurationVar(&opts.RetentionWarn, "retention-warn", inspect.DefaultRetentionWarn, "flag a held record that retention deletes within `D` (0: flag none)")
+	cmdutil.AddFleetFlag(cmd, &opts.Fleet)
 	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }

@@ -50,6 +50,9 @@ type jsonReport struct {
 	// With --tasks or --app only: the process and the tasks.
 	App   string     `json:"app,omitempty"`
 	Tasks []jsonTask `json:"tasks,omitempty"`
+	// With --app only, when there is one: the stuck process upstream its
+	// holds wait on (docs/fleet.md).
+	Upstream *render.Upstream `json:"upstream,omitempty"`
 }
 
 // jsonTask is one task's gate: its scope and what it holds.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/input"
@@ -57,6 +58,15 @@ func runProcess(ctx context.Context, opts *Options) error {
 	}
 	p.RetentionWarn = opts.RetentionWarn
 	now := opts.Now()
+	root, err := process.RootOf(ctx, cl, opts.Tasks.App, opts.Fleet, opts.Tasks.TxnWait, process.DefaultConcurrency, now)
+	switch {
+	case ctx.Err() != nil:
+		return cmdutil.WhenInterrupted(ctx.Err(), noReport)
+	case err != nil:
+		// The holds stand without it: said, not fatal.
+		fmt.Fprintf(opts.IO.ErrOut, "warning: no upstream root: %v\n", err)
+	}
+	up := render.UpstreamOf(root)
 	var reps []taskReport
 	for _, part := range p.Changelog.Partitions() {
 		t, err := inspect.DiagnoseTask(p, part, now)
@@ -72,7 +82,7 @@ func runProcess(ctx context.Context, opts *Options) error {
 		slices.Sort(out.scope)
 		reps = append(reps, out)
 	}
-	if err := opts.Final.Do(func() error { return writeTasks(opts.IO.Out, opts.Output, reps, now, opts) }); err != nil {
+	if err := opts.Final.Do(func() error { return writeTasks(opts.IO.Out, opts.Output, reps, up, now, opts) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	for _, r := range reps {
@@ -145,7 +155,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 		slices.Sort(out.scope)
 		reps = append(reps, out)
 	}
-	if err := opts.Final.Do(func() error { return writeTasks(opts.IO.Out, opts.Output, reps, now, opts) }); err != nil {
+	if err := opts.Final.Do(func() error { return writeTasks(opts.IO.Out, opts.Output, reps, nil, now, opts) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	for _, r := range reps {
@@ -158,10 +168,10 @@ func runTasks(ctx context.Context, opts *Options) error {
 
 // writeTasks writes the per-task reports: in text a block per task, in
 // JSON one report whose roots and heads say their task.
-func writeTasks(w io.Writer, format string, reps []taskReport, now time.Time, opts *Options) error {
+func writeTasks(w io.Writer, format string, reps []taskReport, up *render.Upstream, now time.Time, opts *Options) error {
 	if format == "json" {
 		merged := reportJSON(&inspect.Report{Now: now}, opts)
-		merged.App = opts.Tasks.App
+		merged.App, merged.Upstream = opts.Tasks.App, up
 		merged.Tasks = []jsonTask{}
 		for _, r := range reps {
 			j := reportJSON(r.rep, opts)
@@ -187,6 +197,7 @@ func writeTasks(w io.Writer, format string, reps []taskReport, now time.Time, op
 		return writeJSON(w, merged)
 	}
 	var b strings.Builder
+	b.WriteString(up.Text())
 	for i, r := range reps {
 		if i > 0 {
 			b.WriteString("\n")

@@ -8,6 +8,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
+	"github.com/causalctl/causalctl/internal/upstream"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -53,6 +54,9 @@ type jsonProcess struct {
 	// OlderThan says whether the process matched --older-than; null
 	// when it was not given or the process was not read.
 	OlderThan *bool `json:"older_than"`
+	// Upstream is the stuck process upstream its holds wait on; null
+	// when none (docs/fleet.md).
+	Upstream *render.Upstream `json:"upstream"`
 }
 
 type jsonFailedClosed struct {
@@ -71,6 +75,7 @@ type jsonGroup struct {
 type report struct {
 	Now        time.Time
 	Rows       []inspect.ProcessSummary
+	Roots      map[string]upstream.Root // each process's upstream root
 	CheckOlder bool
 	OlderThan  time.Duration
 }
@@ -117,6 +122,7 @@ func (rep report) json() jsonReport {
 		if rep.CheckOlder {
 			jp.OlderThan = ptr(r.OlderThan(rep.OlderThan))
 		}
+		jp.Upstream = render.UpstreamOf(view.UpstreamOf(rep.Roots, r.App))
 		out.Processes = append(out.Processes, jp)
 	}
 	return out
@@ -137,7 +143,7 @@ func (rep report) write(ios *iostreams.IOStreams, format string) error {
 	}
 	t := render.NewTable(processColumns()...)
 	for _, r := range rep.Rows {
-		t.Append(view.ProcessCells(&r)...)
+		t.Append(view.ProcessCells(&r, view.UpstreamOf(rep.Roots, r.App))...)
 	}
 	return t.Write(ios.Out, render.Width(ios))
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/process"
+	"github.com/causalctl/causalctl/internal/upstream"
 	"github.com/spf13/cobra"
 )
 
@@ -37,6 +38,9 @@ type Options struct {
 	CheckOlder  bool // --older-than was given
 	Concurrency int
 	TxnWait     time.Duration
+	// Fleet is the --fleet file's writers (upstream.ParseFleet); nil
+	// when none was given.
+	Fleet upstream.Writers
 
 	// Now reads the clock ages are measured to.
 	Now func() time.Time
@@ -64,7 +68,19 @@ while it runs, else from the bindings in its state), the records it holds,
 its held heads, the age of its oldest held record since it was written,
 its heads by cause (as state classifies them, ready included), the largest
 lag of its group's committed offsets behind the log ends, and what its next
-start would meet: ok, or the first refusal Parsley would make.
+start would meet: ok, or the first refusal Parsley would make; and
+UPSTREAM, the stuck process upstream its holds wait on, with its reason.
+
+UPSTREAM: a held head whose blocker is on a topic that another process
+writes, when that process is stopped, fails closed, would refuse its
+start or itself holds, names that process as its root — followed through
+processes that only hold because of theirs, up to the one stuck for its
+own reason; processes holding on each other's output are named as a
+cycle. Who writes a topic is learned from the cluster (the producers of
+its partitions, mapped to applications by their transactional ids, which
+begin with the application id) and from --fleet FILE where the cluster
+cannot tell (docs/fleet.md). The processes that are such a root are
+listed first.
 
 Each process is read as state reads it (the changelog read_committed to
 the high watermark taken when its read begins, the group described, never
@@ -90,6 +106,7 @@ reached; 2 usage; 130 interrupted.`,
 		Example: `  causalctl processes --brokers localhost:9092
   causalctl ps --app-prefix shop- -o json
   causalctl processes --app notifier -o json
+  causalctl processes --fleet <(printf 'notifier: notifications\n')
   causalctl processes --older-than 10m || echo "something is held for 10 minutes or more"`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -123,6 +140,7 @@ reached; 2 usage; 130 interrupted.`,
 	fs.StringVar(&opts.App, "app", "", "list only the process `APP`, found by name: also when its changelog is gone and its group remains (ORDERING_STATE_LOST)")
 	fs.DurationVar(&opts.OlderThan, "older-than", 0, "exit 4 when some process holds a record written at least `D` ago (or one of unknown time)")
 	fs.IntVar(&opts.Concurrency, "concurrency", DefaultConcurrency, "read at most `N` processes at once")
+	cmdutil.AddFleetFlag(cmd, &opts.Fleet)
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long to wait for an open transaction in a changelog before reporting what was read below it")
 	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
@@ -150,7 +168,16 @@ func Run(ctx context.Context, opts *Options) error {
 			return fmt.Errorf("process %s: %w", r.App, r.Err)
 		}
 	}
-	rep := report{Now: now, Rows: rows, CheckOlder: opts.CheckOlder, OlderThan: opts.OlderThan}
+	roots, err := process.Upstream(ctx, cl, rows, opts.Fleet)
+	if err != nil {
+		if ctx.Err() != nil {
+			return cmdutil.Interrupted("interrupted before the writers of the held topics were read: no report")
+		}
+		// The rows stand without it: said, not fatal.
+		fmt.Fprintf(opts.IO.ErrOut, "warning: no UPSTREAM: finding who writes the topics the processes wait on: %v\n", err)
+	}
+	process.RootsFirst(rows, roots)
+	rep := report{Now: now, Rows: rows, Roots: roots, CheckOlder: opts.CheckOlder, OlderThan: opts.OlderThan}
 	if err := opts.Final.Do(func() error { return rep.write(opts.IO, opts.Output) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -195,7 +196,7 @@ func TestPlainColumns(t *testing.T) {
 		t.Fatalf("%d lines:\n%s", len(lines), out)
 	}
 	for _, l := range lines {
-		if n := len(strings.Fields(l)); n != 12 {
+		if n := len(strings.Fields(l)); n != len(view.ProcessColumns) {
 			t.Errorf("%d fields: %q", n, l)
 		}
 	}
@@ -301,7 +302,7 @@ func TestUnreadProcess(t *testing.T) {
 		t.Errorf("shop-shipper not read whole: %+v", p)
 	}
 	text, _, _ := run(t, f.c, false)
-	if !regexp.MustCompile(`(?m)^billing +2 +(- +){9}unread$`).MatchString(text) {
+	if !regexp.MustCompile(`(?m)^billing +2 +(- +){10}unread$`).MatchString(text) {
 		t.Errorf("no unread row for billing:\n%s", text)
 	}
 }

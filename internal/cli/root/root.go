@@ -14,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/holds"
 	"github.com/causalctl/causalctl/internal/cli/processes"
 	"github.com/causalctl/causalctl/internal/cli/replay"
+	"github.com/causalctl/causalctl/internal/cli/resetplan"
 	"github.com/causalctl/causalctl/internal/cli/state"
 	"github.com/causalctl/causalctl/internal/cli/topics"
 	"github.com/causalctl/causalctl/internal/cli/version"
@@ -66,6 +67,7 @@ commits no offset and produces nothing.`,
 	cmd.AddCommand(holds.NewCmdHolds(f, nil))
 	cmd.AddCommand(state.NewCmdState(f, nil))
 	cmd.AddCommand(processes.NewCmdProcesses(f, nil))
+	cmd.AddCommand(resetplan.NewCmdResetPlan(f, nil))
 	cmd.AddCommand(demo.NewCmdDemo(f, nil))
 	cmd.AddCommand(watch.NewCmdWatch(f, nil))
 	cmd.AddCommand(exporter.NewCmdExporter(f, nil))

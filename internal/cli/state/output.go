@@ -38,6 +38,9 @@ type jsonReport struct {
 	Tasks       []jsonTask    `json:"tasks"`
 	// NextStart is the start check's prediction (render.NextStart).
 	NextStart *render.NextStart `json:"next_start"`
+	// Upstream is the stuck process upstream its holds wait on; present
+	// only when there is one (docs/fleet.md).
+	Upstream *render.Upstream `json:"upstream,omitempty"`
 }
 
 type jsonGroup struct {
@@ -360,6 +363,7 @@ func orNull(p *int64) string {
 func text(rep jsonReport, width int) string {
 	var b strings.Builder
 	b.WriteString(rep.NextStart.Text())
+	b.WriteString(rep.Upstream.Text())
 	app := "unknown"
 	if rep.App != nil {
 		app = *rep.App

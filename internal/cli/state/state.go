@@ -18,6 +18,8 @@ import (
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/process"
+	"github.com/causalctl/causalctl/internal/upstream"
 	"github.com/spf13/cobra"
 )
 
@@ -46,13 +48,17 @@ type Options struct {
 	Now func() time.Time
 	// ReadProcess reads the process (Factory.ReadProcessInput).
 	ReadProcess func(context.Context, input.ProcessInput) (*inspect.Process, error)
+	// Fleet is --fleet's writers (nil: none); Dial connects to read the
+	// other processes for the upstream root (nil: not resolved).
+	Fleet upstream.Writers
+	Dial  func(context.Context) (*kafka.Client, error)
 }
 
 // NewCmdState returns the state command. runF replaces the work in tests
 // of flag parsing; nil runs Run.
 func NewCmdState(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	out := &cmdutil.Output{}
-	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, ReadProcess: f.ReadProcessInput}
+	opts := &Options{IO: f.IOStreams, Final: f.Final, Now: time.Now, ReadProcess: f.ReadProcessInput, Dial: f.Dial}
 	if f.Now != nil {
 		opts.Now = f.Now
 	}
@@ -108,6 +114,13 @@ deployed instead: may this process stop receiving a topic now? A changelog
 that no longer exists while the group keeps its offsets is reported as
 ORDERING_STATE_LOST, not as an unknown topic. From a capture the group is
 unknown and a topic without log facts in it is not known to be deleted.
+
+Read from the cluster, the process's upstream root is named too: the
+stuck process (stopped, failing closed, refusing its start, or holding
+because of its own upstream) that writes a topic its held heads wait on,
+or the cycle of processes waiting on each other — every process of the
+cluster is read to know it; --fleet FILE names writers the cluster cannot
+tell (docs/fleet.md).
 
 Output (--output): text (the next start, then one block per task, held heads
 grouped by root) or json (see docs/state.md for the schema).
@@ -176,6 +189,7 @@ and key) or a broker or input error; 2 usage; 130 interrupted.`,
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long to wait for an open transaction in the changelog before reporting what was read below it")
 	cmdutil.AddSizeFlags(fs, &opts.MaxHeaderSize, &opts.MaxLineSize)
 	cmdutil.AddTopicIDFlag(fs, names)
+	cmdutil.AddFleetFlag(cmd, &opts.Fleet)
 	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
@@ -216,6 +230,17 @@ func Run(ctx context.Context, opts *Options) error {
 	refusals := w.NextStart(opts.Receives)
 	rep := build(w, tasks, corrupt, now)
 	rep.NextStart = render.NextStartOf(w, refusals)
+	if opts.Input == "" && opts.Dial != nil && w.App != "" {
+		root, err := rootOf(ctx, opts, w.App, now)
+		switch {
+		case ctx.Err() != nil:
+			return cmdutil.Interrupted("interrupted before the other processes were read: no report")
+		case err != nil:
+			// The state stands without it: said, not fatal.
+			fmt.Fprintf(opts.IO.ErrOut, "warning: no upstream root: %v\n", err)
+		}
+		rep.Upstream = render.UpstreamOf(root)
+	}
 	if err := opts.Final.Do(func() error { return write(opts.IO.Out, render.Width(opts.IO), opts.Output, rep) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
@@ -226,4 +251,15 @@ func Run(ctx context.Context, opts *Options) error {
 		return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 	}
 	return nil
+}
+
+// rootOf is app's upstream root: every process of the cluster is read to
+// know who waits on whom (process.RootOf).
+func rootOf(ctx context.Context, opts *Options, app string, now time.Time) (*upstream.Root, error) {
+	cl, err := opts.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	return process.RootOf(ctx, cl, app, opts.Fleet, opts.TxnWait, process.DefaultConcurrency, now)
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/causalctl/causalctl/internal/tui"
+	"github.com/causalctl/causalctl/internal/upstream"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -163,7 +164,7 @@ func TestWatchPicksAProcess(t *testing.T) {
 	var last view.Snapshot
 	opts := &watch.Options{IO: ios, Dial: f.Dial, OpenFollow: f.OpenFollow, Now: time.Now, Interval: time.Second,
 		InputFlags: cmdutil.InputFlags{Spec: input.Spec{Names: &clock.Names{}, Tasks: input.Tasks{TxnWait: time.Second}}}, Pick: true,
-		ChooseProcess: func(_ context.Context, _ io.Reader, _ io.Writer, title string, rows []inspect.ProcessSummary, _ bool) (string, error) {
+		ChooseProcess: func(_ context.Context, _ io.Reader, _ io.Writer, title string, rows []inspect.ProcessSummary, _ map[string]upstream.Root, _ bool) (string, error) {
 			listed = rows
 			return demo.NotifierApp, nil
 		},
@@ -192,7 +193,7 @@ func TestWatchPicksAProcess(t *testing.T) {
 	// Quitting the list watches nothing.
 	opts.Pick = true
 	opts.Tasks.App = ""
-	opts.ChooseProcess = func(context.Context, io.Reader, io.Writer, string, []inspect.ProcessSummary, bool) (string, error) {
+	opts.ChooseProcess = func(context.Context, io.Reader, io.Writer, string, []inspect.ProcessSummary, map[string]upstream.Root, bool) (string, error) {
 		return "", nil
 	}
 	opts.RunTUI = func(context.Context, io.Reader, io.Writer, tui.Options) error {

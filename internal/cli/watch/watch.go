@@ -22,6 +22,7 @@ import (
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
+	"github.com/causalctl/causalctl/internal/upstream"
 	"github.com/causalctl/causalctl/internal/view"
 	"github.com/spf13/cobra"
 )
@@ -56,7 +57,7 @@ type Options struct {
 	// list is shown first, and the process picked is watched as --app.
 	Pick bool
 	// ChooseProcess shows the process list; tui.ChooseProcess by default.
-	ChooseProcess func(ctx context.Context, in io.Reader, out io.Writer, title string, rows []inspect.ProcessSummary, color bool) (string, error)
+	ChooseProcess func(ctx context.Context, in io.Reader, out io.Writer, title string, rows []inspect.ProcessSummary, roots map[string]upstream.Root, color bool) (string, error)
 }
 
 // NewCmdWatch returns the watch command.
@@ -248,11 +249,16 @@ func pick(ctx context.Context, opts *Options) (string, error) {
 	}
 	brokers := strings.Join(cl.Config().Brokers, ",")
 	rows, err := process.Summarize(ctx, cl, process.Selection{}, opts.Tasks.TxnWait, process.DefaultConcurrency, opts.Now())
+	var roots map[string]upstream.Root
+	if err == nil {
+		roots, err = process.Upstream(ctx, cl, rows, nil)
+	}
 	cl.Close()
 	if err != nil {
 		return "", err
 	}
-	app, err := opts.ChooseProcess(ctx, opts.IO.In, opts.IO.Out, "causalctl watch · "+brokers, rows, opts.IO.Color)
+	process.RootsFirst(rows, roots)
+	app, err := opts.ChooseProcess(ctx, opts.IO.In, opts.IO.Out, "causalctl watch · "+brokers, rows, roots, opts.IO.Color)
 	if errors.Is(err, context.Canceled) {
 		return "", nil
 	}
