@@ -99,6 +99,7 @@ func ParseExport(data []byte) (*Export, error) {
 			return nil, fmt.Errorf("topic %d: %w", i, err)
 		}
 		ex.Names[id] = t.Name
+		ex.History.Names = ex.Names
 		for p, s := range t.LogStart {
 			finalStart[clock.Channel{Topic: id, Partition: p}] = s
 		}

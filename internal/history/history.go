@@ -102,6 +102,9 @@ type History struct {
 	Records  map[clock.Channel][]Record // by rising offset
 	LogStart map[clock.Channel]int64    // at the start
 	Steps    []Step
+	// Names are the topics' names by ID: a topic recreated under its name
+	// has a new ID and the same name.
+	Names map[clock.TopicID]string
 }
 
 // Delivery is one record a unit delivered.
@@ -143,6 +146,7 @@ type Options struct {
 
 type unit struct {
 	out       *Outcome
+	started   bool
 	g         *gate.Gate
 	execStart map[clock.Channel]int64
 	order     []clock.Channel // the scope in the order channels joined
@@ -217,17 +221,14 @@ func (u *unit) refuse(r Refusal) {
 
 // read runs one read: a new execution first when the start differs.
 func (u *unit) read(h *History, st *Step, dead map[clock.TopicID]bool, logStart map[clock.Channel]int64, on func(Rule) bool) error {
-	fresh := u.g == nil || !maps.Equal(st.ExecStart, u.execStart)
-	if u.out.Stopped && !fresh && on(RuleRefusalResume) {
-		return nil // still the refused execution: it reads nothing
-	}
+	fresh := !u.started || !maps.Equal(st.ExecStart, u.execStart)
 	if fresh {
-		if err := u.start(st, dead, logStart, on); err != nil {
+		if err := u.start(h, st, dead, logStart, on); err != nil {
 			return err
 		}
-		if u.out.Stopped {
-			return nil
-		}
+	}
+	if u.out.Stopped || u.g == nil {
+		return nil // the refused execution reads nothing
 	}
 	for _, ch := range u.order {
 		next, ok := st.NextRead[ch]
@@ -263,8 +264,13 @@ func (u *unit) read(h *History, st *Step, dead map[clock.TopicID]bool, logStart 
 
 // start begins an execution at st.ExecStart: the start check (refusals),
 // then the gate restored from the last execution's state.
-func (u *unit) start(st *Step, dead map[clock.TopicID]bool, logStart map[clock.Channel]int64, on func(Rule) bool) error {
-	u.execStart = st.ExecStart
+func (u *unit) start(h *History, st *Step, dead map[clock.TopicID]bool, logStart map[clock.Channel]int64, on func(Rule) bool) error {
+	u.execStart, u.started = st.ExecStart, true
+	refused := false
+	refuse := func(r Refusal) {
+		u.refuse(r)
+		refused = true
+	}
 	var prev []gate.ChannelState
 	if u.g != nil && on(RuleResume) {
 		prev = u.g.State()
@@ -279,22 +285,39 @@ func (u *unit) start(st *Step, dead map[clock.TopicID]bool, logStart map[clock.C
 			continue
 		}
 		if dead[cs.Channel.Topic] && on(RuleDeleted) {
-			u.refuse(Refusal{Reason: parsley.ReasonDeletedWithUndelivered, Rule: RuleDeleted, Channel: cs.Channel, Step: st.Index,
+			refuse(Refusal{Reason: parsley.ReasonDeletedWithUndelivered, Rule: RuleDeleted, Channel: cs.Channel, Step: st.Index,
 				Detail: fmt.Sprintf("%d held record(s) on %s, whose topic no longer exists", len(cs.Held), cs.Channel)})
-			return nil
+			break
 		}
 		if !slices.Contains(scope, cs.Channel) && on(RuleRemovedHeld) {
-			u.refuse(Refusal{Reason: parsley.ReasonRemovedWithHeld, Rule: RuleRemovedHeld, Channel: cs.Channel, Step: st.Index,
+			refuse(Refusal{Reason: parsley.ReasonRemovedWithHeld, Rule: RuleRemovedHeld, Channel: cs.Channel, Step: st.Index,
 				Detail: fmt.Sprintf("the declaration drops %s, which holds %d record(s)", cs.Channel, len(cs.Held))})
-			return nil
+			break
 		}
 	}
 	for _, ch := range scope {
-		if s, ok := logStart[ch]; ok && st.ExecStart[ch] < s && on(RuleTruncated) {
-			u.refuse(Refusal{Reason: parsley.ReasonPositionsDiscarded, Rule: RuleTruncated, Channel: ch, Step: st.Index,
-				Detail: fmt.Sprintf("%s resumes at %d but its log starts at %d", ch, st.ExecStart[ch], s)})
-			return nil
+		if refused {
+			break
 		}
+		// The stored binding of a name to a topic ID that is no longer the
+		// name's: the topic was deleted and recreated.
+		for _, cs := range prev {
+			if name, ok := h.Names[cs.Channel.Topic]; ok && dead[cs.Channel.Topic] && cs.Channel.Topic != ch.Topic &&
+				h.Names[ch.Topic] == name && on(RuleIdentity) {
+				refuse(Refusal{Reason: parsley.ReasonIdentityChanged, Rule: RuleIdentity, Channel: ch, Step: st.Index,
+					Detail: fmt.Sprintf("%s is bound to topic ID %s, recreated as %s", name, cs.Channel.Topic, ch.Topic)})
+				break
+			}
+		}
+		if s, ok := logStart[ch]; ok && st.ExecStart[ch] < s && on(RuleTruncated) && !refused {
+			refuse(Refusal{Reason: parsley.ReasonPositionsDiscarded, Rule: RuleTruncated, Channel: ch, Step: st.Index,
+				Detail: fmt.Sprintf("%s resumes at %d but its log starts at %d", ch, st.ExecStart[ch], s)})
+		}
+	}
+	if refused && on(RuleRefusalResume) {
+		// Stopped until an execution whose start passes the check; the
+		// state stays as the last execution left it.
+		return nil
 	}
 	u.out.Stopped = false
 	// The state carried over: the channels still in scope, in the order
@@ -305,9 +328,6 @@ func (u *unit) start(st *Step, dead map[clock.TopicID]bool, logStart map[clock.C
 	for _, cs := range prev {
 		if !slices.Contains(scope, cs.Channel) {
 			continue
-		}
-		if dead[cs.Channel.Topic] && on(RuleIdentity) {
-			continue // the old topic ID: another channel than the name's new one
 		}
 		if s := st.ExecStart[cs.Channel] - 1; s > cs.Fed {
 			cs.Fed, cs.Reached = s, max(cs.Reached, s)

@@ -90,4 +90,3 @@ func compare(u Unit, trace []Traced, o *Outcome, names map[clock.TopicID]string)
 	}
 	return v
 }
-
