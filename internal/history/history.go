@@ -150,6 +150,10 @@ type unit struct {
 	g         *gate.Gate
 	execStart map[clock.Channel]int64
 	order     []clock.Channel // the scope in the order channels joined
+	// fedEver is the highest position fed on each channel over every
+	// execution, kept when a channel leaves the scope: a channel that
+	// rejoins, or is rewound, is not fed again what it was fed.
+	fedEver map[clock.Channel]int64
 }
 
 // Replay drives every unit of h through its history and returns the
@@ -188,7 +192,7 @@ func Replay(h *History, opts Options) ([]*Outcome, error) {
 		case StepRead:
 			u := units[st.Unit]
 			if u == nil {
-				u = &unit{out: &Outcome{Unit: st.Unit}}
+				u = &unit{out: &Outcome{Unit: st.Unit}, fedEver: map[clock.Channel]int64{}}
 				units[st.Unit] = u
 				order = append(order, u.out)
 			}
@@ -342,8 +346,11 @@ func (u *unit) start(h *History, st *Step, dead map[clock.TopicID]bool, logStart
 		if slices.Contains(order, ch) {
 			continue
 		}
-		start := st.ExecStart[ch]
-		seed = append(seed, gate.ChannelState{Channel: ch, Fed: start - 1, Reached: start - 1, Known: true})
+		fed := st.ExecStart[ch] - 1
+		if r, ok := u.fedEver[ch]; ok && r > fed && on(RuleResume) {
+			fed = r
+		}
+		seed = append(seed, gate.ChannelState{Channel: ch, Fed: fed, Reached: fed, Known: true})
 		order = append(order, ch)
 	}
 	g, err := gate.Restore(seed)
@@ -356,6 +363,11 @@ func (u *unit) start(h *History, st *Step, dead map[clock.TopicID]bool, logStart
 }
 
 func (u *unit) drain(step int, rule Rule) {
+	for _, ch := range u.order {
+		if f, ok := u.fedEver[ch]; !ok || u.g.Fed(ch) > f {
+			u.fedEver[ch] = u.g.Fed(ch)
+		}
+	}
 	for _, ev := range u.g.Drain(nil) {
 		if ev.Kind == gate.EventDeliver {
 			u.out.Deliveries = append(u.out.Deliveries, Delivery{Channel: ev.Channel, Offset: ev.Offset, Rule: rule, Step: step})
