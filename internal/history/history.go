@@ -182,7 +182,7 @@ func Replay(h *History, opts Options) ([]*Outcome, error) {
 				for _, ch := range u.order {
 					if ch.Topic == st.Topic && u.g.Depth(ch) > 0 {
 						u.refuse(Refusal{Reason: parsley.ReasonDeletedWithUndelivered, Rule: RuleDeleted, Channel: ch, Step: st.Index,
-							Detail: fmt.Sprintf("%d held record(s) on %s, whose topic was deleted", u.g.Depth(ch), ch)})
+							Detail: fmt.Sprintf("%d held record(s) on %s, whose topic was deleted", u.g.Depth(ch), ChannelName(h.Names, ch))})
 						break
 					}
 				}
@@ -249,10 +249,10 @@ func (u *unit) read(h *History, st *Step, dead map[clock.TopicID]bool, logStart 
 				if errors.As(err, &fc) {
 					u.drain(st.Index, RuleCausal)
 					u.refuse(Refusal{Reason: parsley.ReasonUndecodableMetadata, Rule: RuleUndecodable, Channel: ch, Step: st.Index,
-						Detail: fmt.Sprintf("offset %d: %v", r.Offset, err)})
+						Detail: fmt.Sprintf("%s offset %d: %v", ChannelName(h.Names, ch), r.Offset, err)})
 					return nil
 				}
-				return fmt.Errorf("channel %s offset %d: %w", ch, r.Offset, err)
+				return fmt.Errorf("channel %s offset %d: %w", ChannelName(h.Names, ch), r.Offset, err)
 			}
 			u.drain(st.Index, RuleCausal)
 		}
@@ -290,12 +290,12 @@ func (u *unit) start(h *History, st *Step, dead map[clock.TopicID]bool, logStart
 		}
 		if dead[cs.Channel.Topic] && on(RuleDeleted) {
 			refuse(Refusal{Reason: parsley.ReasonDeletedWithUndelivered, Rule: RuleDeleted, Channel: cs.Channel, Step: st.Index,
-				Detail: fmt.Sprintf("%d held record(s) on %s, whose topic no longer exists", len(cs.Held), cs.Channel)})
+				Detail: fmt.Sprintf("%d held record(s) on %s, whose topic no longer exists", len(cs.Held), ChannelName(h.Names, cs.Channel))})
 			break
 		}
 		if !slices.Contains(scope, cs.Channel) && on(RuleRemovedHeld) {
 			refuse(Refusal{Reason: parsley.ReasonRemovedWithHeld, Rule: RuleRemovedHeld, Channel: cs.Channel, Step: st.Index,
-				Detail: fmt.Sprintf("the declaration drops %s, which holds %d record(s)", cs.Channel, len(cs.Held))})
+				Detail: fmt.Sprintf("the declaration drops %s, which holds %d record(s)", ChannelName(h.Names, cs.Channel), len(cs.Held))})
 			break
 		}
 	}
@@ -315,7 +315,7 @@ func (u *unit) start(h *History, st *Step, dead map[clock.TopicID]bool, logStart
 		}
 		if s, ok := logStart[ch]; ok && st.ExecStart[ch] < s && on(RuleTruncated) && !refused {
 			refuse(Refusal{Reason: parsley.ReasonPositionsDiscarded, Rule: RuleTruncated, Channel: ch, Step: st.Index,
-				Detail: fmt.Sprintf("%s resumes at %d but its log starts at %d", ch, st.ExecStart[ch], s)})
+				Detail: fmt.Sprintf("%s resumes at %d but its log starts at %d", ChannelName(h.Names, ch), st.ExecStart[ch], s)})
 		}
 	}
 	if refused && on(RuleRefusalResume) {

@@ -59,7 +59,7 @@ func compare(u Unit, trace []Traced, o *Outcome, names map[clock.TopicID]string)
 		r := o.Refusals[len(o.Refusals)-1]
 		v.Refusal = &r
 	}
-	name := func(ch clock.Channel) string { return (&clock.Names{}).Channel(ch) }
+	name := func(ch clock.Channel) string { return ChannelName(names, ch) }
 	for i := 0; i < max(len(trace), len(o.Deliveries)); i++ {
 		switch {
 		case i < len(trace) && i < len(o.Deliveries):
@@ -89,4 +89,20 @@ func compare(u Unit, trace []Traced, o *Outcome, names map[clock.TopicID]string)
 		break
 	}
 	return v
+}
+
+// ChannelName names a channel by its topic's name, NAME/P, or by its
+// topic ID when the name is unknown or shared by several IDs (a topic
+// deleted and recreated): NAME(ID)/P.
+func ChannelName(names map[clock.TopicID]string, ch clock.Channel) string {
+	name, ok := names[ch.Topic]
+	if !ok {
+		return ch.String()
+	}
+	for id, n := range names {
+		if n == name && id != ch.Topic {
+			return fmt.Sprintf("%s(%s)/%d", name, ch.Topic, ch.Partition)
+		}
+	}
+	return fmt.Sprintf("%s/%d", name, ch.Partition)
 }

@@ -20,13 +20,15 @@ type exportReport struct {
 }
 
 type exportUnit struct {
-	Process    string            `json:"process"`
-	Task       int32             `json:"task"`
-	Verdict    string            `json:"verdict"` // "exact" or "diverges"
-	Parsley    int               `json:"parsley_deliveries"`
-	Shadow     int               `json:"shadow_deliveries"`
-	Refusal    string            `json:"refusal,omitempty"`
-	Divergence *exportDivergence `json:"divergence,omitempty"`
+	Process string `json:"process"`
+	Task    int32  `json:"task"`
+	Verdict string `json:"verdict"` // "exact" or "diverges"
+	Parsley int    `json:"parsley_deliveries"`
+	Shadow  int    `json:"shadow_deliveries"`
+	Refusal string `json:"refusal,omitempty"`
+	// RefusalChannel is the channel the refusal names.
+	RefusalChannel string            `json:"refusal_channel,omitempty"`
+	Divergence     *exportDivergence `json:"divergence,omitempty"`
 }
 
 type exportDivergence struct {
@@ -58,11 +60,12 @@ func runExport(_ context.Context, opts *Options) error {
 		u := exportUnit{Process: v.Unit.Process, Task: v.Unit.Task, Verdict: "exact", Parsley: v.Parsley, Shadow: v.Shadow}
 		if v.Refusal != nil {
 			u.Refusal = string(v.Refusal.Reason)
+			u.RefusalChannel = history.ChannelName(ex.Names, v.Refusal.Channel)
 		}
 		if d := v.Divergence; d != nil {
 			u.Verdict = "diverges"
 			rep.Diverged++
-			u.Divergence = &exportDivergence{Position: d.Position, Channel: d.Channel.String(), Offset: d.Offset,
+			u.Divergence = &exportDivergence{Position: d.Position, Channel: history.ChannelName(ex.Names, d.Channel), Offset: d.Offset,
 				Parsley: d.Parsley, Shadow: d.Shadow, Rule: string(d.Rule)}
 		}
 		rep.Units = append(rep.Units, u)
@@ -79,12 +82,12 @@ func runExport(_ context.Context, opts *Options) error {
 		for _, u := range rep.Units {
 			line := fmt.Sprintf("  %s/%d  %s  parsley %d, shadow %d deliveries", escape.Text(u.Process), u.Task, u.Verdict, u.Parsley, u.Shadow)
 			if u.Refusal != "" {
-				line += ", shadow stopped " + u.Refusal
+				line += fmt.Sprintf(", shadow stopped %s on %s", u.Refusal, escape.Text(u.RefusalChannel))
 			}
 			fmt.Fprintln(w, line)
 			if d := u.Divergence; d != nil {
 				fmt.Fprintf(w, "    first divergence at delivery %d, %s@%d: Parsley %s; shadow %s (rule %s)\n",
-					d.Position, d.Channel, d.Offset, escape.Text(d.Parsley), escape.Text(d.Shadow), d.Rule)
+					d.Position, escape.Text(d.Channel), d.Offset, escape.Text(d.Parsley), escape.Text(d.Shadow), d.Rule)
 			}
 		}
 	}
