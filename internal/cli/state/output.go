@@ -38,6 +38,9 @@ type jsonReport struct {
 	Tasks       []jsonTask    `json:"tasks"`
 	// NextStart is the start check's prediction (render.NextStart).
 	NextStart *render.NextStart `json:"next_start"`
+	// Deploy answers --receives by the history rules, per task; absent
+	// without --receives.
+	Deploy []jsonDeploy `json:"deploy,omitempty"`
 }
 
 type jsonGroup struct {
@@ -326,6 +329,9 @@ func orNull(p *int64) string {
 func text(rep jsonReport) string {
 	var b strings.Builder
 	b.WriteString(rep.NextStart.Text())
+	if rep.Deploy != nil {
+		b.WriteString(deployText(rep.Deploy))
+	}
 	app := "unknown"
 	if rep.App != nil {
 		app = *rep.App

@@ -216,6 +216,11 @@ func Run(ctx context.Context, opts *Options) error {
 	refusals := w.NextStart(opts.Receives)
 	rep := build(w, tasks, corrupt, now)
 	rep.NextStart = render.NextStartOf(w, refusals)
+	if opts.Receives != nil {
+		if rep.Deploy, err = deployPlans(w, parts, opts.Receives); err != nil {
+			return err
+		}
+	}
 	if err := opts.Final.Do(func() error { return write(opts.IO.Out, opts.Output, rep) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
