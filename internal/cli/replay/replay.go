@@ -43,6 +43,9 @@ type Options struct {
 	// Merge holds the summary files of --merge: nothing is replayed, the
 	// shards' summaries are merged into the single run's.
 	Merge []string
+	// ParsleyExport is --parsley-export: a Parsley test export replayed
+	// through its history and judged against its trace (docs/histories.md).
+	ParsleyExport string
 
 	// Now reads the clock for progress lines (time.Now).
 	Now func() time.Time
@@ -115,7 +118,14 @@ terminal (replay … --tui &), it replays as without --tui.
 Exit codes: 0 done; 1 bad input or the gate failed closed (the channel,
 offset, line and reason code are on stderr; events already written stay);
 2 usage; 3 with --fail-on-held when records are still held; 130 interrupted,
-after the summary of what was replayed.`,
+after the summary of what was replayed.
+
+--parsley-export FILE.edn replays a Parsley test export (the parsley-jepsen
+format) instead: every process and task through its history — declarations,
+restarts, rewinds, truncation, deleted and recreated topics, refusals
+(docs/histories.md) — and gives each a verdict against Parsley's trace: exact,
+or the first divergence (the channel, offset, what each did and the rule that
+decided it). Exit 4 when a unit diverges.`,
 		Example: `  causalctl replay -f capture.ndjson
   causalctl replay -f capture.ndjson --scope orders,payments/1 -o json | jq .held
   causalctl replay -f - --interleave random:7 --fail-on-held < capture.ndjson
@@ -124,6 +134,7 @@ after the summary of what was replayed.`,
   causalctl replay -f capture.ndjson --tasks        # one gate per Parsley task, as the process runs
   causalctl replay --brokers localhost:9092 --app notifier -o json   # from its state to the log end
   causalctl replay -f capture.ndjson --tasks --shard 1/4 -o json > shard1.json   # tasks 1, 5, 9 and so on: one of 4 machines
+  causalctl replay --parsley-export honest-seed-1.edn -o json   # exit 4 when a unit diverges
   causalctl replay --merge <(causalctl replay -f capture.ndjson --tasks --shard 0/2 -o json) <(causalctl replay -f capture.ndjson --tasks --shard 1/2 -o json)`,
 		Args: func(c *cobra.Command, args []string) error {
 			if merge {
@@ -145,6 +156,18 @@ after the summary of what was replayed.`,
 			}
 			if opts.Output, err = out.Resolve(def); err != nil {
 				return err
+			}
+			if opts.ParsleyExport != "" {
+				if opts.Output == "ndjson" {
+					opts.Output = "text"
+					if c.Flags().Changed("output") {
+						return cmdutil.Usagef("--parsley-export writes text or json")
+					}
+				}
+				if runF != nil {
+					return runF(c.Context(), opts)
+				}
+				return runExport(c.Context(), opts)
 			}
 			if merge {
 				if err := checkMerge(c, opts); err != nil {
@@ -202,6 +225,7 @@ after the summary of what was replayed.`,
 	fs.BoolVar(&opts.FailOnHeld, "fail-on-held", false, "exit 3 when records are still held at the end")
 	fs.StringVar(&shard, "shard", "", "with --tasks, replay only the tasks t with t mod N = K, `K/N` (0 ≤ K < N), and mark the summary as that shard's, for --merge")
 	fs.BoolVar(&merge, "merge", false, "merge the -o json summaries of replay --tasks --shard K/N for every K, given as arguments, into the single run's summary")
+	fs.StringVar(&opts.ParsleyExport, "parsley-export", "", "replay every process and task of a Parsley test export (EDN, `FILE`) through its history and judge each against Parsley's trace; exit 4 when one diverges")
 	fs.BoolVar(&opts.TUI, "tui", false, "step through the replay in the terminal: one receive, to the next delivery or hold, run and pause, jump (? lists the keys)")
 	opts.MaxMemory = DefaultMaxMemory
 	fs.Var(&opts.MaxMemory, "max-memory", "most memory the interleavings other than file may hold, which keep every record's clock (≈"+strconv.FormatInt(replay.ItemBaseCost, 10)+" bytes a record plus its headers), e.g. 512MiB or 4GiB")

@@ -41,6 +41,9 @@ type jsonReport struct {
 	// Upstream is the stuck process upstream its holds wait on; present
 	// only when there is one (docs/fleet.md).
 	Upstream *render.Upstream `json:"upstream,omitempty"`
+	// Deploy answers --receives by the history rules, per task; absent
+	// without --receives.
+	Deploy []jsonDeploy `json:"deploy,omitempty"`
 }
 
 type jsonGroup struct {
@@ -364,6 +367,9 @@ func text(rep jsonReport, width int) string {
 	var b strings.Builder
 	b.WriteString(rep.NextStart.Text())
 	b.WriteString(rep.Upstream.Text())
+	if rep.Deploy != nil {
+		b.WriteString(deployText(rep.Deploy))
+	}
 	app := "unknown"
 	if rep.App != nil {
 		app = *rep.App

@@ -110,7 +110,11 @@ POSITIONS_DISCARDED_UNREAD, UNDECODABLE_METADATA), from the store, the group's c
 and the cluster's topics, each refusal with its next step
 (docs/refusals.md). It checks today's declaration (the members'
 subscriptions, else the store's bindings); --receives checks one about to be
-deployed instead: may this process stop receiving a topic now? A changelog
+deployed instead: may this process stop receiving a topic now? With
+--receives each task also answers the deploy question by the history rules
+(docs/histories.md): the held records a dropped channel would strand, the
+channels that join and the offset each is read from, the held records that
+deliver at once and those that stay held. A changelog
 that no longer exists while the group keeps its offsets is reported as
 ORDERING_STATE_LOST, not as an unknown topic. From a capture the group is
 unknown and a topic without log facts in it is not known to be deleted.
@@ -230,6 +234,11 @@ func Run(ctx context.Context, opts *Options) error {
 	refusals := w.NextStart(opts.Receives)
 	rep := build(w, tasks, corrupt, now)
 	rep.NextStart = render.NextStartOf(w, refusals)
+	if opts.Receives != nil {
+		if rep.Deploy, err = deployPlans(w, parts, opts.Receives); err != nil {
+			return err
+		}
+	}
 	if opts.Input == "" && opts.Dial != nil && w.App != "" {
 		root, err := rootOf(ctx, opts, w.App, now)
 		switch {

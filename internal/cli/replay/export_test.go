@@ -1,0 +1,69 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/testutil"
+)
+
+func TestParsleyExport(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", "testdata", "parsley-exports")
+	schemas := testutil.LoadSchemas(t, filepath.Join("..", "..", "..", "docs", "schemas"))
+
+	err, out, errOut := exec(t, context.Background(), false, "", "--parsley-export", filepath.Join(dir, "honest-dead-holds-scenario.edn"), "-o", "json")
+	if err != nil || errOut != "" {
+		t.Fatalf("honest export: %v, stderr %q", err, errOut)
+	}
+	if errs := schemas.Validate("replay-export.schema.json", out); len(errs) > 0 {
+		t.Fatalf("schema: %v\n%s", errs, out)
+	}
+	var rep exportReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Diverged != 0 || len(rep.Units) != 2 || rep.Sabotage != "NONE" {
+		t.Fatalf("honest export: %+v", rep)
+	}
+
+	err, out, _ = exec(t, context.Background(), false, "", "--parsley-export", filepath.Join(dir, "DELIVER_PAST_DEAD_HOLDS-scenario.edn"), "-o", "json")
+	var ee *cmdutil.ExitError
+	if !errors.As(err, &ee) || ee.Code != cmdutil.ExitFound {
+		t.Fatalf("sabotaged export: want exit %d, got %v", cmdutil.ExitFound, err)
+	}
+	if errs := schemas.Validate("replay-export.schema.json", out); len(errs) > 0 {
+		t.Fatalf("schema: %v\n%s", errs, out)
+	}
+	rep = exportReport{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Diverged != 1 {
+		t.Fatalf("sabotaged export: %d units diverge, want 1", rep.Diverged)
+	}
+	for _, u := range rep.Units {
+		if u.Process == "p" {
+			d := u.Divergence
+			if d == nil || d.Channel != "c9/0" || d.Offset != 0 || d.Rule != "dead-channel" || u.RefusalChannel != "chanA/0" {
+				t.Errorf("p: %+v %+v", u, d)
+			}
+		}
+	}
+
+	// Text names the divergence; the same verdicts as json.
+	_, text, _ := exec(t, context.Background(), false, "", "--parsley-export", filepath.Join(dir, "DELIVER_PAST_DEAD_HOLDS-scenario.edn"), "-o", "text")
+	if !strings.Contains(text, "1 of 2 units diverge") || !strings.Contains(text, "first divergence at delivery 0, c9/0@0") {
+		t.Errorf("text:\n%s", text)
+	}
+
+	// Bad input: a one-line error naming the file.
+	err, _, _ = exec(t, context.Background(), false, "", "--parsley-export", filepath.Join(dir, "PROVENANCE.md"))
+	if err == nil || !strings.Contains(err.Error(), "PROVENANCE.md") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("bad export: %v", err)
+	}
+}

@@ -1,0 +1,115 @@
+package history
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func judgeFile(t *testing.T, path string, opts Options) (*Export, []Verdict) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := ParseExport(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	vs, err := Judge(ex, opts)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return ex, vs
+}
+
+// Each directed scenario of testdata/histories replays exactly with every
+// rule, and diverges without the one it is named after.
+func TestDirectedScenarios(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "histories", "*.edn"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios: %v", err)
+	}
+	rules := map[Rule]bool{}
+	for _, f := range files {
+		rule := Rule(strings.TrimSuffix(filepath.Base(f), ".edn"))
+		rules[rule] = true
+		t.Run(string(rule), func(t *testing.T) {
+			_, vs := judgeFile(t, f, Options{})
+			for _, v := range vs {
+				if v.Divergence != nil {
+					t.Fatalf("with every rule, %s diverges: %+v", v.Unit, *v.Divergence)
+				}
+			}
+			_, vs = judgeFile(t, f, Options{without: map[Rule]bool{rule: true}})
+			diverged := false
+			for _, v := range vs {
+				diverged = diverged || v.Divergence != nil
+			}
+			if !diverged {
+				t.Fatalf("without rule %s the scenario still replays exactly: it does not test the rule", rule)
+			}
+		})
+	}
+	for _, r := range []Rule{RuleScope, RuleResume, RuleRemovedHeld, RuleDeleted, RuleIdentity, RuleTruncated, RuleRefusalResume} {
+		if !rules[r] {
+			t.Errorf("rule %s has no directed scenario in testdata/histories", r)
+		}
+	}
+}
+
+// The public Parsley exports: the honest one replays exactly unit by unit,
+// the sabotaged one diverges at the unit and record the sabotage acted on.
+func TestPublicExports(t *testing.T) {
+	dir := filepath.Join("..", "..", "testdata", "parsley-exports")
+	ex, vs := judgeFile(t, filepath.Join(dir, "honest-dead-holds-scenario.edn"), Options{})
+	if ex.Sabotage != "NONE" || len(vs) != 2 {
+		t.Fatalf("sabotage %q, %d units", ex.Sabotage, len(vs))
+	}
+	for _, v := range vs {
+		if v.Divergence != nil {
+			t.Errorf("honest unit %s diverges: %+v", v.Unit, *v.Divergence)
+		}
+	}
+	ex, vs = judgeFile(t, filepath.Join(dir, "DELIVER_PAST_DEAD_HOLDS-scenario.edn"), Options{})
+	if ex.Sabotage != "DELIVER_PAST_DEAD_HOLDS" {
+		t.Fatalf("sabotage %q", ex.Sabotage)
+	}
+	for _, v := range vs {
+		switch v.Unit.Process {
+		case "q":
+			if v.Divergence != nil {
+				t.Errorf("q, which the sabotage does not touch, diverges: %+v", *v.Divergence)
+			}
+		case "p":
+			d := v.Divergence
+			if d == nil || d.Position != 0 || d.Rule != RuleDeleted || v.Parsley != 4 || v.Shadow != 0 {
+				t.Errorf("p: want a divergence at its first delivery decided by %s, got %+v (%+v)", RuleDeleted, d, v)
+			}
+		}
+	}
+	// Without the dead-channel rule the shadow delivers past the dead
+	// holds as the sabotaged Parsley does: the rule is what catches it.
+	_, vs = judgeFile(t, filepath.Join(dir, "DELIVER_PAST_DEAD_HOLDS-scenario.edn"), Options{without: map[Rule]bool{RuleDeleted: true}})
+	for _, v := range vs {
+		if v.Unit.Process == "p" && (v.Shadow != 4 || v.Refusal != nil || v.Divergence == nil || v.Divergence.Position == 0) {
+			t.Errorf("without the rule, p: %+v %+v", v, v.Divergence)
+		}
+	}
+}
+
+func TestParseExportErrors(t *testing.T) {
+	for name, in := range map[string]string{
+		"not edn":      "{:format",
+		"format":       "{:format 2}",
+		"bad causes":   `{:format 1 :records [{:topic "00000000-0000-4000-8000-00000000000a" :partition 0 :offset 0 :causes "zz"}]}`,
+		"bad channel":  `{:format 1 :reads [{:index 0 :process "p" :task 0 :exec-start {["x" 0] 0}}]}`,
+		"duplicate":    `{:format 1 :records [{:topic "00000000-0000-4000-8000-00000000000a" :partition 0 :offset 0} {:topic "00000000-0000-4000-8000-00000000000a" :partition 0 :offset 0}]}`,
+		"kill channel": `{:format 1 :faults [{:index 0 :kind :kill :details {:topic "a"}}]}`,
+	} {
+		if _, err := ParseExport([]byte(in)); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: want a one-line error, got %v", name, err)
+		}
+	}
+}
