@@ -98,6 +98,7 @@ func TestCheckStartEachReason(t *testing.T) {
 		{"orders deleted while held", func(w *world) {
 			delete(w.in.Cluster, "orders")
 			w.in.Cluster["payments"] = facts(payments, 0, 0) // the width stays
+			w.in.Committed[TopicPartition{"payments", 1}] = 0
 		}, ReasonDeletedWithUndelivered, func(t *testing.T, r Refusal) {
 			if !slices.Equal(r.Channels, []clock.Channel{{Topic: orders, Partition: 1}}) {
 				t.Errorf("channels %v", r.Channels)
@@ -106,6 +107,7 @@ func TestCheckStartEachReason(t *testing.T) {
 		{"declaration drops orders", func(w *world) {
 			w.in.Receives = []string{"payments"}
 			w.in.Cluster["payments"] = facts(payments, 0, 0)
+			w.in.Committed[TopicPartition{"payments", 1}] = 0
 		}, ReasonRemovedWithHeld, func(t *testing.T, r Refusal) {
 			if r.Topic != "orders" {
 				t.Errorf("topic %q", r.Topic)
