@@ -77,7 +77,7 @@ func TestProcessListChooses(t *testing.T) {
 	}
 	// The rows say what the processes table says.
 	l := NewProcessList(plainStyles(), "causalctl watch", processRows())
-	l.Update(tea.WindowSizeMsg{Width: 140, Height: 12})
+	l.Update(tea.WindowSizeMsg{Width: 160, Height: 12})
 	view := l.View()
 	for _, want := range []string{"APP", "NEXT START", "beyond-log-end:1", "Stable", "unread", "1m35s"} {
 		if !strings.Contains(view, want) {

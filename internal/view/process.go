@@ -11,7 +11,7 @@ import (
 )
 
 // ProcessColumns are the titles of ProcessCells.
-var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "NEXT START"}
+var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "RETENTION", "NEXT START"}
 
 // ProcessCells are the table cells of a process's row (`processes`, its
 // chooser), in the order of ProcessColumns; none holds a space, so plain
@@ -19,7 +19,7 @@ var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "F
 func ProcessCells(r *inspect.ProcessSummary) []string {
 	tasks := strconv.Itoa(int(r.Tasks))
 	if r.Err != nil {
-		return []string{r.App, tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
+		return []string{r.App, tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
 	}
 	group, members := "-", "-"
 	if r.Group != nil {
@@ -51,5 +51,22 @@ func ProcessCells(r *inspect.ProcessSummary) []string {
 		lag = strconv.FormatInt(r.MaxLag, 10)
 	}
 	return []string{r.App, tasks, group, members, receives, r.ReceivesFrom, strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
-		oldest, causeText, lag, r.NextStart}
+		oldest, causeText, lag, retentionCell(r.RetentionLeft()), r.NextStart}
+}
+
+// retentionCell is the retention clock that runs out first as a cell:
+// "-" when none runs, "passed" once retention passed a read position, the
+// time left, or "?" when it is not known.
+func retentionCell(c *inspect.RetentionClock) string {
+	switch {
+	case c == nil:
+		return "-"
+	case c.Passed():
+		return "passed"
+	case !c.Known:
+		return "?"
+	case c.Left <= 0:
+		return "0s"
+	}
+	return AgeText(inspect.Age{D: c.Left, Known: true})
 }

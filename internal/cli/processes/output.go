@@ -57,6 +57,8 @@ type jsonProcess struct {
 	// OlderThan says whether the process matched --older-than; null
 	// when it was not given or the process was not read.
 	OlderThan *bool `json:"older_than"`
+	// RetentionClock is state's retention_clock; [] for an unread row.
+	RetentionClock []render.RetentionClock `json:"retention_clock"`
 }
 
 type jsonFailedClosed struct {
@@ -87,7 +89,7 @@ func (rep report) json() jsonReport {
 		out.OlderThanMs = ptr(rep.OlderThan.Milliseconds())
 	}
 	for _, r := range rep.Rows {
-		jp := jsonProcess{App: r.App, Changelog: r.Changelog, Tasks: r.Tasks, Receives: []string{}, Causes: map[string]int{}, FailedClosed: []jsonFailedClosed{}}
+		jp := jsonProcess{App: r.App, Changelog: r.Changelog, Tasks: r.Tasks, Receives: []string{}, Causes: map[string]int{}, FailedClosed: []jsonFailedClosed{}, RetentionClock: []render.RetentionClock{}}
 		if r.Err != nil {
 			jp.Error = ptr(r.Err.Error())
 			out.Unread++
@@ -118,6 +120,8 @@ func (rep report) json() jsonReport {
 			jp.MaxLag, jp.MaxLagOn = ptr(r.MaxLag), ptr(r.LagChannel)
 		}
 		jp.NextStart = render.NextStartFrom(r.Refusals, func(ch clock.Channel) string { return r.ChannelNames[ch] })
+		jp.NextStart.Warnings = render.WarningsOf(r.Warnings)
+		jp.RetentionClock = render.RetentionClocks(r.Retention, func(ch clock.Channel) string { return r.ChannelNames[ch] })
 		if rep.CheckOlder {
 			jp.OlderThan = ptr(r.OlderThan(rep.OlderThan))
 		}
@@ -154,7 +158,7 @@ func (rep report) write(ios *iostreams.IOStreams, format string) error {
 	}
 	// Plain columns: no cell holds a space, so awk and cut read them.
 	tw := tabwriter.NewWriter(ios.Out, 0, 8, 2, ' ', 0)
-	header[10], header[11] = "MAX-LAG", "NEXT-START"
+	header[10], header[12] = "MAX-LAG", "NEXT-START"
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, cells := range rows {
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/causalctl/causalctl/internal/view"
 	"maps"
 	"regexp"
 	"slices"
@@ -185,7 +186,7 @@ func TestPlainColumns(t *testing.T) {
 		t.Fatalf("%d lines:\n%s", len(lines), out)
 	}
 	for _, l := range lines {
-		if n := len(strings.Fields(l)); n != 12 {
+		if n := len(strings.Fields(l)); n != len(view.ProcessColumns) {
 			t.Errorf("%d fields: %q", n, l)
 		}
 	}
@@ -291,7 +292,7 @@ func TestUnreadProcess(t *testing.T) {
 		t.Errorf("shop-shipper not read whole: %+v", p)
 	}
 	text, _, _ := run(t, f.c, false)
-	if !regexp.MustCompile(`(?m)^billing +2 +(- +){9}unread$`).MatchString(text) {
+	if !regexp.MustCompile(`(?m)^billing +2 +(- +){10}unread$`).MatchString(text) {
 		t.Errorf("no unread row for billing:\n%s", text)
 	}
 }

@@ -38,6 +38,9 @@ type jsonReport struct {
 	Tasks       []jsonTask    `json:"tasks"`
 	// NextStart is the start check's prediction (render.NextStart).
 	NextStart *render.NextStart `json:"next_start"`
+	// RetentionClock is the retention clock of the read positions
+	// (render.RetentionClocks).
+	RetentionClock []render.RetentionClock `json:"retention_clock"`
 }
 
 type jsonGroup struct {
@@ -326,6 +329,7 @@ func orNull(p *int64) string {
 func text(rep jsonReport) string {
 	var b strings.Builder
 	b.WriteString(rep.NextStart.Text())
+	b.WriteString(render.RetentionText(rep.RetentionClock))
 	app := "unknown"
 	if rep.App != nil {
 		app = *rep.App

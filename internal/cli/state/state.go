@@ -215,6 +215,7 @@ func Run(ctx context.Context, opts *Options) error {
 	refusals := w.NextStart(opts.Receives)
 	rep := build(w, tasks, corrupt, now)
 	rep.NextStart = render.NextStartOf(w, refusals)
+	rep.RetentionClock = render.RetentionClocks(w.RetentionClocks(now), w.Names.Channel)
 	if err := opts.Final.Do(func() error { return write(opts.IO.Out, opts.Output, rep) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
