@@ -271,7 +271,7 @@ func TestStartRefusals(t *testing.T) {
 		{name: "received topic deleted, nothing held", make: func(t *testing.T, w *startWorld) {
 			r, err := w.adm.DeleteTopics(ctx, "shipments")
 			mustOK(t, err, r.Error())
-		}, gone: []string{"shipments"}},
+		}, want: parsley.StopSourceTopicMissing, topic: "shipments", gone: []string{"shipments"}},
 		{name: "received topic deleted and recreated", make: func(t *testing.T, w *startWorld) {
 			r, err := w.adm.DeleteTopics(ctx, "payments")
 			mustOK(t, err, r.Error())
