@@ -9,12 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
+	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/tracker"
 )
@@ -309,4 +311,186 @@ func (w *startWorld) exporterRefusals(t *testing.T) []string {
 		}
 	}
 	return out
+}
+
+// TestRetentionClock: a stopped process's committed read position on
+// orders/1 has records past it, written at t0 on a topic that keeps them
+// a day. On a clock the test moves, state, processes and the exporter
+// tell the same time left, then that it may go any time; once the log
+// start passes the position (DeleteRecords, as retention does), each says
+// it passed, and the next start is refused.
+func TestRetentionClock(t *testing.T) {
+	w := newStartWorld(t, false)
+	w.setConfig(t, "orders", "retention.ms", "86400000")
+	t0 := time.Date(2026, 11, 30, 0, 0, 0, 0, time.UTC)
+	var recs []*kgo.Record
+	for range 5 {
+		recs = append(recs, &kgo.Record{Topic: "orders", Partition: 1, Value: []byte("y"), Timestamp: t0})
+	}
+	kafkatest.Produce(t, w.c, recs...)
+
+	type clockJSON struct {
+		Channel     string  `json:"channel"`
+		Read        int64   `json:"read"`
+		LogStart    int64   `json:"log_start"`
+		End         int64   `json:"end"`
+		Headroom    int64   `json:"headroom"`
+		Passed      bool    `json:"passed"`
+		Written     *string `json:"written"`
+		RetentionMs *int64  `json:"retention_ms"`
+		LeftMs      *int64  `json:"left_ms"`
+	}
+	state := func(now time.Time) ([]clockJSON, string, []string) {
+		t.Helper()
+		_, out, stderr := runAt(t, w.addr, now, "state", "--app", startApp, "-o", "json")
+		for _, e := range loadSchemas(t).Validate("state.schema.json", out) {
+			t.Errorf("state: %s", e)
+		}
+		var rep struct {
+			Clocks    []clockJSON `json:"retention_clock"`
+			NextStart struct {
+				Refusals []struct{ Reason string } `json:"refusals"`
+			} `json:"next_start"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("state: %v: %s%s", err, out, stderr)
+		}
+		var reasons []string
+		for _, r := range rep.NextStart.Refusals {
+			reasons = append(reasons, r.Reason)
+		}
+		_, text, _ := runAt(t, w.addr, now, "state", "--app", startApp)
+		return rep.Clocks, text, reasons
+	}
+	processes := func(now time.Time) (string, []clockJSON) {
+		t.Helper()
+		_, text, _ := runAt(t, w.addr, now, "processes")
+		cell := ""
+		for _, line := range strings.Split(text, "\n") {
+			if f := strings.Fields(line); len(f) > 2 && f[0] == startApp {
+				cell = f[len(f)-2]
+			} else if len(f) > 2 && f[0] == healthyApp && f[len(f)-2] != "-" {
+				t.Errorf("processes: %s has a retention clock: %s", healthyApp, line)
+			}
+		}
+		_, out, _ := runAt(t, w.addr, now, "processes", "-o", "json")
+		var rep struct {
+			Processes []struct {
+				App    string      `json:"app"`
+				Clocks []clockJSON `json:"retention_clock"`
+			} `json:"processes"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range rep.Processes {
+			if p.App == startApp {
+				return cell, p.Clocks
+			}
+		}
+		t.Fatalf("processes: no %s: %s", startApp, out)
+		return "", nil
+	}
+	exporter := func(now time.Time) (secs, positions float64, known bool) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		cl, err := kafka.Dial(ctx, kafka.Config{Brokers: []string{w.addr}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		tr := tracker.New(tracker.Config{Client: cl, Now: func() time.Time { return now }})
+		if err := tr.Discover(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := tr.Refresh(ctx); err != nil {
+			t.Fatal(err)
+		}
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(metrics.NewProcessCollector(tr, func() time.Time { return now }, metrics.Options{}))
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		positions = -1e9
+		for _, mf := range mfs {
+			for _, m := range mf.GetMetric() {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if labels["app"] != startApp && strings.HasPrefix(mf.GetName(), "parsley_channel_retention_") {
+					t.Errorf("the exporter has a retention clock for %s", labels["app"])
+				}
+				if labels["app"] != startApp || labels["topic"] != "orders" || labels["partition"] != "1" {
+					continue
+				}
+				switch mf.GetName() {
+				case "parsley_channel_retention_headroom_seconds":
+					secs, known = m.GetGauge().GetValue(), true
+				case "parsley_channel_retention_headroom_positions":
+					positions = m.GetGauge().GetValue()
+				}
+			}
+		}
+		return secs, positions, known
+	}
+	check := func(how string, got []clockJSON, headroom int64, left time.Duration) {
+		t.Helper()
+		if len(got) != 1 {
+			t.Fatalf("%s: retention clocks %+v, want orders/1's alone", how, got)
+		}
+		c := got[0]
+		if c.Channel != "orders/1" || c.Read != 5 || c.Headroom != headroom || c.Passed != (headroom < 0) ||
+			c.RetentionMs == nil || *c.RetentionMs != 86400000 || c.LeftMs == nil || *c.LeftMs != left.Milliseconds() {
+			t.Errorf("%s: %+v (left %v), want headroom %d, left %v", how, c, c.LeftMs, headroom, left)
+		}
+	}
+
+	// 20 hours after: 4 hours left, 5 positions of headroom.
+	now := t0.Add(20 * time.Hour)
+	clocks, text, reasons := state(now)
+	check("state at t0+20h", clocks, 5, 4*time.Hour)
+	if !strings.Contains(text, "orders/1: reads at 5 (committed), log 0–10: 5 positions of headroom, 4h0m0s left") || len(reasons) != 0 {
+		t.Errorf("state at t0+20h: refusals %v, text:\n%s", reasons, text)
+	}
+	cell, clocks := processes(now)
+	check("processes at t0+20h", clocks, 5, 4*time.Hour)
+	if cell != "4h00m" {
+		t.Errorf("processes at t0+20h: RETENTION %q, want 4h00m", cell)
+	}
+	if secs, pos, known := exporter(now); !known || secs != (4*time.Hour).Seconds() || pos != 5 {
+		t.Errorf("exporter at t0+20h: %v s (%v), %v positions", secs, known, pos)
+	}
+
+	// 25 hours after: the record at the read position may go any time.
+	now = t0.Add(25 * time.Hour)
+	clocks, text, _ = state(now)
+	check("state at t0+25h", clocks, 5, -time.Hour)
+	if !strings.Contains(text, "may go any time") {
+		t.Errorf("state at t0+25h:\n%s", text)
+	}
+	if cell, _ := processes(now); cell != "0s" {
+		t.Errorf("processes at t0+25h: RETENTION %q, want 0s", cell)
+	}
+
+	// Retention deletes up to offset 7: it passed the read position.
+	to := kadm.Offsets{}
+	to.Add(kadm.Offset{Topic: "orders", Partition: 1, At: 7})
+	r, err := w.adm.DeleteRecords(context.Background(), to)
+	mustOK(t, err, r.Error())
+	clocks, text, reasons = state(now)
+	if len(clocks) != 1 || !clocks[0].Passed || clocks[0].Headroom != -2 || clocks[0].LogStart != 7 {
+		t.Errorf("state once passed: %+v", clocks)
+	}
+	if !slices.Equal(reasons, []string{string(parsley.ReasonPositionsDiscarded)}) || !strings.Contains(text, "retention passed it by 2 positions") {
+		t.Errorf("state once passed: refusals %v, text:\n%s", reasons, text)
+	}
+	if cell, _ := processes(now); cell != "passed" {
+		t.Errorf("processes once passed: RETENTION %q, want passed", cell)
+	}
+	if _, pos, _ := exporter(now); pos != -2 {
+		t.Errorf("exporter once passed: %v positions, want -2", pos)
+	}
 }
