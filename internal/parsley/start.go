@@ -263,7 +263,7 @@ func CheckStart(in StartInput) []Refusal {
 		id, bound := names[name]
 		t, exists := in.Cluster[name]
 		switch {
-		case bound && exists && t.ID != id:
+		case bound && exists && !t.ID.IsZero() && t.ID != id:
 			out = append(out, Refusal{Reason: ReasonIdentityChanged, Topic: name,
 				Detail: fmt.Sprintf("%s is bound in the store to topic ID %s, the cluster's is %s (deleted and recreated)", name, id, t.ID)})
 		case bound && !exists && !in.Partial && len(held[id]) > 0:
