@@ -14,11 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/causalctl/causalctl/internal/clock"
-	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/parsley"
-	"github.com/causalctl/causalctl/internal/tracker"
 )
 
 // runbookNextStart is what these tests read of next_start beyond
@@ -123,15 +121,7 @@ func TestRunbookRefusals(t *testing.T) {
 			mustOK(t, err, r.Error())
 		}, want: parsley.StopPartitionAdded, topic: "shipments", channels: []string{"shipments/1"}},
 		{name: "the group's offsets expired, records deleted past the covered position", make: func(t *testing.T, w *startWorld) {
-			var more []*kgo.Record
-			for range 5 {
-				more = append(more, &kgo.Record{Topic: "orders", Partition: 1, Value: []byte("y")})
-			}
-			kafkatest.Produce(t, w.c, more...)
-			to := kadm.Offsets{}
-			to.Add(kadm.Offset{Topic: "orders", Partition: 1, At: 8})
-			r, err := w.adm.DeleteRecords(ctx, to)
-			mustOK(t, err, r.Error())
+			w.deleteUnread(t)
 			// Expired: the group's offsets are gone, its changelog stays.
 			dr, err := w.adm.DeleteGroups(ctx, startApp)
 			mustOK(t, err, dr.Error())
@@ -282,18 +272,7 @@ func (w *startWorld) exporterRefusals(t *testing.T) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: []string{w.addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	tr := tracker.New(tracker.Config{Client: cl, Now: time.Now})
-	if err := tr.Discover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Refresh(ctx); err != nil {
-		t.Fatal(err)
-	}
+	tr, _ := refreshed(t, ctx, w.addr, time.Now())
 	snap, _ := tr.Latest()
 	var out []string
 	for _, p := range snap.Processes {
@@ -395,18 +374,7 @@ func TestRetentionClock(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		cl, err := kafka.Dial(ctx, kafka.Config{Brokers: []string{w.addr}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		tr := tracker.New(tracker.Config{Client: cl, Now: func() time.Time { return now }})
-		if err := tr.Discover(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := tr.Refresh(ctx); err != nil {
-			t.Fatal(err)
-		}
+		tr, _ := refreshed(t, ctx, w.addr, now)
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(metrics.NewProcessCollector(tr, func() time.Time { return now }, metrics.Options{}))
 		mfs, err := reg.Gather()
