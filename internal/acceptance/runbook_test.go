@@ -295,9 +295,10 @@ func (w *startWorld) exporterRefusals(t *testing.T) []string {
 // TestRetentionClock: a stopped process's committed read position on
 // orders/1 has records past it, written at t0 on a topic that keeps them
 // a day. On a clock the test moves, state, processes and the exporter
-// tell the same time left, then that it may go any time; once the log
-// start passes the position (DeleteRecords, as retention does), each says
-// it passed, and the next start is refused.
+// tell the same time left, then that it may go any time; with the group's
+// offsets expired the read position is the covered position + 1; once the
+// log start passes the position (DeleteRecords, as retention does), each
+// says it passed, and the next start is refused.
 func TestRetentionClock(t *testing.T) {
 	w := newStartWorld(t, false)
 	w.setConfig(t, "orders", "retention.ms", "86400000")
@@ -314,6 +315,7 @@ func TestRetentionClock(t *testing.T) {
 		LogStart    int64   `json:"log_start"`
 		End         int64   `json:"end"`
 		Headroom    int64   `json:"headroom"`
+		Expired     bool    `json:"offsets_expired"`
 		Passed      bool    `json:"passed"`
 		Written     *string `json:"written"`
 		RetentionMs *int64  `json:"retention_ms"`
@@ -443,12 +445,25 @@ func TestRetentionClock(t *testing.T) {
 		t.Errorf("processes at t0+25h: RETENTION %q, want 0s", cell)
 	}
 
+	// The group's offsets expire: the read position is the covered
+	// position + 1, the same 5 here (fed up to 4).
+	dr, err := w.adm.DeleteGroups(context.Background(), startApp)
+	mustOK(t, err, dr.Error())
+	clocks, text, _ = state(now)
+	check("state, offsets expired", clocks, 5, -time.Hour)
+	if !clocks[0].Expired || !strings.Contains(text, "orders/1: reads at 5 (covered + 1, the group's offsets expired)") {
+		t.Errorf("state, offsets expired: %+v\n%s", clocks, text)
+	}
+
 	// Retention deletes up to offset 7: it passed the read position.
 	to := kadm.Offsets{}
 	to.Add(kadm.Offset{Topic: "orders", Partition: 1, At: 7})
 	r, err := w.adm.DeleteRecords(context.Background(), to)
 	mustOK(t, err, r.Error())
 	clocks, text, reasons = state(now)
+	if !strings.Contains(text, "the group's offsets expired, so the start succeeds") {
+		t.Errorf("state once passed: the refusal does not say the offsets expired:\n%s", text)
+	}
 	if len(clocks) != 1 || !clocks[0].Passed || clocks[0].Headroom != -2 || clocks[0].LogStart != 7 {
 		t.Errorf("state once passed: %+v", clocks)
 	}
