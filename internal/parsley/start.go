@@ -10,6 +10,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/escape"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // Reason is why Parsley refuses to start a process, as Parsley names it.
@@ -143,7 +144,7 @@ type StartInput struct {
 	// App is the application id, whose group Members are (nil when
 	// unknown): a member not of the process is a foreign one.
 	App     string
-	Members []GroupMember
+	Members []record.GroupMember
 	// ChangelogCleanup and ChangelogMaxBytes are the ordering changelog's
 	// cleanup.policy and max.message.bytes; "" and 0 when unknown.
 	ChangelogCleanup  string

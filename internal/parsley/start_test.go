@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // world is a process receiving orders (2 partitions) and payments (1),
@@ -138,7 +139,7 @@ func TestCheckStartEachReason(t *testing.T) {
 		}},
 		{"a consumer using the application id as its group.id", func(w *world) {
 			w.in.App = "shop"
-			w.in.Members = []GroupMember{{MemberID: "m1", ClientID: "shop-1-StreamThread-1-consumer"}, {MemberID: "m2", ClientID: "report\x1b"}}
+			w.in.Members = []record.GroupMember{{MemberID: "m1", ClientID: "shop-1-StreamThread-1-consumer"}, {MemberID: "m2", ClientID: "report\x1b"}}
 		}, ReasonSubstrateMisconfigured, func(t *testing.T, r Refusal) {
 			if !strings.Contains(r.Detail, "m2") || strings.Contains(r.Detail, "\x1b") || !strings.Contains(r.Detail, "group.id") {
 				t.Errorf("detail %q: want m2 named, escaped", r.Detail)
@@ -146,7 +147,7 @@ func TestCheckStartEachReason(t *testing.T) {
 		}},
 		{"a bootstrap member that never left", func(w *world) {
 			w.in.App = "shop"
-			w.in.Members = []GroupMember{{MemberID: "m1", ClientID: "parsley-bootstrap-shop-1"}}
+			w.in.Members = []record.GroupMember{{MemberID: "m1", ClientID: "parsley-bootstrap-shop-1"}}
 		}, ReasonSubstrateMisconfigured, nil},
 		{"a topic without a topic ID", func(w *world) {
 			w.in.Cluster["payments"] = TopicFacts{Partitions: 1, LogStarts: map[int32]int64{0: 0}}

@@ -1,6 +1,10 @@
 package parsley
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/causalctl/causalctl/internal/record"
+)
 
 // The reasons the cluster can show beside the start check's own: a stop
 // Parsley names at its first fetch, on holding a record, at a receipt, or
@@ -134,7 +138,7 @@ func (r Reason) Triage() Triage {
 // neither the application id nor begins with it (Kafka Streams names its
 // consumers APP-…), i.e. a consumer using the application id as its
 // group.id. Either persists as a group-protocol conflict.
-func ForeignMember(app string, m GroupMember) string {
+func ForeignMember(app string, m record.GroupMember) string {
 	switch {
 	case strings.HasPrefix(m.ClientID, "parsley-bootstrap-"):
 		return "a bootstrap member that never left"
