@@ -227,18 +227,7 @@ func processesStory(t *testing.T, addr string, now time.Time) story {
 // after one refresh.
 func exporterStory(t *testing.T, ctx context.Context, addr string, now time.Time) story {
 	t.Helper()
-	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: []string{addr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	tr := tracker.New(tracker.Config{Client: cl, Now: func() time.Time { return now }})
-	if err := tr.Discover(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Refresh(ctx); err != nil {
-		t.Fatal(err)
-	}
+	tr, cl := refreshed(t, ctx, addr, now)
 	snap, _ := tr.Latest()
 	var s story
 	for _, p := range snap.Processes {
@@ -265,6 +254,26 @@ func exporterStory(t *testing.T, ctx context.Context, addr string, now time.Time
 	}
 	slices.Sort(s.Refusals)
 	return s
+}
+
+// refreshed is the exporter's tracker over the cluster at addr after its
+// first discovery and refresh at now, and its client (closed when the test
+// ends).
+func refreshed(t *testing.T, ctx context.Context, addr string, now time.Time) (*tracker.Tracker, *kafka.Client) {
+	t.Helper()
+	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: []string{addr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	tr := tracker.New(tracker.Config{Client: cl, Now: func() time.Time { return now }})
+	if err := tr.Discover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Refresh(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return tr, cl
 }
 
 func topicNameOf(t *testing.T, cl *kafka.Client, id string) string {

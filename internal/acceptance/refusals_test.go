@@ -271,7 +271,7 @@ func TestStartRefusals(t *testing.T) {
 		{name: "received topic deleted, nothing held", make: func(t *testing.T, w *startWorld) {
 			r, err := w.adm.DeleteTopics(ctx, "shipments")
 			mustOK(t, err, r.Error())
-		}, gone: []string{"shipments"}},
+		}, want: parsley.StopSourceTopicMissing, topic: "shipments", gone: []string{"shipments"}},
 		{name: "received topic deleted and recreated", make: func(t *testing.T, w *startWorld) {
 			r, err := w.adm.DeleteTopics(ctx, "payments")
 			mustOK(t, err, r.Error())
@@ -287,15 +287,7 @@ func TestStartRefusals(t *testing.T) {
 			mustOK(t, err, r.Error())
 		}, want: parsley.ReasonTaskWidthChanged, offline: parsley.ReasonTaskWidthChanged},
 		{name: "records deleted past the committed offset", make: func(t *testing.T, w *startWorld) {
-			var more []*kgo.Record
-			for range 5 {
-				more = append(more, &kgo.Record{Topic: "orders", Partition: 1, Value: []byte("y")})
-			}
-			kafkatest.Produce(t, w.c, more...)
-			to := kadm.Offsets{}
-			to.Add(kadm.Offset{Topic: "orders", Partition: 1, At: 8})
-			r, err := w.adm.DeleteRecords(ctx, to)
-			mustOK(t, err, r.Error())
+			w.deleteUnread(t)
 		}, want: parsley.ReasonPositionsDiscarded, topic: "orders", channels: []string{"orders/1"}, lost: 3, offline: parsley.ReasonPositionsDiscarded},
 		{name: "declaration narrowed while held", held: true, args: []string{"--receives", "orders,payments"},
 			want: parsley.ReasonRemovedWithHeld, topic: "shipments", channels: []string{"shipments/0"}, offline: parsley.ReasonRemovedWithHeld},
@@ -413,6 +405,21 @@ func checkRefusals(t *testing.T, how string, ns nextStart, want parsley.Reason, 
 	if r.Detail == "" || r.NextStep != want.NextStep() {
 		t.Errorf("%s: detail %q, next step %q", how, r.Detail, r.NextStep)
 	}
+}
+
+// deleteUnread writes 5 more records to orders/1 (offsets 5–9) and
+// deletes up to offset 8, as retention does: offsets 5–7 go unread.
+func (w *startWorld) deleteUnread(t *testing.T) {
+	t.Helper()
+	var more []*kgo.Record
+	for range 5 {
+		more = append(more, &kgo.Record{Topic: "orders", Partition: 1, Value: []byte("y")})
+	}
+	kafkatest.Produce(t, w.c, more...)
+	to := kadm.Offsets{}
+	to.Add(kadm.Offset{Topic: "orders", Partition: 1, At: 8})
+	r, err := w.adm.DeleteRecords(context.Background(), to)
+	mustOK(t, err, r.Error())
 }
 
 // mustOK fails the test on an admin call's errors: the request's, then

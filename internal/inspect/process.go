@@ -57,6 +57,11 @@ type Process struct {
 	// RetentionWarn flags a held record whose retention headroom is below
 	// it (Input.RetentionWarn); 0 flags none.
 	RetentionWarn time.Duration
+	// ChangelogCleanup and ChangelogMaxBytes are the ordering changelog's
+	// cleanup.policy (set on the topic) and max.message.bytes; "" and 0
+	// when unknown.
+	ChangelogCleanup  string
+	ChangelogMaxBytes int64
 }
 
 // NewProcess returns a process with empty maps, ready to learn topics.
@@ -82,6 +87,9 @@ func (p *Process) Subscribed() []string {
 	}
 	var out []string
 	for _, m := range p.Group.Members {
+		if parsley.ForeignMember(p.App, m) != "" {
+			continue // not the process's: its topics are no declaration
+		}
 		out = append(out, m.Subscription...)
 	}
 	if len(out) == 0 {

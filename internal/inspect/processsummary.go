@@ -66,6 +66,28 @@ type ProcessSummary struct {
 	// those another process may write (blockers held in this process
 	// itself are left out: their own chains reach the others).
 	WaitsOn []string
+	// Retention are the retention clocks of its read positions
+	// (Process.RetentionClocks).
+	Retention []RetentionClock
+	// Warnings are the next start's warnings (Process.StartWarnings).
+	Warnings []parsley.Warning
+}
+
+// RetentionLeft is the clock that runs out first: passed first, else the
+// least time left; nil when none runs.
+func (r *ProcessSummary) RetentionLeft() *RetentionClock {
+	var least *RetentionClock
+	for i := range r.Retention {
+		c := &r.Retention[i]
+		switch {
+		case least == nil, c.Passed() && !least.Passed():
+			least = c
+		case c.Passed() != least.Passed():
+		case c.Known && (!least.Known || c.Left < least.Left):
+			least = c
+		}
+	}
+	return least
 }
 
 // OlderThan says whether the process holds a record written at least d
@@ -139,8 +161,14 @@ func SummarizeProcess(changelog string, tasks int32, p *Process, err error, now 
 			r.MaxLag, r.LagChannel, r.LagKnown = lag, p.Names.Channel(ch), true
 		}
 	}
+	r.ChannelNames = map[clock.Channel]string{}
+	r.Retention = p.RetentionClocks(now)
+	r.Warnings = p.StartWarnings(nil)
+	for _, c := range r.Retention {
+		r.ChannelNames[c.Channel] = p.Names.Channel(c.Channel)
+	}
 	r.NextStart = NextStartOK
-	r.Refusals, r.ChannelNames = p.NextStart(nil), map[clock.Channel]string{}
+	r.Refusals = p.NextStart(nil)
 	for _, rf := range r.Refusals {
 		for _, ch := range rf.Channels {
 			r.ChannelNames[ch] = p.Names.Channel(ch)

@@ -25,6 +25,27 @@ type ReadOn struct {
 	Failed *FailedClosed
 	// Records counts the records read.
 	Records int64
+	// Held are the records the read held, with the bytes their persisted
+	// form takes in the changelog (at least: key, value and headers).
+	Held []HeldRead
+	// First is, by channel, the first record the read met: the record at
+	// the read position, whose timestamp starts the retention clock.
+	First map[clock.Channel]FirstRead
+}
+
+// HeldRead is a record a read on held and the size of its persisted form.
+type HeldRead struct {
+	Channel clock.Channel
+	Offset  int64
+	Bytes   int64
+}
+
+// FirstRead is the first record read on a channel: its offset and its
+// timestamp (ms since the epoch; HasTimestamp false when it had none).
+type FirstRead struct {
+	Offset       int64
+	Timestamp    int64
+	HasTimestamp bool
 }
 
 // FailedClosed is the record a task's gate failed closed on: Parsley stops

@@ -15,7 +15,11 @@ import (
 // today's — the members' subscriptions while the process runs, else the
 // store's bindings.
 func (p *Process) StartInput(receives []string) parsley.StartInput {
-	in := parsley.StartInput{ChangelogExists: !p.ChangelogMissing, Partial: p.Captured, Cluster: map[string]parsley.TopicFacts{}}
+	in := parsley.StartInput{ChangelogExists: !p.ChangelogMissing, Partial: p.Captured, Cluster: map[string]parsley.TopicFacts{},
+		App: p.App, ChangelogCleanup: p.ChangelogCleanup, ChangelogMaxBytes: p.ChangelogMaxBytes}
+	if p.Group != nil {
+		in.Members = p.Group.Members
+	}
 	if parts := p.Changelog.Partitions(); len(parts) > 0 {
 		in.ChangelogPartitions = clock.PartitionCount(parts[len(parts)-1])
 	}
@@ -37,6 +41,10 @@ func (p *Process) StartInput(receives []string) parsley.StartInput {
 		in.Receives, in.Declared = sub, true
 	}
 	for _, task := range slices.Sorted(maps.Keys(p.ReadOn)) {
+		for _, h := range p.ReadOn[task].Held {
+			name, _ := p.Names.Name(h.Channel.Topic)
+			in.Held = append(in.Held, parsley.HeldSize{Topic: name, Channel: h.Channel, Offset: h.Offset, Bytes: h.Bytes})
+		}
 		if f := p.ReadOn[task].Failed; f != nil {
 			name, _ := p.Names.Name(f.Channel.Topic)
 			in.Undecodable = append(in.Undecodable, parsley.UndecodableRecord{Topic: name, Channel: f.Channel, Offset: f.Offset, Code: string(f.Code)})
@@ -44,7 +52,7 @@ func (p *Process) StartInput(receives []string) parsley.StartInput {
 	}
 	named := map[clock.TopicID][]string{}
 	for name, id := range p.IDs {
-		in.Cluster[name] = parsley.TopicFacts{ID: id, Partitions: p.Counts[name], LogStarts: map[int32]int64{}}
+		in.Cluster[name] = parsley.TopicFacts{ID: id, Partitions: p.Counts[name], LogStarts: map[int32]int64{}, LogEnds: map[int32]int64{}}
 		named[id] = append(named[id], name)
 	}
 	// By the facts, not by partition up to the count: a count is what a
@@ -53,6 +61,9 @@ func (p *Process) StartInput(receives []string) parsley.StartInput {
 		for _, name := range named[ch.Topic] {
 			if ch.Partition < p.Counts[name] {
 				in.Cluster[name].LogStarts[ch.Partition] = f.LogStart
+				if f.HighWatermark >= 0 {
+					in.Cluster[name].LogEnds[ch.Partition] = f.HighWatermark
+				}
 			}
 		}
 	}
@@ -63,4 +74,10 @@ func (p *Process) StartInput(receives []string) parsley.StartInput {
 // StartInput for receives); none means the store and the cluster agree.
 func (p *Process) NextStart(receives []string) []parsley.Refusal {
 	return parsley.CheckStart(p.StartInput(receives))
+}
+
+// StartWarnings lists what Parsley warns of before refusing, or what
+// leads to a refusal if left alone (parsley.CheckWarnings).
+func (p *Process) StartWarnings(receives []string) []parsley.Warning {
+	return parsley.CheckWarnings(p.StartInput(receives))
 }

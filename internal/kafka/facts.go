@@ -7,6 +7,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // WithLogFacts makes a read yield, before anything else, one
@@ -144,4 +145,39 @@ func (c *Client) openTransactions(ctx context.Context, parts kadm.TopicsSet) map
 		out[k] = ts
 	}
 	return out
+}
+
+// ChangelogSettings describes an ordering changelog's cleanup.policy and
+// max.message.bytes (DescribeConfigs, read-only), best effort: "" and 0
+// when the brokers do not say. A cleanup.policy left at the broker's
+// default is "": only a policy set on the topic is judged (every changelog
+// Parsley creates sets it).
+func (c *Client) ChangelogSettings(ctx context.Context, topic string) (policy string, maxBytes int64) {
+	rctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
+	defer cancel()
+	rcs, err := c.adm.DescribeTopicConfigs(rctx, topic)
+	if err != nil && len(rcs) == 0 {
+		return "", 0
+	}
+	for _, rc := range rcs {
+		if rc.Err != nil || rc.Name != topic {
+			continue
+		}
+		for _, cfg := range rc.Configs {
+			if cfg.Value == nil {
+				continue
+			}
+			switch cfg.Key {
+			case "cleanup.policy":
+				if cfg.Source == kmsg.ConfigSourceDynamicTopicConfig {
+					policy = *cfg.Value
+				}
+			case "max.message.bytes":
+				if n, err := strconv.ParseInt(*cfg.Value, 10, 64); err == nil && n > 0 {
+					maxBytes = n
+				}
+			}
+		}
+	}
+	return policy, maxBytes
 }

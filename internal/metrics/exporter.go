@@ -36,11 +36,11 @@ type ProcessCollector struct {
 	now  func() time.Time
 	opts Options
 
-	held, heldAge, heads, ready, assigned, corrupt, behind, failed *prometheus.Desc
-	fedLag, committedLag, members, entries, refused, gap           *prometheus.Desc
-	refusedTotal, upstreamRoot                                     *prometheus.Desc
-	lastSuccess, errors, followed, refreshDuration                 *prometheus.Desc
-	diagnosed, dropped, folded, refusalsFolded, escaped            *prometheus.Desc
+	held, heldAge, heads, ready, assigned, corrupt, behind, failed       *prometheus.Desc
+	fedLag, committedLag, members, entries, refused, gap                 *prometheus.Desc
+	refusedTotal, upstreamRoot, restartClears, headroomSecs, headroomPos *prometheus.Desc
+	lastSuccess, errors, followed, refreshDuration                       *prometheus.Desc
+	diagnosed, dropped, folded, refusalsFolded, escaped                  *prometheus.Desc
 }
 
 // NewProcessCollector returns a ProcessCollector over src; ages are
@@ -61,22 +61,25 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 		now:  now,
 		opts: opts,
 
-		held:         desc("parsley_records_held", "Records the task holds in its ordering state, per topic (Parsley 0.1: records-held).", with("topic")...),
-		heldAge:      desc("parsley_records_held_age_max_seconds", "Age of the task's oldest held record of the topic, since it was written (0 when none is held; Parsley 0.1: records-held-age-max-ms).", with("topic")...),
-		heads:        desc("parsley_held_heads", "Held heads of the task by their own cause (inspect's classifier), as state and processes count them: those that stay held when the task is read on from its committed offsets. Only causes with a head are exported.", with("cause")...),
-		ready:        desc("parsley_task_ready_heads", "Heads of the task's store that nothing blocks any more: the process delivers them as soon as the task runs (stopped, or unassigned); no held heads.", task...),
-		assigned:     desc("parsley_task_assigned", "1 when a member of the process's group is assigned the task, else 0.", task...),
-		corrupt:      desc("parsley_task_corrupt_entries", "Entries of the task's store that cannot be read.", task...),
-		failed:       desc("parsley_task_failed_closed", "1 when the task, read on from the process's committed offsets, fails closed on a record whose parsley.causes header is undecodable (its next start is refused, UNDECODABLE_METADATA), else 0.", task...),
-		upstreamRoot: desc("parsley_task_upstream_root", "1 for the stuck process upstream that the task's held heads wait on (docs/fleet.md): upstream is its application id (the processes of a cycle, joined by >), reason why it is stuck (refusing REASON, failed-closed CODE, stopped, holding, cycle); no series when there is none.", with("upstream", "reason")...),
-		behind:       desc("parsley_task_behind_transaction", "1 when the task's changelog partition could not be read to its end at the last refresh (an open transaction), else 0.", task...),
-		fedLag:       desc("parsley_channel_fed_lag_records", "Records written to the channel (below its last stable offset) that the task was not fed yet.", with("topic", "partition")...),
-		committedLag: desc("parsley_channel_committed_lag_records", "The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.", with("topic", "partition")...),
-		members:      desc("parsley_group_members", "Members of the process's consumer group.", "app"),
-		entries:      desc("parsley_changelog_entries_read_total", "Entries of the process's ordering changelog the exporter read, tombstones included.", "app"),
-		refused:      desc("parsley_process_start_refusals", "Refusals of this reason the process's next start would meet (parsley.CheckStart, docs/refusals.md); every reason has a series, 0 when none, except beyond --max-series: there only the reasons met.", "app", "reason"),
-		refusedTotal: desc("parsley_process_start_refusals_all", "Refusals of every reason the process's next start would meet, for a process beyond --max-series, whose start refusals are exported only by the reasons met (0: it would start).", "app"),
-		gap:          desc("parsley_changelog_gap", "1 when entries of the process's ordering changelog were deleted before the exporter read them (retention or DeleteRecords): its store cannot be rebuilt from the changelog and its task series are not exported; else 0.", "app"),
+		held:          desc("parsley_records_held", "Records the task holds in its ordering state, per topic (Parsley 0.1: records-held).", with("topic")...),
+		heldAge:       desc("parsley_records_held_age_max_seconds", "Age of the task's oldest held record of the topic, since it was written (0 when none is held; Parsley 0.1: records-held-age-max-ms).", with("topic")...),
+		heads:         desc("parsley_held_heads", "Held heads of the task by their own cause (inspect's classifier), as state and processes count them: those that stay held when the task is read on from its committed offsets. Only causes with a head are exported.", with("cause")...),
+		ready:         desc("parsley_task_ready_heads", "Heads of the task's store that nothing blocks any more: the process delivers them as soon as the task runs (stopped, or unassigned); no held heads.", task...),
+		assigned:      desc("parsley_task_assigned", "1 when a member of the process's group is assigned the task, else 0.", task...),
+		corrupt:       desc("parsley_task_corrupt_entries", "Entries of the task's store that cannot be read.", task...),
+		failed:        desc("parsley_task_failed_closed", "1 when the task, read on from the process's committed offsets, fails closed on a record whose parsley.causes header is undecodable (its next start is refused, UNDECODABLE_METADATA), else 0.", task...),
+		upstreamRoot:  desc("parsley_task_upstream_root", "1 for the stuck process upstream that the task's held heads wait on (docs/fleet.md): upstream is its application id (the processes of a cycle, joined by >), reason why it is stuck (refusing REASON, failed-closed CODE, stopped, holding, cycle); no series when there is none.", with("upstream", "reason")...),
+		behind:        desc("parsley_task_behind_transaction", "1 when the task's changelog partition could not be read to its end at the last refresh (an open transaction), else 0.", task...),
+		fedLag:        desc("parsley_channel_fed_lag_records", "Records written to the channel (below its last stable offset) that the task was not fed yet.", with("topic", "partition")...),
+		committedLag:  desc("parsley_channel_committed_lag_records", "The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.", with("topic", "partition")...),
+		members:       desc("parsley_group_members", "Members of the process's consumer group.", "app"),
+		entries:       desc("parsley_changelog_entries_read_total", "Entries of the process's ordering changelog the exporter read, tombstones included.", "app"),
+		refused:       desc("parsley_process_start_refusals", "Refusals of this reason the process's next start would meet (parsley.CheckStart, docs/refusals.md); every reason has a series, 0 when none, except beyond --max-series: there only the reasons met.", "app", "reason"),
+		refusedTotal:  desc("parsley_process_start_refusals_all", "Refusals of every reason the process's next start would meet, for a process beyond --max-series, whose start refusals are exported only by the reasons met (0: it would start).", "app"),
+		restartClears: desc("parsley_process_start_refusal_restart_clears", "For each reason the process's next start would meet: 1 when a restart alone clears it as things stand (the runbook's triage table: PARTITION_ADDED, COVERED_POSITION_FED), 0 when an operator must act first (fix the cluster, the declaration or the code, or reset; docs/refusals.md).", "app", "reason"),
+		headroomSecs:  desc("parsley_channel_retention_headroom_seconds", "Time until retention may delete the record at the process's read position on the partition (its timestamp plus retention.ms, less now): the retention clock of a stopped or lagging process (docs/refusals.md); negative once it may go. Only partitions with records past the read position, on topics with a time limit, whose record's timestamp is known.", "app", "topic", "partition"),
+		headroomPos:   desc("parsley_channel_retention_headroom_positions", "The process's read position on the partition less its log start: the positions retention may still delete before the next fetch refuses (POSITIONS_DISCARDED_UNREAD); negative once it has passed. Only partitions with records past the read position.", "app", "topic", "partition"),
+		gap:           desc("parsley_changelog_gap", "1 when entries of the process's ordering changelog were deleted before the exporter read them (retention or DeleteRecords): its store cannot be rebuilt from the changelog and its task series are not exported; else 0.", "app"),
 
 		lastSuccess:     desc("causalctl_exporter_last_refresh_success_timestamp_seconds", "When the exporter last read every process without error (Unix time)."),
 		errors:          desc("causalctl_exporter_refresh_errors_total", "Failed reads of the cluster (discoveries and process refreshes)."),
@@ -94,7 +97,7 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.held, c.heldAge, c.heads, c.ready, c.assigned, c.corrupt, c.behind, c.failed, c.fedLag, c.committedLag, c.members, c.entries, c.refused, c.gap,
-		c.refusedTotal, c.upstreamRoot, c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed, c.dropped, c.folded, c.refusalsFolded, c.escaped,
+		c.refusedTotal, c.upstreamRoot, c.restartClears, c.headroomSecs, c.headroomPos, c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed, c.dropped, c.folded, c.refusalsFolded, c.escaped,
 	} {
 		ch <- d
 	}
@@ -150,6 +153,18 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 				if chn.CommittedLag >= 0 {
 					e.gauge(c.committedLag, float64(chn.CommittedLag), p.App, task, chn.Topic, part)
 				}
+			}
+		}
+		for _, rc := range p.Retention {
+			part := strconv.Itoa(int(rc.Partition))
+			e.gauge(c.headroomPos, float64(rc.Headroom), p.App, rc.Topic, part)
+			if rc.Known {
+				e.gauge(c.headroomSecs, rc.DeletesAt.Sub(now).Seconds(), p.App, rc.Topic, part)
+			}
+		}
+		for _, r := range reasons {
+			if p.StartRefusals[r] > 0 {
+				e.gauge(c.restartClears, flag(r.Triage().Clears), p.App, string(r))
 			}
 		}
 		// Every reason, 0 included: an absent series must not read as ok.

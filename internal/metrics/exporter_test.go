@@ -53,6 +53,10 @@ func notifierSnapshot() *tracker.Snapshot {
 		Processes: []tracker.Process{{
 			App: "notifier", Changelog: "notifier-__parsley.ordering-changelog", GroupState: "Stable", Members: 1, EntriesRead: 42,
 			StartRefusals: map[parsley.Reason]int{parsley.ReasonPositionsDiscarded: 2},
+			Retention: []tracker.RetentionClock{
+				{Topic: "orders", Partition: 0, Read: 40, Headroom: 30, DeletesAt: scrapeTime.Add(90 * time.Minute), Known: true},
+				{Topic: "orders", Partition: 1, Read: 3, Headroom: -2},
+			},
 			Tasks: []tracker.Task{
 				{Task: 0, Assigned: true, Topics: []tracker.TopicHolds{{Topic: "payments"}}, Heads: map[inspect.Cause]int{},
 					Channels: []tracker.Channel{{Topic: "payments", Partition: 0, FedLag: 0, CommittedLag: 0}}},
@@ -128,13 +132,28 @@ parsley_group_members{app="notifier"} 1
 # TYPE parsley_held_heads gauge
 parsley_held_heads{app="notifier",cause="beyond-log-end",task="1"} 1
 parsley_held_heads{app="notifier",cause="ready",task="1"} 1
+# HELP parsley_channel_retention_headroom_positions The process's read position on the partition less its log start: the positions retention may still delete before the next fetch refuses (POSITIONS_DISCARDED_UNREAD); negative once it has passed. Only partitions with records past the read position.
+# TYPE parsley_channel_retention_headroom_positions gauge
+parsley_channel_retention_headroom_positions{app="notifier",partition="0",topic="orders"} 30
+parsley_channel_retention_headroom_positions{app="notifier",partition="1",topic="orders"} -2
+# HELP parsley_channel_retention_headroom_seconds Time until retention may delete the record at the process's read position on the partition (its timestamp plus retention.ms, less now): the retention clock of a stopped or lagging process (docs/refusals.md); negative once it may go. Only partitions with records past the read position, on topics with a time limit, whose record's timestamp is known.
+# TYPE parsley_channel_retention_headroom_seconds gauge
+parsley_channel_retention_headroom_seconds{app="notifier",partition="0",topic="orders"} 5400
+# HELP parsley_process_start_refusal_restart_clears For each reason the process's next start would meet: 1 when a restart alone clears it as things stand (the runbook's triage table: PARTITION_ADDED, COVERED_POSITION_FED), 0 when an operator must act first (fix the cluster, the declaration or the code, or reset; docs/refusals.md).
+# TYPE parsley_process_start_refusal_restart_clears gauge
+parsley_process_start_refusal_restart_clears{app="notifier",reason="POSITIONS_DISCARDED_UNREAD"} 0
 # HELP parsley_process_start_refusals Refusals of this reason the process's next start would meet (parsley.CheckStart, docs/refusals.md); every reason has a series, 0 when none, except beyond --max-series: there only the reasons met.
 # TYPE parsley_process_start_refusals gauge
 parsley_process_start_refusals{app="notifier",reason="CHANNEL_DELETED_WITH_UNDELIVERED_MESSAGES"} 0
 parsley_process_start_refusals{app="notifier",reason="CHANNEL_IDENTITY_CHANGED"} 0
 parsley_process_start_refusals{app="notifier",reason="CHANNEL_REMOVED_WITH_HELD_MESSAGES"} 0
+parsley_process_start_refusals{app="notifier",reason="METADATA_BUDGET_EXCEEDED"} 0
 parsley_process_start_refusals{app="notifier",reason="ORDERING_STATE_LOST"} 0
+parsley_process_start_refusals{app="notifier",reason="OUT_OF_ORDER_FEED"} 0
+parsley_process_start_refusals{app="notifier",reason="PARTITION_ADDED"} 0
 parsley_process_start_refusals{app="notifier",reason="POSITIONS_DISCARDED_UNREAD"} 2
+parsley_process_start_refusals{app="notifier",reason="SOURCE_TOPIC_MISSING"} 0
+parsley_process_start_refusals{app="notifier",reason="SUBSTRATE_MISCONFIGURED"} 0
 parsley_process_start_refusals{app="notifier",reason="UNDECODABLE_METADATA"} 0
 parsley_process_start_refusals{app="notifier",reason="TASK_WIDTH_CHANGED"} 0
 parsley_process_start_refusals{app="notifier",reason="UNKNOWN_ORDERING_STATE_FORMAT"} 0

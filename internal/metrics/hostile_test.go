@@ -58,7 +58,7 @@ func TestExporterHostileNames(t *testing.T) {
 		`parsley_group_members{app="zz\\xfe\\u202e"} 1`,
 		`causalctl_exporter_refresh_errors_total 3`,
 		`causalctl_exporter_refresh_duration_seconds 0.25`,
-		`causalctl_exporter_series_escaped 54`, // 18 series of each of the three
+		`causalctl_exporter_series_escaped 69`, // 23 series of each of the three
 	} {
 		if !strings.Contains(body, want+"\n") {
 			t.Errorf("/metrics lacks %s", want)
@@ -141,11 +141,11 @@ func TestProcessCollectorMaxSeriesRefusals(t *testing.T) {
 		totals                     float64
 	}{
 		{0, 10 * reasons, 0, 0},
-		// Each process: 2 series of its task, then its refusals, 9 in
-		// all: 30 hold three processes and app03's task; the refusals of
-		// app03 to app09 fold, only app03's, app06's and app09's one
-		// reason each exported, and the seven totals.
-		{30, 3*reasons + 3, 7, 3},
+		// Each process: 2 series of its task, then its refusals, 15 in
+		// all: 30 hold two processes; the refusals of app02 to app09
+		// fold, only app03's, app06's and app09's one reason each
+		// exported, and the eight totals.
+		{30, 2*reasons + 3, 8, 3},
 	} {
 		c := NewProcessCollector(src, func() time.Time { return scrapeTime }, Options{MaxSeries: tc.max})
 		reg := registryOf(t, c)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // world is a process receiving orders (2 partitions) and payments (1),
@@ -98,6 +99,7 @@ func TestCheckStartEachReason(t *testing.T) {
 		{"orders deleted while held", func(w *world) {
 			delete(w.in.Cluster, "orders")
 			w.in.Cluster["payments"] = facts(payments, 0, 0) // the width stays
+			w.in.Committed[TopicPartition{"payments", 1}] = 0
 		}, ReasonDeletedWithUndelivered, func(t *testing.T, r Refusal) {
 			if !slices.Equal(r.Channels, []clock.Channel{{Topic: orders, Partition: 1}}) {
 				t.Errorf("channels %v", r.Channels)
@@ -106,6 +108,7 @@ func TestCheckStartEachReason(t *testing.T) {
 		{"declaration drops orders", func(w *world) {
 			w.in.Receives = []string{"payments"}
 			w.in.Cluster["payments"] = facts(payments, 0, 0)
+			w.in.Committed[TopicPartition{"payments", 1}] = 0
 		}, ReasonRemovedWithHeld, func(t *testing.T, r Refusal) {
 			if r.Topic != "orders" {
 				t.Errorf("topic %q", r.Topic)
@@ -134,12 +137,78 @@ func TestCheckStartEachReason(t *testing.T) {
 				t.Errorf("lost %d on %v, want 3 on payments/1 (resumed at 0)", r.Lost, r.Channels)
 			}
 		}},
+		{"a consumer using the application id as its group.id", func(w *world) {
+			w.in.App = "shop"
+			w.in.Members = []record.GroupMember{{MemberID: "m1", ClientID: "shop-1-StreamThread-1-consumer"}, {MemberID: "m2", ClientID: "report\x1b"}}
+		}, ReasonSubstrateMisconfigured, func(t *testing.T, r Refusal) {
+			if !strings.Contains(r.Detail, "m2") || strings.Contains(r.Detail, "\x1b") || !strings.Contains(r.Detail, "group.id") {
+				t.Errorf("detail %q: want m2 named, escaped", r.Detail)
+			}
+		}},
+		{"a bootstrap member that never left", func(w *world) {
+			w.in.App = "shop"
+			w.in.Members = []record.GroupMember{{MemberID: "m1", ClientID: "parsley-bootstrap-shop-1"}}
+		}, ReasonSubstrateMisconfigured, nil},
+		{"a topic without a topic ID", func(w *world) {
+			w.in.Cluster["payments"] = TopicFacts{Partitions: 1, LogStarts: map[int32]int64{0: 0}}
+		}, ReasonSubstrateMisconfigured, func(t *testing.T, r Refusal) {
+			if r.Topic != "payments" || !strings.Contains(r.Detail, "3.7.0") {
+				t.Errorf("%+v", r)
+			}
+		}},
+		{"a held record over the changelog's max.message.bytes", func(w *world) {
+			w.in.ChangelogMaxBytes = 1000
+			w.in.Held = []HeldSize{{Topic: "orders", Channel: clock.Channel{Topic: orders}, Offset: 10, Bytes: 999},
+				{Topic: "orders", Channel: clock.Channel{Topic: orders, Partition: 1}, Offset: 10, Bytes: 1001}}
+		}, ReasonSubstrateMisconfigured, func(t *testing.T, r Refusal) {
+			if !slices.Equal(r.Channels, []clock.Channel{{Topic: orders, Partition: 1}}) {
+				t.Errorf("channels %v", r.Channels)
+			}
+		}},
+		{"a causes header over the budget", func(w *world) {
+			w.in.Undecodable = []UndecodableRecord{{Topic: "orders", Channel: clock.Channel{Topic: orders}, Offset: 10, Code: string(clock.CodeTooLarge)}}
+		}, ReasonMetadataBudgetExceeded, nil},
+		{"a frontier over the budget", func(w *world) {
+			w.in.Budget = 26 * 20
+			for i := range 20 {
+				w.stores[0].Apply(int64(10+i), key(Key{Tag: TagFrontier, Channel: clock.Channel{Topic: clock.TopicID{0xee, byte(i)}}}), AppendPosition(nil, 1))
+			}
+		}, ReasonMetadataBudgetExceeded, nil},
+		{"the changelog not compacted, a partition aged out", func(w *world) {
+			w.in.ChangelogCleanup = "delete"
+			w.stores[1] = NewStore(1)
+			w.in.Committed[TopicPartition{"orders", 1}] = 10
+		}, ReasonOrderingStateLost, func(t *testing.T, r Refusal) {
+			if !strings.Contains(r.Detail, "cleanup.policy is delete") {
+				t.Errorf("detail %q", r.Detail)
+			}
+		}},
+		{"records on a channel recorded as gone", func(w *world) {
+			w.stores[0].Apply(9, key(Key{Tag: TagFedUpTo, Channel: clock.Channel{Topic: payments}}), AppendPosition(nil, DeletedPosition))
+			f := w.in.Cluster["payments"]
+			f.LogEnds = map[int32]int64{0: 7}
+			w.in.Cluster["payments"] = f
+		}, ReasonOutOfOrderFeed, func(t *testing.T, r Refusal) {
+			if r.Topic != "payments" {
+				t.Errorf("topic %q", r.Topic)
+			}
+		}},
+		{"a received topic missing, nothing held on it", func(w *world) {
+			delete(w.in.Cluster, "payments")
+		}, StopSourceTopicMissing, nil},
+		{"a partition added while running", func(w *world) {
+			w.in.Cluster["payments"] = facts(payments, 0, 0) // the width stays 2
+		}, StopPartitionAdded, func(t *testing.T, r Refusal) {
+			if !slices.Equal(r.Channels, []clock.Channel{{Topic: payments, Partition: 1}}) || r.Reason.Triage().Recorded || !r.Reason.Triage().Clears {
+				t.Errorf("%+v", r)
+			}
+		}},
 		{"records deleted, the commit expired", func(w *world) {
 			delete(w.in.Committed, TopicPartition{"orders", 0})
 			w.in.Cluster["orders"] = facts(orders, 12, 0)
 		}, ReasonPositionsDiscarded, func(t *testing.T, r Refusal) {
-			if r.Lost != 2 {
-				t.Errorf("lost %d, want 2 (fed-up-to 9 + 1 to 12)", r.Lost)
+			if r.Lost != 2 || !strings.Contains(r.Detail, "the group's offsets expired, so the start succeeds at the covered position + 1 (10)") {
+				t.Errorf("lost %d, want 2 (fed-up-to 9 + 1 to 12): %q", r.Lost, r.Detail)
 			}
 		}},
 	}
@@ -217,4 +286,61 @@ func facts(id clock.TopicID, starts ...int64) TopicFacts {
 		t.LogStarts[int32(p)] = s
 	}
 	return t
+}
+
+// The warnings: a frontier from 80 % of the budget, and a changelog not
+// compacted before anything aged out; none for a healthy process.
+func TestCheckWarnings(t *testing.T) {
+	w := newWorld()
+	w.check()
+	if got := CheckWarnings(w.in); len(got) != 0 {
+		t.Fatalf("a healthy process is warned: %+v", got)
+	}
+	w.in.ChangelogCleanup = "compact,delete"
+	if got := CheckWarnings(w.in); len(got) != 0 {
+		t.Fatalf("compact,delete is compacted: %+v", got)
+	}
+	w.in.ChangelogCleanup = "delete"
+	if got := CheckWarnings(w.in); len(got) != 1 || got[0].Reason != ReasonOrderingStateLost {
+		t.Fatalf("not compacted: %+v", got)
+	}
+	w = newWorld()
+	// orders (2 partitions) and payments (1): 26+9 + 26 = 61 bytes.
+	w.check()
+	for _, c := range []struct {
+		budget int64
+		warn   bool
+	}{{61, true}, {76, true}, {77, false}, {60, false}} {
+		w.in.Budget = c.budget
+		got := CheckWarnings(w.in)
+		if (len(got) == 1 && got[0].Reason == ReasonMetadataBudgetExceeded) != c.warn || len(got) > 1 {
+			t.Errorf("budget %d: %+v, want a warning %v", c.budget, got, c.warn)
+		}
+		refused := slices.Contains(reasons(CheckStart(w.in)), ReasonMetadataBudgetExceeded)
+		if refused != (c.budget < 61) {
+			t.Errorf("budget %d: refused %v", c.budget, refused)
+		}
+	}
+}
+
+// Every reason has the triage table's answers and a next step; those the
+// cluster cannot show are never predicted.
+func TestTriage(t *testing.T) {
+	for _, r := range append(Reasons(), Unshowable()...) {
+		tr := r.Triage()
+		if tr.Restart == "" || tr.Reset == "" || tr.Check == "" {
+			t.Errorf("%s: %+v", r, tr)
+		}
+		if slices.Contains(Reasons(), r) && r.NextStep() == "" {
+			t.Errorf("%s: no next step", r)
+		}
+	}
+	for _, r := range Unshowable() {
+		if slices.Contains(Reasons(), r) {
+			t.Errorf("%s is predicted and unshowable", r)
+		}
+	}
+	if FrontierBytes(map[string]int32{"a": 1, "b": 3, "c": 0}) != 26+26+18 {
+		t.Errorf("FrontierBytes")
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
@@ -297,11 +298,25 @@ func (a *Attach) ReadOnFrom(open func() (ItemSource, error), opts ReadOnOptions)
 		if t == nil || out[t.Task].Failed != nil {
 			continue
 		}
+		on := out[t.Task]
+		ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
 		if it.Kind == record.KindRecord {
 			records++
-			out[t.Task].Records++
+			on.Records++
+			if _, seen := on.First[ch]; !seen {
+				if on.First == nil {
+					on.First = map[clock.Channel]inspect.FirstRead{}
+				}
+				on.First[ch] = inspect.FirstRead{Offset: it.Offset, Timestamp: it.Timestamp, HasTimestamp: it.HasTimestamp}
+			}
 		}
-		if err := t.Feed(it, func(ev *replay.Event) error { return emit(t, ev) }); err != nil {
+		feed := func(ev *replay.Event) error {
+			if ev.Type == replay.EventHold && ev.Channel == ch && ev.Offset == it.Offset && it.Kind == record.KindRecord {
+				on.Held = append(on.Held, inspect.HeldRead{Channel: ch, Offset: it.Offset, Bytes: persistedSize(it)})
+			}
+			return emit(t, ev)
+		}
+		if err := t.Feed(it, feed); err != nil {
 			ie, failed := replay.FailureOf(err)
 			if !failed {
 				return nil, err
@@ -312,6 +327,16 @@ func (a *Attach) ReadOnFrom(open func() (ItemSource, error), opts ReadOnOptions)
 	}
 	a.Missing = a.MissingWarnings(ts)
 	return out, nil
+}
+
+// persistedSize is the size of the changelog entry holding it: its key and
+// the held-record value Parsley writes (the record's key, value, headers
+// and timestamp; the decoded causes, which the header already carries, are
+// not counted again, so this is a lower bound).
+func persistedSize(it *record.Item) int64 {
+	key := parsley.AppendKey(nil, parsley.Key{Tag: parsley.TagHeld, Channel: clock.Channel{Topic: it.TopicID, Partition: it.Partition}, Position: it.Offset})
+	val := parsley.AppendHeldRecord(nil, &parsley.HeldRecord{Timestamp: it.Timestamp, Key: it.Key, Value: it.Value, Headers: it.Headers})
+	return int64(len(key) + len(val))
 }
 
 // heldAt is a record by channel and offset.
@@ -328,6 +353,7 @@ func ReadOnAll(ctx context.Context, cl *kafka.Client, p *inspect.Process, opts R
 	if p.Captured || p.Changelog == nil {
 		return nil
 	}
+	p.ChangelogCleanup, p.ChangelogMaxBytes = cl.ChangelogSettings(ctx, p.Changelog.Topic)
 	a, err := Seed(p)
 	if err != nil {
 		return err

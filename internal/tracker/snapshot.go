@@ -54,6 +54,9 @@ type Process struct {
 	// StartRefusals counts the refusals Parsley's next start would make
 	// (parsley.CheckStart), by reason; none when it would start.
 	StartRefusals map[parsley.Reason]int
+	// Retention are the retention clocks of its read positions
+	// (inspect.Process.RetentionClocks), as of the last read on.
+	Retention []RetentionClock
 	// Gap, when set, says the changelog lost entries before they were
 	// read (retention or DeleteRecords): the store cannot be rebuilt from
 	// it, and Tasks is empty rather than a store missing entries.
@@ -119,4 +122,18 @@ func (t *Task) HeldCount() int {
 		n += th.Held
 	}
 	return n
+}
+
+// RetentionClock is the retention clock of a process's read position on
+// one received partition (inspect.RetentionClock).
+type RetentionClock struct {
+	Topic     string
+	Partition int32
+	// Read is the read position; Headroom its distance past the log start
+	// (< 0: retention passed it).
+	Read, Headroom int64
+	// DeletesAt is when retention may delete the record at the read
+	// position; Known says it is known.
+	DeletesAt time.Time
+	Known     bool
 }

@@ -513,6 +513,7 @@ type process struct {
 	tasks     map[int32]*cachedTask
 	state     *Process
 	refusals  map[parsley.Reason]int // the next start's, as of the last diagnosis; nil until first checked
+	retention []RetentionClock       // the retention clocks, as of the last read on
 	gap       *kafka.GapError        // the changelog lost entries before they were read (reported once)
 }
 
@@ -750,7 +751,18 @@ func (t *Tracker) rebuild(ctx context.Context, p *process, l *listed) error {
 			p.refusals[r.Reason]++
 		}
 	}
-	st.StartRefusals = p.refusals
+	// The retention clocks need the records read on (the timestamp at
+	// each read position): taken when the process was read on, their
+	// time left counted at each scrape from DeletesAt.
+	if proc.ReadOn != nil {
+		p.retention = nil
+		for _, c := range proc.RetentionClocks(now) {
+			name, _ := t.names.Name(c.Channel.Topic)
+			p.retention = append(p.retention, RetentionClock{Topic: name, Partition: c.Channel.Partition, Read: c.Read,
+				Headroom: c.Headroom, DeletesAt: c.DeletesAt, Known: c.Known})
+		}
+	}
+	st.StartRefusals, st.Retention = p.refusals, p.retention
 	p.state = st
 	return nil
 }

@@ -78,7 +78,7 @@ func TestProcessListChooses(t *testing.T) {
 	}
 	// The rows say what the processes table says.
 	l := NewProcessList(plainStyles(), "causalctl watch", processRows(), map[string]upstream.Root{"billing": {App: "enricher", Kind: upstream.Stopped}})
-	l.Update(tea.WindowSizeMsg{Width: 170, Height: 12})
+	l.Update(tea.WindowSizeMsg{Width: 180, Height: 12})
 	view := l.View()
 	for _, want := range []string{"APP", "NEXT START", "UPSTREAM", "enricher(stopped)", "beyond-log-end:1", "Stable", "unread", "1m35s"} {
 		if !strings.Contains(view, want) {

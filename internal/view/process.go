@@ -12,7 +12,7 @@ import (
 )
 
 // ProcessColumns are the titles of ProcessCells.
-var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "UPSTREAM", "NEXT START"}
+var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "UPSTREAM", "RETENTION", "NEXT START"}
 
 // ProcessCells are the table cells of a process's row (`processes`, its
 // chooser), in the order of ProcessColumns, root its upstream root (nil
@@ -52,7 +52,7 @@ func ProcessCells(r *inspect.ProcessSummary, root *upstream.Root) []string {
 		lag = strconv.FormatInt(r.MaxLag, 10)
 	}
 	return []string{r.App, tasks, group, members, receives, r.ReceivesFrom, strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
-		oldest, causeText, lag, escape.Text(root.Text()), r.NextStart}
+		oldest, causeText, lag, escape.Text(root.Text()), retentionCell(r.RetentionLeft()), r.NextStart}
 }
 
 // UpstreamOf is app's upstream root in roots; nil when it has none.
@@ -61,4 +61,21 @@ func UpstreamOf(roots map[string]upstream.Root, app string) *upstream.Root {
 		return &r
 	}
 	return nil
+}
+
+// retentionCell is the retention clock that runs out first as a cell:
+// "-" when none runs, "passed" once retention passed a read position, the
+// time left, or "?" when it is not known.
+func retentionCell(c *inspect.RetentionClock) string {
+	switch {
+	case c == nil:
+		return "-"
+	case c.Passed():
+		return "passed"
+	case !c.Known:
+		return "?"
+	case c.Left <= 0:
+		return "0s"
+	}
+	return AgeText(inspect.Age{D: c.Left, Known: true})
 }

@@ -67,7 +67,7 @@ func (w *world) fill(t testing.TB, topic string, parts int32, n int) {
 	var recs []*kgo.Record
 	for p := range parts {
 		for range n {
-			recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte("x")})
+			recs = append(recs, &kgo.Record{Topic: topic, Partition: p, Value: []byte("x"), Timestamp: now.Add(-time.Hour)})
 		}
 	}
 	kafkatest.Produce(t, w.c, recs...)

@@ -57,6 +57,8 @@ type jsonProcess struct {
 	// Upstream is the stuck process upstream its holds wait on; null
 	// when none (docs/fleet.md).
 	Upstream *render.Upstream `json:"upstream"`
+	// RetentionClock is state's retention_clock; [] for an unread row.
+	RetentionClock []render.RetentionClock `json:"retention_clock"`
 }
 
 type jsonFailedClosed struct {
@@ -88,7 +90,7 @@ func (rep report) json() jsonReport {
 		out.OlderThanMs = ptr(rep.OlderThan.Milliseconds())
 	}
 	for _, r := range rep.Rows {
-		jp := jsonProcess{App: r.App, Changelog: r.Changelog, Tasks: r.Tasks, Receives: []string{}, Causes: map[string]int{}, FailedClosed: []jsonFailedClosed{}}
+		jp := jsonProcess{App: r.App, Changelog: r.Changelog, Tasks: r.Tasks, Receives: []string{}, Causes: map[string]int{}, FailedClosed: []jsonFailedClosed{}, RetentionClock: []render.RetentionClock{}}
 		if r.Err != nil {
 			jp.Error = ptr(r.Err.Error())
 			out.Unread++
@@ -119,6 +121,8 @@ func (rep report) json() jsonReport {
 			jp.MaxLag, jp.MaxLagOn = ptr(r.MaxLag), ptr(r.LagChannel)
 		}
 		jp.NextStart = render.NextStartFrom(r.Refusals, func(ch clock.Channel) string { return r.ChannelNames[ch] })
+		jp.NextStart.Warnings = render.WarningsOf(r.Warnings)
+		jp.RetentionClock = render.RetentionClocks(r.Retention, func(ch clock.Channel) string { return r.ChannelNames[ch] })
 		if rep.CheckOlder {
 			jp.OlderThan = ptr(r.OlderThan(rep.OlderThan))
 		}
@@ -150,10 +154,10 @@ func (rep report) write(ios *iostreams.IOStreams, format string) error {
 
 // processColumns are view.ProcessColumns as the table lays them out: the
 // counts right-aligned; on a narrow terminal FROM goes first, then MEMBERS,
-// RECEIVES, TASKS and GROUP, so that what is held, why and for how long
+// RECEIVES, TASKS, GROUP, MAX LAG and RETENTION, so that what is held, why and for how long
 // stays.
 func processColumns() []render.Column {
-	drop := map[string]int{"FROM": 5, "MEMBERS": 4, "RECEIVES": 3, "TASKS": 2, "GROUP": 1}
+	drop := map[string]int{"FROM": 7, "MEMBERS": 6, "RECEIVES": 5, "TASKS": 4, "GROUP": 3, "MAX LAG": 2, "RETENTION": 1}
 	right := map[string]bool{"TASKS": true, "MEMBERS": true, "HELD": true, "HEADS": true, "OLDEST": true, "MAX LAG": true}
 	cols := make([]render.Column, 0, len(view.ProcessColumns))
 	for _, title := range view.ProcessColumns {

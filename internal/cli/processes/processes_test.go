@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/causalctl/causalctl/internal/view"
 	"maps"
 	"regexp"
 	"slices"
@@ -19,7 +20,6 @@ import (
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/causalctl/causalctl/internal/view"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

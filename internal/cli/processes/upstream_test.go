@@ -78,12 +78,12 @@ func TestStoppedUpstreamIsNamed(t *testing.T) {
 	want := "enricher(refusing:POSITIONS_DISCARDED_UNREAD)"
 	for _, l := range lines[2:] {
 		fields := strings.Fields(l)
-		if got := fields[len(fields)-2]; got != want {
+		if got := fields[len(fields)-3]; got != want {
 			t.Errorf("%s: UPSTREAM %q, want %q", fields[0], got, want)
 		}
 	}
-	if f := strings.Fields(lines[1]); f[len(f)-2] != "-" {
-		t.Errorf("enricher waits on nobody, UPSTREAM %q", f[len(f)-2])
+	if f := strings.Fields(lines[1]); f[len(f)-3] != "-" {
+		t.Errorf("enricher waits on nobody, UPSTREAM %q", f[len(f)-3])
 	}
 
 	js, errOut, code := run(t, w.c, false, "-o", "json")
@@ -204,7 +204,7 @@ func fleetWorld(t *testing.T, members ...member) *world {
 	return w
 }
 
-// upstreamColumn runs processes and returns each row's UPSTREAM cell, by
+// upstreamColumn (third from the end, before RETENTION and NEXT-START) runs processes and returns each row's UPSTREAM cell, by
 // application id, and the applications in the order listed.
 func upstreamColumn(t *testing.T, w *world) (map[string]string, []string) {
 	t.Helper()
@@ -216,7 +216,7 @@ func upstreamColumn(t *testing.T, w *world) (map[string]string, []string) {
 	var order []string
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n")[1:] {
 		f := strings.Fields(l)
-		cells[f[0]] = f[len(f)-2]
+		cells[f[0]] = f[len(f)-3]
 		order = append(order, f[0])
 	}
 	return cells, order

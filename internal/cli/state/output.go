@@ -44,6 +44,9 @@ type jsonReport struct {
 	// Deploy answers --receives by the history rules, per task; absent
 	// without --receives.
 	Deploy []jsonDeploy `json:"deploy,omitempty"`
+	// RetentionClock is the retention clock of the read positions
+	// (render.RetentionClocks).
+	RetentionClock []render.RetentionClock `json:"retention_clock"`
 }
 
 type jsonGroup struct {
@@ -370,6 +373,7 @@ func text(rep jsonReport, width int) string {
 	if rep.Deploy != nil {
 		b.WriteString(deployText(rep.Deploy))
 	}
+	b.WriteString(render.RetentionText(rep.RetentionClock))
 	app := "unknown"
 	if rep.App != nil {
 		app = *rep.App

@@ -234,6 +234,7 @@ func Run(ctx context.Context, opts *Options) error {
 	refusals := w.NextStart(opts.Receives)
 	rep := build(w, tasks, corrupt, now)
 	rep.NextStart = render.NextStartOf(w, refusals)
+	rep.RetentionClock = render.RetentionClocks(w.RetentionClocks(now), w.Names.Channel)
 	if opts.Receives != nil {
 		if rep.Deploy, err = deployPlans(w, parts, opts.Receives); err != nil {
 			return err

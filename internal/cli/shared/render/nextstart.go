@@ -18,6 +18,9 @@ import (
 type NextStart struct {
 	Refused  bool      `json:"refused"`
 	Refusals []Refusal `json:"refusals"`
+	// Warnings are what Parsley warns of short of a refusal, or what
+	// leads to one if left alone (parsley.CheckWarnings).
+	Warnings []Warning `json:"warnings"`
 	// For the text: read from a capture, and the topics the store binds
 	// that the capture has no log facts of (deleted, or not captured).
 	captured   bool
@@ -33,6 +36,20 @@ type Refusal struct {
 	Detail      string         `json:"detail"`
 	NextStep    string         `json:"next_step"`
 	RecordsLost *int64         `json:"records_lost"`
+	// The runbook's triage answers (parsley.Reason.Triage): a restart
+	// alone, and whether it clears the refusal as things stand; a reset;
+	// what to check first; whether Parsley records the reason at all.
+	RestartAlone  string `json:"restart_alone"`
+	RestartClears bool   `json:"restart_clears"`
+	Reset         string `json:"reset"`
+	Check         string `json:"check"`
+	Recorded      bool   `json:"recorded"`
+}
+
+// Warning is one warning of a NextStart.
+type Warning struct {
+	Reason parsley.Reason `json:"reason"`
+	Detail string         `json:"detail"`
 }
 
 // NextStartOf renders refusals rs, the prediction for process p
@@ -53,15 +70,18 @@ func NextStartOf(p *inspect.Process, rs []parsley.Refusal) *NextStart {
 		}
 	}
 	out.Refusals = NextStartFrom(rs, p.Names.Channel).Refusals
+	out.Warnings = WarningsOf(p.StartWarnings(nil))
 	return out
 }
 
 // NextStartFrom renders refusals rs with channels named by name: what a
 // process summary keeps of its prediction (inspect.ProcessSummary).
 func NextStartFrom(rs []parsley.Refusal, name func(clock.Channel) string) *NextStart {
-	out := &NextStart{Refused: len(rs) > 0, Refusals: []Refusal{}}
+	out := &NextStart{Refused: len(rs) > 0, Refusals: []Refusal{}, Warnings: []Warning{}}
 	for _, r := range rs {
-		jr := Refusal{Reason: r.Reason, Channels: []string{}, Detail: r.Detail, NextStep: r.Reason.NextStep()}
+		tr := r.Reason.Triage()
+		jr := Refusal{Reason: r.Reason, Channels: []string{}, Detail: r.Detail, NextStep: r.Reason.NextStep(),
+			RestartAlone: tr.Restart, RestartClears: tr.Clears, Reset: tr.Reset, Check: tr.Check, Recorded: tr.Recorded}
 		if r.Topic != "" {
 			jr.Topic = &r.Topic
 		}
@@ -73,6 +93,15 @@ func NextStartFrom(rs []parsley.Refusal, name func(clock.Channel) string) *NextS
 			jr.RecordsLost = &lost
 		}
 		out.Refusals = append(out.Refusals, jr)
+	}
+	return out
+}
+
+// WarningsOf renders warnings ws.
+func WarningsOf(ws []parsley.Warning) []Warning {
+	out := []Warning{}
+	for _, w := range ws {
+		out = append(out, Warning{Reason: w.Reason, Detail: w.Detail})
 	}
 	return out
 }
@@ -113,6 +142,13 @@ func (ns *NextStart) Text() string {
 			fmt.Fprintf(&b, " (%s)", strings.Join(r.Channels, ", "))
 		}
 		fmt.Fprintf(&b, ": %s\n    next step: %s\n", r.Detail, r.NextStep)
+		fmt.Fprintf(&b, "    restart alone: %s; reset: %s\n    check: %s\n", r.RestartAlone, r.Reset, r.Check)
+		if !r.Recorded {
+			b.WriteString("    (Parsley records no refusal reason for this stop: only its failure detail says it)\n")
+		}
+	}
+	for _, w := range ns.Warnings {
+		fmt.Fprintf(&b, "  warning: %s: %s\n", w.Reason, w.Detail)
 	}
 	return b.String()
 }
