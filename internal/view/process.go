@@ -14,18 +14,24 @@ import (
 var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "FROM", "HELD", "HEADS", "OLDEST", "CAUSES", "MAX LAG", "NEXT START"}
 
 // ProcessCells are the table cells of a process's row (`processes`, its
-// chooser), in the order of ProcessColumns; none holds a space, so plain
-// columns split on blanks.
+// chooser), in the order of ProcessColumns; none holds a space, a control
+// byte or text/tabwriter's escape byte \xff, whatever the broker named
+// (escape.Cell), so plain columns split on blanks and tables keep their
+// layout.
 func ProcessCells(r *inspect.ProcessSummary) []string {
 	tasks := strconv.Itoa(int(r.Tasks))
 	if r.Err != nil {
-		return []string{r.App, tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
+		return []string{escape.Cell(r.App), tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
 	}
 	group, members := "-", "-"
 	if r.Group != nil {
-		group, members = escape.Text(r.Group.State), strconv.Itoa(len(r.Group.Members))
+		group, members = escape.Cell(r.Group.State), strconv.Itoa(len(r.Group.Members))
 	}
-	receives := strings.Join(r.Receives, ",")
+	cells := make([]string, len(r.Receives))
+	for i, topic := range r.Receives {
+		cells[i] = escape.Cell(topic)
+	}
+	receives := strings.Join(cells, ",")
 	if receives == "" {
 		receives = "-"
 	}
@@ -50,6 +56,6 @@ func ProcessCells(r *inspect.ProcessSummary) []string {
 	if r.LagKnown {
 		lag = strconv.FormatInt(r.MaxLag, 10)
 	}
-	return []string{r.App, tasks, group, members, receives, r.ReceivesFrom, strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
-		oldest, causeText, lag, r.NextStart}
+	return []string{escape.Cell(r.App), tasks, group, members, receives, escape.Cell(r.ReceivesFrom), strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
+		oldest, causeText, lag, escape.Cell(r.NextStart)}
 }

@@ -198,6 +198,9 @@ func reportJSON(rep *inspect.Report, opts *Options) jsonReport {
 // reportText groups the heads by root, draws each root's chains as a tree
 // (a head under the head it waits behind) and gives the next step.
 func reportText(rep *inspect.Report, opts *Options) string {
+	// Every name in it came from a broker or a file: escaped once here.
+	escaped := escape.Deep(*rep)
+	rep = &escaped
 	var b strings.Builder
 	if len(rep.Heads) == 0 {
 		b.WriteString("Nothing held")

@@ -190,7 +190,7 @@ func writeTasks(w io.Writer, format string, reps []taskReport, now time.Time, op
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "task %d (%s): ", r.task, strings.Join(r.scope, ", "))
+		fmt.Fprintf(&b, "task %d (%s): ", r.task, strings.Join(escape.Deep(r.scope), ", "))
 		if f := r.failed; f != nil {
 			at := opts.Names.Channel(f.Channel)
 			fmt.Fprintf(&b, "FAILED CLOSED at %s@%d (%s): it reads nothing past it.\n  next step: %s\n", escape.Text(at), f.Offset, f.Code, escape.Text(inspect.FailedClosedStep(at, f)))
