@@ -24,7 +24,6 @@ func hostileRows() []inspect.ProcessSummary {
 	return rows
 }
 
-
 // TestHostileNamesInTheTable: APP and RECEIVES cells are escaped on a
 // terminal and in a pipe; in a pipe every row keeps its 12 fields, so no
 // \xff (text/tabwriter's escape byte), tab or space in a name breaks the

@@ -38,22 +38,22 @@ type jsonProcess struct {
 	// written \xNN (escape.Text), so JSON never rewrites one silently to
 	// U+FFFD; AppBase64 and ChangelogBase64 hold the exact bytes of such
 	// a name, null for a name in UTF-8 (docs/json-output.md).
-	App             string  `json:"app"`
-	AppBase64       *string `json:"app_base64"`
-	Changelog       string  `json:"changelog"`
-	ChangelogBase64 *string `json:"changelog_base64"`
-	Tasks        int32          `json:"tasks"`
-	Error        *string        `json:"error"`
-	Group        *jsonGroup     `json:"group"`
-	Receives     []string       `json:"receives"`
-	ReceivesFrom *string        `json:"receives_from"`
-	HeldRecords  int            `json:"held_records"`
-	HeldHeads    int            `json:"held_heads"`
-	OldestHoldMs *int64         `json:"oldest_hold_ms"`
-	UndatedHolds int            `json:"undated_holds"`
-	Causes       map[string]int `json:"causes"`
-	MaxLag       *int64         `json:"max_lag"`
-	MaxLagOn     *string        `json:"max_lag_channel"`
+	App             string         `json:"app"`
+	AppBase64       *string        `json:"app_base64"`
+	Changelog       string         `json:"changelog"`
+	ChangelogBase64 *string        `json:"changelog_base64"`
+	Tasks           int32          `json:"tasks"`
+	Error           *string        `json:"error"`
+	Group           *jsonGroup     `json:"group"`
+	Receives        []string       `json:"receives"`
+	ReceivesFrom    *string        `json:"receives_from"`
+	HeldRecords     int            `json:"held_records"`
+	HeldHeads       int            `json:"held_heads"`
+	OldestHoldMs    *int64         `json:"oldest_hold_ms"`
+	UndatedHolds    int            `json:"undated_holds"`
+	Causes          map[string]int `json:"causes"`
+	MaxLag          *int64         `json:"max_lag"`
+	MaxLagOn        *string        `json:"max_lag_channel"`
 	// NextStart is state's next_start object; null when not read.
 	NextStart *render.NextStart `json:"next_start"`
 	Corrupt   int               `json:"corrupt"`
