@@ -13,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
+	"github.com/causalctl/causalctl/internal/parsley/parsleytest"
 )
 
 // This file is the changing cluster under the commands that read a
@@ -79,10 +80,10 @@ func TestExporterChangelogRecreated(t *testing.T) {
 
 	recreateChangelog(t, kadm.NewClient(fc.writer(t)))
 	// The new store: task 1 holds orders/1@7, waiting for orders/0@8.
-	held := kafkatest.Held{Channel: clock.Channel{Topic: fc.orders, Partition: 1}, Offset: 7, Timestamp: faultNow.Add(-time.Minute).UnixMilli(),
+	held := parsleytest.Held{Channel: clock.Channel{Topic: fc.orders, Partition: 1}, Offset: 7, Timestamp: faultNow.Add(-time.Minute).UnixMilli(),
 		Value: []byte("v"), Causes: []clock.Entry{{Channel: clock.Channel{Topic: fc.orders, Partition: 0}, Position: 8}}}
 	names := map[string]clock.TopicID{"orders": fc.orders, "payments": fc.payments}
-	recs := append(kafkatest.Bindings(faultApp, 1, names), held.Entry(faultApp, 1))
+	recs := append(parsleytest.Bindings(faultApp, 1, names), held.Entry(faultApp, 1))
 	kafkatest.Transact(t, fc.txnWriter(t, faultApp+"-new"), recs...)
 	newHeld := `parsley_records_held{app="shop",task="1",topic="orders"} 1`
 	body := e.await(t, "the new store alone", func(b string) bool {
@@ -128,7 +129,7 @@ func TestExporterLeaderMoves(t *testing.T) {
 	// Followed: move them again, then task 1 holds orders/1@7.
 	moveLeaders(t, fc, faultChangelog, make(chan int32, 2))
 	e.entries = faultEntries + 1
-	held := kafkatest.Held{Channel: clock.Channel{Topic: fc.orders, Partition: 1}, Offset: 7, Timestamp: faultNow.Add(-time.Minute).UnixMilli(),
+	held := parsleytest.Held{Channel: clock.Channel{Topic: fc.orders, Partition: 1}, Offset: 7, Timestamp: faultNow.Add(-time.Minute).UnixMilli(),
 		Value: []byte("v"), Causes: []clock.Entry{{Channel: clock.Channel{Topic: fc.orders, Partition: 0}, Position: 1_000_000}}}
 	kafkatest.Transact(t, fc.txnWriter(t, faultApp+"-1"), held.Entry(faultApp, 1))
 	body := e.await(t, "the entry written after the second move", func(b string) bool {

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/parsley/parsleytest"
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
@@ -69,20 +70,20 @@ func (fc *faultCluster) writeProcess(t *testing.T) {
 	// Task 0 receives payments/0 and orders/0; task 1 orders/1.
 	fed := map[int32]clock.Channel{0: ch(fc.payments, 0), 1: ch(fc.orders, 1)}
 	for task := range int32(2) {
-		recs := kafkatest.Bindings(faultApp, task, names)
+		recs := parsleytest.Bindings(faultApp, task, names)
 		for i := range int64(faultHistory) {
-			h := kafkatest.Held{Channel: fed[task], Offset: i, Timestamp: faultNow.Add(-time.Hour).UnixMilli(), Value: value,
+			h := parsleytest.Held{Channel: fed[task], Offset: i, Timestamp: faultNow.Add(-time.Hour).UnixMilli(), Value: value,
 				Causes: []clock.Entry{{Channel: ch(fc.orders, 0), Position: i}}}
-			recs = append(recs, h.Entry(faultApp, task), kafkatest.FedUpTo(faultApp, task, fed[task], i), h.Release(faultApp, task))
+			recs = append(recs, h.Entry(faultApp, task), parsleytest.FedUpTo(faultApp, task, fed[task], i), h.Release(faultApp, task))
 			if len(recs) >= 90 {
 				kafkatest.Transact(t, w, recs...)
 				recs = nil
 			}
 		}
 		if task == 0 {
-			held := kafkatest.Held{Channel: fed[0], Offset: faultHistory - 1, Timestamp: faultNow.Add(-5 * time.Minute).UnixMilli(), Value: value,
+			held := parsleytest.Held{Channel: fed[0], Offset: faultHistory - 1, Timestamp: faultNow.Add(-5 * time.Minute).UnixMilli(), Value: value,
 				Causes: []clock.Entry{{Channel: ch(fc.orders, 0), Position: 1_000_000}}}
-			recs = append(recs, kafkatest.FedUpTo(faultApp, 0, ch(fc.orders, 0), faultHistory-1), held.Entry(faultApp, 0))
+			recs = append(recs, parsleytest.FedUpTo(faultApp, 0, ch(fc.orders, 0), faultHistory-1), held.Entry(faultApp, 0))
 		}
 		if len(recs) > 0 {
 			kafkatest.Transact(t, w, recs...)

@@ -80,7 +80,7 @@ func Run(ctx context.Context, f *cmdutil.Factory, args []string) int {
 		// the write error is the cause worth reporting.
 		err = fmt.Errorf("writing output: %w", out.err)
 	}
-	if ctx.Err() != nil && !interruptedAlready(err) && !errors.Is(err, cmdutil.ErrStopped) && !errors.As(err, new(*cmdutil.UsageError)) {
+	if ctx.Err() != nil && !interruptedAlready(err) && !errors.Is(err, cmdutil.ErrStopped) && cmdutil.ExitCode(err) != cmdutil.ExitUsage {
 		// Whatever the command was waiting on when it was stopped, and
 		// however it said so ("context canceled"), it was interrupted.
 		err = &cmdutil.ExitError{Code: cmdutil.ExitInterrupted, Err: errors.New("interrupted")}

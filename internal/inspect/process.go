@@ -31,7 +31,7 @@ type Process struct {
 	// Changelog is the ordering changelog as read.
 	Changelog *parsley.Changelog
 	// Group is the group as described; nil when unknown (a capture).
-	Group *parsley.Group
+	Group *record.Group
 	// Committed holds the group's committed offsets; nil when unknown.
 	Committed map[clock.Channel]int64
 	// Facts are the business channels' log facts.

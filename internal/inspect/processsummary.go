@@ -24,7 +24,7 @@ type ProcessSummary struct {
 	// Err is why the process could not be read; the rest is then empty.
 	Err error
 
-	Group        *parsley.Group // nil when not read
+	Group        *record.Group // nil when not read
 	Receives     []string
 	ReceivesFrom string
 

@@ -62,7 +62,7 @@ func TestNextStartDeclaration(t *testing.T) {
 	if got := p.NextStart([]string{"orders"}); !slices.Equal(reasonsOf(got), want) {
 		t.Errorf("declaration dropping payments: %+v", got)
 	}
-	p.Group = &parsley.Group{Group: "app", State: "Stable", Members: []parsley.GroupMember{{MemberID: "m", Subscription: []string{"orders"}}}}
+	p.Group = &record.Group{Group: "app", State: "Stable", Members: []record.GroupMember{{MemberID: "m", Subscription: []string{"orders"}}}}
 	if got := p.NextStart(nil); !slices.Equal(reasonsOf(got), want) {
 		t.Errorf("running, subscribed to orders only: %+v", got)
 	}

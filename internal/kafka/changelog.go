@@ -12,7 +12,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/causalctl/causalctl/internal/clock"
-	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/record"
 )
 
@@ -20,57 +19,34 @@ import (
 // open transaction that holds it below the end it aims for.
 const DefaultTxnWait = 5 * time.Second
 
-// ReadChangelog reads every partition of the changelog topic as SPEC §6
-// says: read_committed, from its log start up to the high watermark taken
-// when the read begins (ToHighWatermark), the partitions concurrently (one
-// fetch per leader carries them all). Where an open transaction holds a
-// partition's last stable offset below that end, the read waits for it at
-// most txnWait, then stops there: the partition's PartitionRead says how
-// far it got and BehindTransaction tells it. Nothing of an open or aborted
-// transaction is ever applied. Each partition's store holds the last value
-// of every key as of where its read stopped, tombstones applied.
+// ReadCompacted reads every partition of a compacted topic — an ordering
+// changelog, say — as SPEC §6 says: read_committed, from its log start up
+// to the high watermark taken when the read begins (ToHighWatermark), the
+// partitions concurrently (one fetch per leader carries them all), and
+// hands each item to apply in the order of its partition. Where an open
+// transaction holds a partition's last stable offset below that end, the
+// read waits for it at most txnWait, then stops there: the partition's
+// position item says how far it got. Nothing of an open or aborted
+// transaction is ever handed on. Folding the items is the caller's
+// (parsley.Changelog.Fold): the client knows Kafka, not Parsley.
 //
 // Errors are those of OpenRange and Range.Next; ctx ending is ctx.Err().
-func (c *Client) ReadChangelog(ctx context.Context, topic string, txnWait time.Duration, opts ...ReadOption) (*parsley.Changelog, error) {
+func (c *Client) ReadCompacted(ctx context.Context, topic string, txnWait time.Duration, apply func(*record.Item), opts ...ReadOption) error {
 	sels := []TopicSel{{Topic: topic, Partition: AllPartitions}}
 	spec := OffsetSpec{Start: Bound{Kind: BoundLogStart}, End: Bound{Kind: BoundLogEnd}}
 	r, err := c.OpenRange(ctx, sels, spec, append(opts, WithLogFacts(), ToHighWatermark(txnWait))...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var cl *parsley.Changelog
 	for {
 		it, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading changelog %s: %w", topic, err)
+			return fmt.Errorf("reading %s: %w", topic, err)
 		}
-		if cl == nil {
-			cl = parsley.NewChangelog(it.Topic, it.TopicID)
-		}
-		FoldChangelog(cl, it)
-	}
-	if cl == nil {
-		cl = parsley.NewChangelog(topic, clock.TopicID{})
-	}
-	return cl, nil
-}
-
-// FoldChangelog applies one item of a changelog read — from a Range or
-// from a capture of the changelog topic alike — to cl: a record is a store
-// entry (a null value a tombstone), a position says how far the read got,
-// log facts are the partition's offsets when the read began.
-func FoldChangelog(cl *parsley.Changelog, it *record.Item) {
-	switch it.Kind {
-	case record.KindRecord:
-		cl.Apply(it.Partition, it.Offset, it.Key, it.Value)
-	case record.KindPosition:
-		cl.Reached(it.Partition, it.Offset)
-	case record.KindLogFacts:
-		pr := cl.Partition(it.Partition)
-		pr.LogStart, pr.LastStable, pr.HighWatermark = it.Facts.LogStart, it.Facts.LastStable, it.Facts.HighWatermark
+		apply(it)
 	}
 }
 
@@ -101,7 +77,7 @@ func (c *Client) LogFacts(ctx context.Context, sels []TopicSel) (map[clock.Chann
 
 // DescribeGroup describes group without joining it. A group the user may
 // not describe is an *AuthorizationError naming it.
-func (c *Client) DescribeGroup(ctx context.Context, group string) (*parsley.Group, error) {
+func (c *Client) DescribeGroup(ctx context.Context, group string) (*record.Group, error) {
 	if group == "" {
 		return nil, errors.New("empty group name")
 	}
@@ -114,7 +90,7 @@ func (c *Client) DescribeGroup(ctx context.Context, group string) (*parsley.Grou
 		}
 	}
 	if errors.Is(err, kerr.GroupIDNotFound) {
-		return &parsley.Group{Group: group, State: "Dead"}, nil
+		return &record.Group{Group: group, State: "Dead"}, nil
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -132,8 +108,8 @@ func (c *Client) DescribeGroup(ctx context.Context, group string) (*parsley.Grou
 // coordinator), never joining them: the groups described without error,
 // by name, a group that does not exist as Dead. A group left out could not
 // be described: DescribeGroup tells why.
-func (c *Client) DescribeGroups(ctx context.Context, groups []string) map[string]*parsley.Group {
-	out := map[string]*parsley.Group{}
+func (c *Client) DescribeGroups(ctx context.Context, groups []string) map[string]*record.Group {
+	out := map[string]*record.Group{}
 	if len(groups) == 0 {
 		return out
 	}
@@ -145,7 +121,7 @@ func (c *Client) DescribeGroups(ctx context.Context, groups []string) map[string
 		switch {
 		case !ok:
 		case errors.Is(d.Err, kerr.GroupIDNotFound):
-			out[group] = &parsley.Group{Group: group, State: "Dead"}
+			out[group] = &record.Group{Group: group, State: "Dead"}
 		case d.Err == nil:
 			out[group] = groupOf(group, d)
 		}
@@ -154,13 +130,13 @@ func (c *Client) DescribeGroups(ctx context.Context, groups []string) map[string
 }
 
 // groupOf is group as described.
-func groupOf(group string, d kadm.DescribedGroup) *parsley.Group {
-	g := &parsley.Group{Group: group, State: d.State, ProtocolType: d.ProtocolType, Protocol: d.Protocol}
+func groupOf(group string, d kadm.DescribedGroup) *record.Group {
+	g := &record.Group{Group: group, State: d.State, ProtocolType: d.ProtocolType, Protocol: d.Protocol}
 	if g.State == "" {
 		g.State = "Dead"
 	}
 	for _, m := range d.Members {
-		gm := parsley.GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assignment: map[string][]int32{}}
+		gm := record.GroupMember{MemberID: m.MemberID, ClientID: m.ClientID, ClientHost: m.ClientHost, Assignment: map[string][]int32{}}
 		if m.InstanceID != nil {
 			gm.InstanceID = *m.InstanceID
 		}

@@ -9,10 +9,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
-const testChangelog = "shop-shipper" + parsley.ChangelogSuffix
+// testChangelog is named as Parsley names an ordering changelog; to the
+// client it is just a compacted topic.
+const testChangelog = "shop-shipper-__parsley.ordering-changelog"
 
 // entry is one changelog record on partition p: a tombstone when value is
 // nil.
@@ -24,16 +26,50 @@ func txWriter(t *testing.T, c *kfake.Cluster, id string) *kgo.Client {
 	return writer(t, c, kgo.TransactionalID(id), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 }
 
-// live returns the live keys of partition p, with their values.
-func live(cl *parsley.Changelog, p int32) map[string]string {
-	out := map[string]string{}
-	st := cl.Partition(p).Store
-	for _, k := range []string{"a", "b", "c", "d", "e", "x"} {
-		if v, ok := st.Value([]byte(k)); ok {
-			out[k] = string(v)
+// compacted is a naive fold of a compacted topic's read: per partition the
+// last value of every key (a tombstone removes it), how many records were
+// handed on, where the read stopped and the log facts when it began.
+type compacted struct {
+	topic   string
+	topicID bool
+	live    map[int32]map[string]string
+	records map[int32]int
+	reached map[int32]int64
+	facts   map[int32]record.LogFacts
+}
+
+func readCompacted(ctx context.Context, t *testing.T, cl *Client, topic string, txnWait time.Duration, opts ...ReadOption) (*compacted, error) {
+	t.Helper()
+	c := &compacted{live: map[int32]map[string]string{}, records: map[int32]int{}, reached: map[int32]int64{}, facts: map[int32]record.LogFacts{}}
+	err := cl.ReadCompacted(ctx, topic, txnWait, func(it *record.Item) {
+		c.topic, c.topicID = it.Topic, !it.TopicID.IsZero()
+		switch it.Kind {
+		case record.KindRecord:
+			if c.live[it.Partition] == nil {
+				c.live[it.Partition] = map[string]string{}
+			}
+			if it.Value == nil {
+				delete(c.live[it.Partition], string(it.Key))
+			} else {
+				c.live[it.Partition][string(it.Key)] = string(it.Value)
+			}
+			c.records[it.Partition]++
+			c.reached[it.Partition] = it.Offset + 1
+		case record.KindPosition:
+			c.reached[it.Partition] = it.Offset
+		case record.KindLogFacts:
+			c.facts[it.Partition] = *it.Facts
 		}
+	}, opts...)
+	return c, err
+}
+
+// live returns the live keys of partition p, with their values.
+func live(c *compacted, p int32) map[string]string {
+	if c.live[p] == nil {
+		return map[string]string{}
 	}
-	return out
+	return c.live[p]
 }
 
 func TestReadChangelog(t *testing.T) {
@@ -52,12 +88,12 @@ func TestReadChangelog(t *testing.T) {
 	txn(t, w, true, entry(2, "e", []byte("after")))
 
 	cl := dialTest(t, c)
-	got, err := cl.ReadChangelog(testCtx(t), testChangelog, 200*time.Millisecond, FetchWait(20*time.Millisecond))
+	got, err := readCompacted(testCtx(t), t, cl, testChangelog, 200*time.Millisecond, FetchWait(20*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Topic != testChangelog || got.TopicID.IsZero() {
-		t.Errorf("topic %q %v", got.Topic, got.TopicID)
+	if got.topic != testChangelog || !got.topicID {
+		t.Errorf("topic %q, topic id known %v", got.topic, got.topicID)
 	}
 	want := []map[string]string{{"a": "2"}, {"a": "1"}, {"c": "1"}}
 	for p, w := range want {
@@ -66,17 +102,17 @@ func TestReadChangelog(t *testing.T) {
 		}
 	}
 	for p := range int32(2) {
-		if pr := got.Partition(p); pr.BehindTransaction() || pr.ReadTo != pr.HighWatermark {
-			t.Errorf("partition %d: read to %d of %d, behind %v", p, pr.ReadTo, pr.HighWatermark, pr.BehindTransaction())
+		if f := got.facts[p]; got.reached[p] != f.HighWatermark {
+			t.Errorf("partition %d: read to %d of %d", p, got.reached[p], f.HighWatermark)
 		}
 	}
-	pr := got.Partition(2)
-	if !pr.BehindTransaction() || pr.ReadTo != pr.LastStable || pr.ReadTo >= pr.HighWatermark {
-		t.Errorf("partition 2: read to %d (last stable %d, high watermark %d), behind %v; want stopped at the open transaction",
-			pr.ReadTo, pr.LastStable, pr.HighWatermark, pr.BehindTransaction())
+	f := got.facts[2]
+	if got.reached[2] != f.LastStable || got.reached[2] >= f.HighWatermark {
+		t.Errorf("partition 2: read to %d (last stable %d, high watermark %d); want stopped at the open transaction",
+			got.reached[2], f.LastStable, f.HighWatermark)
 	}
-	if got.Partition(0).Entries != 4 { // a, b, then a, b's tombstone; the aborted ones never count
-		t.Errorf("partition 0: %d entries applied, want 4", got.Partition(0).Entries)
+	if got.records[0] != 4 { // a, b, then a, b's tombstone; the aborted ones never count
+		t.Errorf("partition 0: %d records handed on, want 4", got.records[0])
 	}
 }
 
@@ -111,11 +147,11 @@ func TestReadChangelogWaitsForTransaction(t *testing.T) {
 		return nil, nil, false
 	})
 	done := make(chan error, 1)
-	var got *parsley.Changelog
+	var got *compacted
 	cl := dialTest(t, c)
 	go func() {
 		var err error
-		got, err = cl.ReadChangelog(context.Background(), testChangelog, 15*time.Second, FetchWait(20*time.Millisecond))
+		got, err = readCompacted(context.Background(), t, cl, testChangelog, 15*time.Second, FetchWait(20*time.Millisecond))
 		done <- err
 	}()
 	select {
@@ -136,9 +172,8 @@ func TestReadChangelogWaitsForTransaction(t *testing.T) {
 	case <-time.After(12 * time.Second):
 		t.Fatal("the read did not end once the transaction committed")
 	}
-	pr := got.Partition(0)
-	if pr.BehindTransaction() || pr.ReadTo != pr.HighWatermark {
-		t.Errorf("read to %d of %d, behind %v", pr.ReadTo, pr.HighWatermark, pr.BehindTransaction())
+	if f := got.facts[0]; got.reached[0] != f.HighWatermark {
+		t.Errorf("read to %d of %d", got.reached[0], f.HighWatermark)
 	}
 	if l := live(got, 0); !equalMaps(l, map[string]string{"a": "1", "b": "late", "c": "after"}) {
 		t.Errorf("live %v", l)
@@ -165,7 +200,7 @@ func TestDescribeGroup(t *testing.T) {
 	member := writer(t, c, kgo.ConsumerGroup("shop-shipper"), kgo.ConsumeTopics("orders", "payments"), kgo.ClientID("shipper-1"))
 	cl := dialTest(t, c)
 	ctx := testCtx(t)
-	var g *parsley.Group
+	var g *record.Group
 	for {
 		member.PollRecords(ctx, 1) // joins; returns once assigned and a record is fetched
 		var err error

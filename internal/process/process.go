@@ -20,6 +20,7 @@ import (
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // Read reads a Parsley process from the cluster: its ordering
@@ -65,7 +66,7 @@ func read(ctx context.Context, cl *kafka.Client, app, changelog string, txnWait 
 			return nil, err
 		}
 	}
-	read, err := cl.ReadChangelog(ctx, changelog, txnWait)
+	read, err := ReadChangelog(ctx, cl, changelog, txnWait)
 	var unknown *kafka.UnknownTopicError
 	switch {
 	case errors.As(err, &unknown) && unknown.Topic == changelog && len(p.Committed) > 0:
@@ -204,4 +205,24 @@ func Summarize(ctx context.Context, cl *kafka.Client, sel Selection, txnWait tim
 		rows[i] = inspect.SummarizeProcess(changelogs[i], int32(len(listing[changelogs[i]])), p, err, now)
 	})
 	return rows, err
+}
+
+// ReadChangelog reads the ordering changelog topic to its end as SPEC §6
+// says (kafka.Client.ReadCompacted) and folds it into the live store of
+// each task: Parsley's half of a read whose Kafka half is the client's.
+func ReadChangelog(ctx context.Context, cl *kafka.Client, topic string, txnWait time.Duration, opts ...kafka.ReadOption) (*parsley.Changelog, error) {
+	var read *parsley.Changelog
+	err := cl.ReadCompacted(ctx, topic, txnWait, func(it *record.Item) {
+		if read == nil {
+			read = parsley.NewChangelog(it.Topic, it.TopicID)
+		}
+		read.Fold(it)
+	}, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if read == nil {
+		read = parsley.NewChangelog(topic, clock.TopicID{})
+	}
+	return read, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/parsley/parsleytest"
 	"github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/tracker"
 )
@@ -70,9 +71,9 @@ func TestRefreshMatchesFullRead(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 27))
-	live := map[string]bool{}              // apps whose changelog exists
-	holds := map[string][]kafkatest.Held{} // app/task → its live holds
-	ends := map[string]int64{}             // business topic/partition → records written
+	live := map[string]bool{}                // apps whose changelog exists
+	holds := map[string][]parsleytest.Held{} // app/task → its live holds
+	ends := map[string]int64{}               // business topic/partition → records written
 	create := func(app string) {
 		if _, err := adm.CreateTopic(ctx, parts, 1, nil, parsley.ChangelogTopic(app)); err != nil {
 			t.Fatal(err)
@@ -80,7 +81,7 @@ func TestRefreshMatchesFullRead(t *testing.T) {
 		learn()
 		var recs []*kgo.Record
 		for p := range int32(parts) {
-			recs = append(recs, kafkatest.Bindings(app, p, map[string]clock.TopicID{"orders": ids["orders"], "payments": ids["payments"]})...)
+			recs = append(recs, parsleytest.Bindings(app, p, map[string]clock.TopicID{"orders": ids["orders"], "payments": ids["payments"]})...)
 		}
 		kafkatest.Produce(t, c, recs...)
 		live[app] = true
@@ -110,16 +111,16 @@ func TestRefreshMatchesFullRead(t *testing.T) {
 			if other.Topic == ch.Topic {
 				other.Topic = ids[business[1]]
 			}
-			h := kafkatest.Held{Channel: ch, Offset: int64(rng.IntN(8)), Timestamp: time.Unix(1700000000, 0).UnixMilli() - int64(rng.IntN(1e6)),
+			h := parsleytest.Held{Channel: ch, Offset: int64(rng.IntN(8)), Timestamp: time.Unix(1700000000, 0).UnixMilli() - int64(rng.IntN(1e6)),
 				Value: []byte("v"), Causes: []clock.Entry{{Channel: other, Position: int64(rng.IntN(8))}}}
 			holds[key] = append(holds[key], h)
 			kafkatest.Produce(t, c, h.Entry(app, p))
 		case r < 4 && len(holds[key]) > 0: // a release and a fed-up-to, in one transaction
 			h := holds[key][0]
 			holds[key] = holds[key][1:]
-			kafkatest.Transact(t, txn, h.Release(app, p), kafkatest.FedUpTo(app, p, ch, int64(rng.IntN(8))))
+			kafkatest.Transact(t, txn, h.Release(app, p), parsleytest.FedUpTo(app, p, ch, int64(rng.IntN(8))))
 		case r < 5:
-			kafkatest.Produce(t, c, kafkatest.FedUpTo(app, p, ch, int64(rng.IntN(8))))
+			kafkatest.Produce(t, c, parsleytest.FedUpTo(app, p, ch, int64(rng.IntN(8))))
 		case r < 6: // business records
 			var recs []*kgo.Record
 			for range 1 + rng.IntN(3) {

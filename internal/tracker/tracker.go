@@ -497,7 +497,7 @@ type process struct {
 	cl         *parsley.Changelog
 
 	// Read by readGroup for the refresh in progress.
-	group     *parsley.Group
+	group     *record.Group
 	offsets   map[clock.Channel]int64
 	behind    map[int32]bool // partitions an open transaction holds below their end
 	dirty     map[int32]bool // partitions whose store changed since diagnosed
@@ -541,7 +541,7 @@ func (p *process) gapped(gap *kafka.GapError) []error {
 // readGroup describes the process's group (never joining it) unless
 // described (one request for every group), and reads its committed
 // offsets.
-func (p *process) readGroup(ctx context.Context, c *kafka.Client, group *parsley.Group) error {
+func (p *process) readGroup(ctx context.Context, c *kafka.Client, group *record.Group) error {
 	if group == nil {
 		var err error
 		if group, err = c.DescribeGroup(ctx, p.app); err != nil {
@@ -651,7 +651,7 @@ func (p *process) read(ctx context.Context, c *kafka.Client, sels []kafka.TopicS
 		if p.cl.TopicID.IsZero() {
 			p.cl.TopicID = it.TopicID
 		}
-		kafka.FoldChangelog(p.cl, it)
+		p.cl.Fold(it)
 		if it.Kind == record.KindRecord {
 			p.dirty[it.Partition] = true
 		}
@@ -769,7 +769,7 @@ func (t *Tracker) rebuild(ctx context.Context, p *process, l *listed) error {
 
 // groupDigest digests what of a group a task's diagnosis reads: the
 // members' subscriptions and assignments.
-func groupDigest(g *parsley.Group) uint64 {
+func groupDigest(g *record.Group) uint64 {
 	h := fnv.New64a()
 	for _, m := range g.Members {
 		fmt.Fprintln(h, m.MemberID, m.Subscription)

@@ -11,7 +11,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/record"
 )
 
 // processRows are three processes as `processes` reads them: one stuck
@@ -19,13 +19,13 @@ import (
 func processRows() []inspect.ProcessSummary {
 	return []inspect.ProcessSummary{
 		{App: "notifier", Changelog: "notifier-__parsley.ordering-changelog", Tasks: 3,
-			Group:    &parsley.Group{Group: "notifier", State: "Stable", Members: []parsley.GroupMember{{}}},
+			Group:    &record.Group{Group: "notifier", State: "Stable", Members: []record.GroupMember{{}}},
 			Receives: []string{"orders", "payments", "shipments"}, ReceivesFrom: inspect.ScopeSubscription,
 			HeldRecords: 13, HeldHeads: 1, Oldest: 95 * time.Second, Dated: true,
 			Causes: map[inspect.Cause]int{inspect.CauseBeyondLogEnd: 1}, MaxLag: 0, LagChannel: "orders/0", LagKnown: true,
 			NextStart: inspect.NextStartOK},
 		{App: "billing", Changelog: "billing-__parsley.ordering-changelog", Tasks: 2,
-			Group:    &parsley.Group{Group: "billing", State: "Empty"},
+			Group:    &record.Group{Group: "billing", State: "Empty"},
 			Receives: []string{"invoices"}, ReceivesFrom: inspect.ScopeState,
 			Causes: map[inspect.Cause]int{}, NextStart: inspect.NextStartOK},
 		{App: "packer", Changelog: "packer-__parsley.ordering-changelog", Tasks: 4, Err: errors.New("changelog unreadable")},

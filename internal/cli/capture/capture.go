@@ -18,6 +18,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/spf13/cobra"
@@ -35,7 +36,7 @@ type Options struct {
 	// so an interrupt's exit cannot cut one (cmdutil.LineWriter).
 	Final *cmdutil.FinalOutput
 	// OpenInput opens the range (Factory.OpenInput).
-	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
+	OpenInput func(context.Context, *cmdutil.InputFlags, input.Read) (*input.Source, error)
 }
 
 // NewCmdCapture returns the capture command.
@@ -85,7 +86,7 @@ range is partial. On a terminal, progress is shown on stderr.`,
 func Run(ctx context.Context, opts *Options) (err error) {
 	// Each channel starts with its log facts: `holds --input` then
 	// classifies as it would have live.
-	src, err := opts.OpenInput(ctx, &opts.InputFlags, cmdutil.InputRead{LogFacts: true})
+	src, err := opts.OpenInput(ctx, &opts.InputFlags, input.Read{LogFacts: true})
 	if err != nil {
 		return err
 	}

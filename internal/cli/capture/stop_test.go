@@ -20,6 +20,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/conn"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/record"
@@ -99,7 +100,7 @@ func TestCaptureInterruptedMidRead(t *testing.T) {
 	path := filepath.Join(dir, "c.ndjson")
 	os.WriteFile(path, []byte("an older capture\n"), 0o644)
 	ios, _, _, _ := iostreams.Test()
-	opts := &Options{IO: ios, InputFlags: cmdutil.InputFlags{Names: names}, Now: time.Now}
+	opts := &Options{IO: ios, InputFlags: cmdutil.InputFlags{Spec: input.Spec{Names: names}}, Now: time.Now}
 	err := toFile(path, func(w io.Writer) error {
 		_, err := write(ctx, opts, w, src, []clock.Channel{a, b}, map[clock.Channel]int64{a: 2, b: 9})
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect/audit"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/record"
@@ -41,7 +42,7 @@ type Options struct {
 	Limit int
 
 	// OpenInput opens the input (Factory.OpenInput).
-	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
+	OpenInput func(context.Context, *cmdutil.InputFlags, input.Read) (*input.Source, error)
 }
 
 // NewCmdCheck returns the check command. runF replaces the work in tests of
@@ -165,9 +166,9 @@ func Run(ctx context.Context, opts *Options) error {
 	// The first reading of the input (a broker range spooled first), for
 	// channels and names, audits the records too; a second is needed only
 	// when some claim names what the rest of the input holds (Settled).
-	in, err := opts.OpenInput(ctx, &opts.InputFlags, cmdutil.InputRead{
+	in, err := opts.OpenInput(ctx, &opts.InputFlags, input.Read{
 		LogFacts: true, Reread: true, Observe: add, ObserveClocks: true,
-		OnRange: func(ctx context.Context, br *cmdutil.Range) error { return highWatermarks(ctx, br, a) },
+		OnRange: func(ctx context.Context, br *input.Range) error { return highWatermarks(ctx, br, a) },
 	})
 	if err != nil {
 		return cmdutil.WhenInterrupted(err, notAudited)
@@ -210,7 +211,7 @@ func withoutLines(visit func(*record.Item) error) func(*record.Item) error {
 
 // load reads the capture a second time, in full but for payloads, into
 // the auditor (feed): parsed on one core, loaded on the other.
-func load(ctx context.Context, in *cmdutil.Capture, feed func(*record.Item) error) error {
+func load(ctx context.Context, in *input.Capture, feed func(*record.Item) error) error {
 	r, err := in.Open(capture.SkipPayloads())
 	if err != nil {
 		return err
@@ -237,7 +238,7 @@ const notAudited = "interrupted before the audit ended"
 // highWatermarks tells the auditor every partition's high watermark, as
 // the cluster has it once the range is open — topics outside the range
 // included, since clocks claim them too.
-func highWatermarks(ctx context.Context, br *cmdutil.Range, a *audit.Auditor) error {
+func highWatermarks(ctx context.Context, br *input.Range, a *audit.Auditor) error {
 	infos, err := br.Client.Topics(ctx)
 	if err != nil {
 		return err
@@ -256,7 +257,7 @@ func resolveScopes(opts *Options, channels []clock.Channel) ([]audit.Scope, erro
 	if opts.Tasks.On() {
 		scope := channels
 		if len(opts.Scope) > 0 {
-			s, err := cmdutil.ResolveScope(opts.Scope, nil, channels, opts.Names)
+			s, err := input.ResolveScope(opts.Scope, nil, channels, opts.Names)
 			if err != nil {
 				return nil, err
 			}
@@ -268,7 +269,7 @@ func resolveScopes(opts *Options, channels []clock.Channel) ([]audit.Scope, erro
 		if len(opts.Scope) == 0 {
 			return nil, nil
 		}
-		s, err := cmdutil.ResolveScope(opts.Scope, nil, channels, opts.Names)
+		s, err := input.ResolveScope(opts.Scope, nil, channels, opts.Names)
 		if err != nil {
 			return nil, err
 		}
@@ -316,7 +317,7 @@ func parseScopes(r io.Reader, file string, channels []clock.Channel, names *cloc
 			return nil, cmdutil.Usagef("--scopes %s line %d: node %q named twice", file, n, name)
 		}
 		seen[name] = true
-		s, err := cmdutil.ResolveScope(strings.Split(list, ","), nil, channels, names)
+		s, err := input.ResolveScope(strings.Split(list, ","), nil, channels, names)
 		if err != nil {
 			return nil, cmdutil.Usagef("--scopes %s line %d: %v", file, n, err)
 		}

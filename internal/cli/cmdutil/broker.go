@@ -3,28 +3,13 @@ package cmdutil
 import (
 	"context"
 	"fmt"
-	"io"
-	"maps"
-	"strconv"
-	"strings"
-	"time"
 
-	"github.com/causalctl/causalctl/internal/capture"
-	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/input"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
-	"github.com/causalctl/causalctl/internal/record"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
-
-// This file is how a command reads from the brokers, the one way: Dial,
-// learn every topic's name (clocks name topics by UUID, topics outside the
-// read included) and add them to the command's names, take start positions
-// from --from-group and then --start, and open a kafka.Range (OpenRange)
-// or a kafka.Follower (OpenFollow). A command that reads records opens
-// them through Factory.OpenInput (input.go), which opens a range here; a
-// live one follows with OpenFollow. Neither dials or resolves names
-// itself.
 
 // Dial resolves the connection settings (flags > environment > profile)
 // and connects, read-only. A file of secrets that others may read is
@@ -40,20 +25,9 @@ func (f *Factory) Dial(ctx context.Context) (*kafka.Client, error) {
 	return kafka.Dial(ctx, cfg)
 }
 
-// RangeFlags name a broker range: --topic (repeatable), --offsets and
-// --from-group, the way rpk and kcl name them.
-type RangeFlags struct {
-	Topics    []string
-	Offsets   string
-	FromGroup string
-	// AllowGaps reads on past offsets deleted before they were read
-	// (kafka.AllowGaps), recording each gap, instead of failing.
-	AllowGaps bool
-}
-
 // AddRangeFlags registers the range flags on cmd, --topic and --from-group
 // completed from the cluster f's connection settings name.
-func AddRangeFlags(cmd *cobra.Command, f *Factory, r *RangeFlags) {
+func AddRangeFlags(cmd *cobra.Command, f *Factory, r *input.Selection) {
 	fs := cmd.Flags()
 	fs.StringArrayVarP(&r.Topics, "topic", "t", nil, "read from the broker: topic `NAME` or NAME/PARTITION (repeatable, or comma-separated)")
 	fs.StringVar(&r.Offsets, "offsets", kafka.DefaultOffsets, "range of offsets, rpk's -o grammar: start, end, N, N:M, :M, +N, -N, @TIME, @T1:T2")
@@ -63,12 +37,10 @@ func AddRangeFlags(cmd *cobra.Command, f *Factory, r *RangeFlags) {
 	registerCompletion(cmd, "from-group", clusterGroups(f))
 }
 
-// Given reports whether a broker range was asked for.
-func (r *RangeFlags) Given() bool { return len(r.Topics) > 0 }
-
-// Check refuses --offsets or --from-group without --topic: they would be
-// ignored, and a silently ignored flag reads a different range than meant.
-func (r *RangeFlags) Check(fs *pflag.FlagSet) error {
+// CheckRange refuses --offsets or --from-group without --topic: they would
+// be ignored, and a silently ignored flag reads a different range than
+// meant.
+func CheckRange(fs *pflag.FlagSet, r *input.Selection) error {
 	if r.Given() {
 		return nil
 	}
@@ -80,260 +52,37 @@ func (r *RangeFlags) Check(fs *pflag.FlagSet) error {
 	return nil
 }
 
-// CheckSource is Check for a command that reads a capture (--input) or a
-// broker range: it wants exactly one of them.
-func (r *RangeFlags) CheckSource(fs *pflag.FlagSet, input string) error {
-	if err := r.Check(fs); err != nil {
+// CheckSource is CheckRange for a command that reads a capture (--input)
+// or a broker range: it wants exactly one of them.
+func CheckSource(fs *pflag.FlagSet, r *input.Selection, capture string) error {
+	if err := CheckRange(fs, r); err != nil {
 		return err
 	}
-	if (input == "") == !r.Given() {
+	if (capture == "") == !r.Given() {
 		return Usagef("give one source: a capture with --input FILE (- for stdin), or a broker range with --topic")
 	}
 	return nil
 }
 
-// BrokerRead is what a command asks to read from the brokers.
-type BrokerRead struct {
-	// Flags are --topic, --offsets and --from-group.
-	Flags RangeFlags
-	// Start holds --start CH=OFFSET values. They are parsed once the
-	// broker's names are known, and override --from-group and --offsets
-	// for their channels.
-	Start []string
-	// Names are the command's names (--topic-id); the broker's are added
-	// to them, and a disagreement is an error. Nil: names of its own.
-	Names *clock.Names
-	// Options are passed on to OpenRange or Follow (FetchWait, …).
-	Options []kafka.ReadOption
+// OpenRange opens the broker range read asks for (input.OpenRange) over
+// f's dialer and streams.
+func (f *Factory) OpenRange(ctx context.Context, read input.BrokerRead) (*input.Range, error) {
+	return input.OpenRange(ctx, f.inputEnv(), read)
 }
 
-// Range is an open broker range, a replay.Source of its items.
-type Range struct {
-	Client *kafka.Client
-	Range  *kafka.Range
-	// Channels are the range's channels in selection order, Ends each
-	// one's end (the range reads offsets below it).
-	Channels []clock.Channel
-	Ends     map[clock.Channel]int64
-	ctx      context.Context
-	errOut   io.Writer // where gaps are told
+// OpenFollow opens a follower of what read asks for (input.OpenFollow)
+// over f's dialer and streams.
+func (f *Factory) OpenFollow(ctx context.Context, read input.BrokerRead) (*input.Follow, error) {
+	return input.OpenFollow(ctx, f.inputEnv(), read)
 }
 
-// Next yields the range's next item.
-func (r *Range) Next() (*record.Item, error) { return r.warn(r.Range.Next(r.ctx)) }
-
-// NextOf yields the next item of Channels[i] (a replay.ChannelSource).
-func (r *Range) NextOf(i int) (*record.Item, error) { return r.warn(r.Range.NextOf(r.ctx, i)) }
-
-// warn says on stderr where a read with --allow-gaps went past deleted
-// offsets, one line a gap, as it passes them.
-func (r *Range) warn(it *record.Item, err error) (*record.Item, error) {
-	if err == nil && it.Gap != nil && r.errOut != nil {
-		fmt.Fprintln(r.errOut, GapWarning(it))
-	}
-	return it, err
+// ReadProcessInput reads one process (input.ReadProcess) over f's dialer
+// and streams.
+func (f *Factory) ReadProcessInput(ctx context.Context, in input.ProcessInput) (*inspect.Process, error) {
+	return input.ReadProcess(ctx, f.inputEnv(), in)
 }
 
-// GapWarning is the line that tells of a gap item (--allow-gaps).
-func GapWarning(it *record.Item) string {
-	return fmt.Sprintf("warning: %s/%d: offsets %d to %d were deleted before they were read (retention or DeleteRecords); read on at %d (--allow-gaps)",
-		it.Topic, it.Partition, it.Gap.From, it.Gap.To-1, it.Gap.To)
-}
-
-// Close closes the client.
-func (r *Range) Close() { r.Client.Close() }
-
-// Spool writes the rest of the range to a temporary capture file, for
-// commands that read their input more than once (OpenSpool reads it), and
-// returns it open at its start; the caller closes it. No name of it is
-// left in the temporary directory where the system allows (SpoolFile).
-func (r *Range) Spool() (*SpoolFile, error) {
-	sp, err := createSpool("causalctl-range-*.ndjson")
-	if err != nil {
-		return nil, fmt.Errorf("spooling the range: %w", err)
-	}
-	w := capture.NewWriter(sp.File)
-	for {
-		it, err := r.Next()
-		if err == io.EOF {
-			break
-		}
-		if err == nil {
-			err = w.Write(it)
-		}
-		if err != nil {
-			sp.Close()
-			return nil, err
-		}
-	}
-	if err := w.Flush(); err != nil {
-		sp.Close()
-		return nil, fmt.Errorf("spooling the range: %w", err)
-	}
-	if _, err := sp.Seek(0, io.SeekStart); err != nil {
-		sp.Close()
-		return nil, fmt.Errorf("spooling the range: %w", err)
-	}
-	return sp, nil
-}
-
-// Follow is an open broker follower (a live.Source).
-type Follow struct {
-	Client   *kafka.Client
-	Follower *kafka.Follower
-	// Channels are the followed channels in selection order.
-	Channels []clock.Channel
-}
-
-// Close closes the client.
-func (f *Follow) Close() { f.Client.Close() }
-
-// OpenRange opens the broker range read asks for through f.Dial. Bad
-// --topic, --offsets or --start values are usage errors (exit 2).
-func (f *Factory) OpenRange(ctx context.Context, read BrokerRead) (*Range, error) {
-	cl, sels, spec, opts, err := f.prepare(ctx, read, false)
-	if err != nil {
-		return nil, err
-	}
-	rng, err := cl.OpenRange(ctx, sels, spec, opts...)
-	if err != nil {
-		cl.Close()
-		return nil, err
-	}
-	var errOut io.Writer
-	if f.IOStreams != nil {
-		errOut = f.IOStreams.ErrOut
-	}
-	return newRange(ctx, cl, rng, errOut), nil
-}
-
-// newRange wraps an open range; errOut (nil: nowhere) is told of the gaps
-// an --allow-gaps read passes.
-func newRange(ctx context.Context, cl *kafka.Client, rng *kafka.Range, errOut io.Writer) *Range {
-	r := &Range{Client: cl, Range: rng, Ends: map[clock.Channel]int64{}, ctx: ctx, errOut: errOut}
-	for _, rc := range rng.Channels() {
-		r.Channels = append(r.Channels, rc.Channel())
-		r.Ends[rc.Channel()] = rc.End
-	}
-	return r
-}
-
-// OpenFollow opens a follower of what read asks for through f.Dial: its
-// --offsets may give a start only.
-func (f *Factory) OpenFollow(ctx context.Context, read BrokerRead) (*Follow, error) {
-	cl, sels, spec, opts, err := f.prepare(ctx, read, true)
-	if err != nil {
-		return nil, err
-	}
-	fol, err := cl.Follow(ctx, sels, spec, opts...)
-	if err != nil {
-		cl.Close()
-		return nil, err
-	}
-	out := &Follow{Client: cl, Follower: fol}
-	for _, pc := range fol.Channels() {
-		out.Channels = append(out.Channels, pc.Channel())
-	}
-	return out, nil
-}
-
-// prepare parses read's flags, dials, learns the names and resolves the
-// start positions: everything OpenRange and OpenFollow share. A follower's
-// offsets may give a start only.
-func (f *Factory) prepare(ctx context.Context, read BrokerRead, follow bool) (cl *kafka.Client, sels []kafka.TopicSel, spec kafka.OffsetSpec, opts []kafka.ReadOption, err error) {
-	sels, err = kafka.ParseTopicSels(read.Flags.Topics)
-	if err != nil {
-		return nil, nil, spec, nil, &UsageError{Err: fmt.Errorf("--topic: %w", err)}
-	}
-	now := time.Now
-	if f.Now != nil {
-		now = f.Now
-	}
-	if spec, err = kafka.ParseOffsets(read.Flags.Offsets, now()); err != nil {
-		return nil, nil, spec, nil, &UsageError{Err: fmt.Errorf("--offsets: %w", err)}
-	}
-	if follow && spec.End.Kind != kafka.BoundLogEnd {
-		return nil, nil, spec, nil, Usagef("--offsets %s: a live read follows without end: give a start only", read.Flags.Offsets)
-	}
-	names := read.Names
-	if names == nil {
-		names = &clock.Names{}
-	}
-	if cl, err = f.Dial(ctx); err != nil {
-		return nil, nil, spec, nil, err
-	}
-	starts, err := brokerStarts(ctx, cl, read, names)
-	if err != nil {
-		cl.Close()
-		return nil, nil, spec, nil, err
-	}
-	opts = read.Options
-	if read.Flags.AllowGaps {
-		opts = append([]kafka.ReadOption{kafka.AllowGaps()}, opts...)
-	}
-	if len(starts) > 0 {
-		opts = append([]kafka.ReadOption{kafka.WithStarts(starts)}, opts...)
-	}
-	return cl, sels, spec, opts, nil
-}
-
-// brokerStarts learns every topic's name into names, then reads the start
-// positions: the group's committed offsets, overridden by --start.
-func brokerStarts(ctx context.Context, cl *kafka.Client, read BrokerRead, names *clock.Names) (map[clock.Channel]int64, error) {
-	if _, err := cl.Topics(ctx); err != nil {
-		return nil, err
-	}
-	if err := mergeNames(names, cl.Names()); err != nil {
-		return nil, err
-	}
-	starts := map[clock.Channel]int64{}
-	if read.Flags.FromGroup != "" {
-		group, err := cl.GroupOffsets(ctx, read.Flags.FromGroup)
-		if err != nil {
-			return nil, err
-		}
-		maps.Copy(starts, group)
-	}
-	given, err := ParseStarts(read.Start, names)
-	if err != nil {
-		return nil, err
-	}
-	maps.Copy(starts, given)
-	return starts, nil
-}
-
-// mergeNames adds the broker's names to the command's (--topic-id ones);
-// a conflict means the user named a topic wrongly.
-func mergeNames(dst, src *clock.Names) error {
-	for _, name := range src.All() {
-		id, _ := src.ID(name)
-		if err := dst.Add(name, id); err != nil {
-			return fmt.Errorf("--topic-id disagrees with the broker: %w", err)
-		}
-	}
-	return nil
-}
-
-// ParseStarts reads --start values, CH=OFFSET each (or comma-separated).
-func ParseStarts(specs []string, names *clock.Names) (map[clock.Channel]int64, error) {
-	starts := map[clock.Channel]int64{}
-	for _, spec := range specs {
-		chText, offText, ok := strings.Cut(strings.TrimSpace(spec), "=")
-		if !ok {
-			return nil, Usagef("--start %q: want CHANNEL=OFFSET", spec)
-		}
-		ch, err := names.ParseChannel(chText)
-		if err != nil {
-			return nil, Usagef("--start: %v", err)
-		}
-		off, err := strconv.ParseInt(offText, 10, 64)
-		if err != nil || off < 0 {
-			return nil, Usagef("--start %q: offset must be a non-negative integer", spec)
-		}
-		if prev, dup := starts[ch]; dup {
-			return nil, Usagef("--start: channel %s given twice (%d and %d): give each channel once", names.Channel(ch), prev, off)
-		}
-		starts[ch] = off
-	}
-	return starts, nil
+// inputEnv is what the input openers need of the factory.
+func (f *Factory) inputEnv() input.Env {
+	return input.Env{Dial: f.Dial, IO: f.IOStreams, Now: f.Now}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/spf13/cobra"
@@ -103,6 +104,7 @@ var ErrStoppedFailed = fmt.Errorf("%w after a failure", ErrStopped)
 func ExitCode(err error) int {
 	var ee *ExitError
 	var ue *UsageError
+	var se *input.SpecError
 	switch {
 	case errors.Is(err, ErrStoppedFailed):
 		return ExitFailure
@@ -110,7 +112,7 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.Code
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &se): // a bad value of an input flag
 		return ExitUsage
 	}
 	return ExitFailure

@@ -19,6 +19,7 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/conn"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/record"
@@ -44,7 +45,7 @@ func names(t *testing.T) *clock.Names {
 }
 
 func TestResolveScope(t *testing.T) {
-	input := []clock.Channel{{Topic: idA, Partition: 0}, {Topic: idA, Partition: 1}, {Topic: idB, Partition: 0}, {Topic: idC, Partition: 2}}
+	chans := []clock.Channel{{Topic: idA, Partition: 0}, {Topic: idA, Partition: 1}, {Topic: idB, Partition: 0}, {Topic: idC, Partition: 2}}
 	for _, tc := range []struct {
 		name         string
 		scope, start []string
@@ -69,10 +70,9 @@ func TestResolveScope(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n := names(t)
-			got, err := ResolveScope(tc.scope, tc.start, input, n)
+			got, err := input.ResolveScope(tc.scope, tc.start, chans, n)
 			if tc.usage != "" {
-				var ue *UsageError
-				if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.usage) {
+				if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), tc.usage) {
 					t.Fatalf("error %v, want a usage error with %q", err, tc.usage)
 				}
 				return
@@ -118,7 +118,7 @@ func TestOpenCapture(t *testing.T) {
 			ios, in, _, _ := iostreams.Test()
 			in.WriteString(twoTopics)
 			n := &clock.Names{}
-			c, err := OpenCapture(context.Background(), ios, tc.path, capture.DefaultMaxLineSize, n)
+			c, err := input.OpenCapture(context.Background(), ios, tc.path, capture.DefaultMaxLineSize, n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,11 +161,11 @@ func TestOpenCaptureErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	ios, _, _, _ := iostreams.Test()
-	_, err := OpenCapture(context.Background(), ios, bad, capture.DefaultMaxLineSize, &clock.Names{})
+	_, err := input.OpenCapture(context.Background(), ios, bad, capture.DefaultMaxLineSize, &clock.Names{})
 	if err == nil || !strings.HasPrefix(err.Error(), bad+": ") || !strings.Contains(err.Error(), "line 4") {
 		t.Errorf("malformed line: %v, want it named with the file and line 4", err)
 	}
-	if _, err := OpenCapture(context.Background(), ios, filepath.Join(dir, "missing"), capture.DefaultMaxLineSize, &clock.Names{}); err == nil {
+	if _, err := input.OpenCapture(context.Background(), ios, filepath.Join(dir, "missing"), capture.DefaultMaxLineSize, &clock.Names{}); err == nil {
 		t.Error("a missing file opened")
 	}
 	// A name the capture contradicts (--topic-id a=UUID of b) is an error.
@@ -177,14 +177,14 @@ func TestOpenCaptureErrors(t *testing.T) {
 	if err := os.WriteFile(good, []byte(twoTopics), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenCapture(context.Background(), ios, good, capture.DefaultMaxLineSize, n); err == nil {
+	if _, err := input.OpenCapture(context.Background(), ios, good, capture.DefaultMaxLineSize, n); err == nil {
 		t.Error("a contradicted name was accepted")
 	}
 	// A cancelled context stops the first reading of stdin.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ios.In = blocking{}
-	if _, err := OpenCapture(ctx, ios, "-", capture.DefaultMaxLineSize, &clock.Names{}); !errors.Is(err, replay.ErrInterrupted) && !errors.Is(err, context.Canceled) {
+	if _, err := input.OpenCapture(ctx, ios, "-", capture.DefaultMaxLineSize, &clock.Names{}); !errors.Is(err, replay.ErrInterrupted) && !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
@@ -236,10 +236,10 @@ func TestOpenRange(t *testing.T) {
 	f, _ := cluster(t)
 	ctx := context.Background()
 	n := &clock.Names{}
-	r, err := f.OpenRange(ctx, BrokerRead{
-		Flags: RangeFlags{Topics: []string{"a"}, Offsets: "start", FromGroup: "g"},
-		Start: []string{"a/1=1"},
-		Names: n,
+	r, err := f.OpenRange(ctx, input.BrokerRead{
+		Selection: input.Selection{Topics: []string{"a"}, Offsets: "start", FromGroup: "g"},
+		Start:     []string{"a/1=1"},
+		Names:     n,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -272,19 +272,18 @@ func TestOpenRange(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		read  BrokerRead
+		read  input.BrokerRead
 		usage bool
 		text  string
 	}{
-		{BrokerRead{Flags: RangeFlags{Topics: []string{"a/x"}, Offsets: "start"}}, true, "--topic"},
-		{BrokerRead{Flags: RangeFlags{Topics: []string{"a"}, Offsets: "sideways"}}, true, "--offsets"},
-		{BrokerRead{Flags: RangeFlags{Topics: []string{"a"}, Offsets: "start"}, Start: []string{"zz/0=1"}}, true, "--start"},
-		{BrokerRead{Flags: RangeFlags{Topics: []string{"a"}, Offsets: "start", FromGroup: "nobody"}}, false, "nobody"},
-		{BrokerRead{Flags: RangeFlags{Topics: []string{"nope"}, Offsets: "start"}}, false, "nope"},
+		{input.BrokerRead{Selection: input.Selection{Topics: []string{"a/x"}, Offsets: "start"}}, true, "--topic"},
+		{input.BrokerRead{Selection: input.Selection{Topics: []string{"a"}, Offsets: "sideways"}}, true, "--offsets"},
+		{input.BrokerRead{Selection: input.Selection{Topics: []string{"a"}, Offsets: "start"}, Start: []string{"zz/0=1"}}, true, "--start"},
+		{input.BrokerRead{Selection: input.Selection{Topics: []string{"a"}, Offsets: "start", FromGroup: "nobody"}}, false, "nobody"},
+		{input.BrokerRead{Selection: input.Selection{Topics: []string{"nope"}, Offsets: "start"}}, false, "nope"},
 	} {
 		_, err := f.OpenRange(ctx, tc.read)
-		var ue *UsageError
-		if err == nil || errors.As(err, &ue) != tc.usage || !strings.Contains(err.Error(), tc.text) {
+		if err == nil || (ExitCode(err) == ExitUsage) != tc.usage || !strings.Contains(err.Error(), tc.text) {
 			t.Errorf("%+v: error %v, want usage %v naming %q", tc.read, err, tc.usage, tc.text)
 		}
 	}
@@ -293,7 +292,7 @@ func TestOpenRange(t *testing.T) {
 	if err := wrong.Add("a", clock.TopicID{0xee}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.OpenRange(ctx, BrokerRead{Flags: RangeFlags{Topics: []string{"a"}, Offsets: "start"}, Names: wrong}); err == nil || !strings.Contains(err.Error(), "--topic-id disagrees") {
+	if _, err := f.OpenRange(ctx, input.BrokerRead{Selection: input.Selection{Topics: []string{"a"}, Offsets: "start"}, Names: wrong}); err == nil || !strings.Contains(err.Error(), "--topic-id disagrees") {
 		t.Errorf("wrong --topic-id: %v", err)
 	}
 }
@@ -305,7 +304,7 @@ func TestOpenFollow(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	n := &clock.Names{}
-	fol, err := f.OpenFollow(ctx, BrokerRead{Flags: RangeFlags{Topics: []string{"b"}, Offsets: "end"}, Start: []string{"b/0=2"}, Names: n,
+	fol, err := f.OpenFollow(ctx, input.BrokerRead{Selection: input.Selection{Topics: []string{"b"}, Offsets: "end"}, Start: []string{"b/0=2"}, Names: n,
 		Options: []kafka.ReadOption{kafka.FetchWait(50 * time.Millisecond)}})
 	if err != nil {
 		t.Fatal(err)
@@ -335,9 +334,8 @@ func TestOpenFollow(t *testing.T) {
 		t.Errorf("items %v, want the start at 2, record 2, then the new record 3", got)
 	}
 
-	_, err = f.OpenFollow(ctx, BrokerRead{Flags: RangeFlags{Topics: []string{"b"}, Offsets: "1:2"}})
-	var ue *UsageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "without end") {
+	_, err = f.OpenFollow(ctx, input.BrokerRead{Selection: input.Selection{Topics: []string{"b"}, Offsets: "1:2"}})
+	if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "without end") {
 		t.Errorf("follow with an end: %v", err)
 	}
 }

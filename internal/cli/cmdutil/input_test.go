@@ -17,6 +17,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
@@ -120,9 +121,9 @@ func TestOpenInputCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	in := &InputFlags{Input: path, MaxLineSize: 1 << 20, Names: &clock.Names{}}
+	in := &InputFlags{Spec: input.Spec{Input: path, MaxLineSize: 1 << 20, Names: &clock.Names{}}}
 	var observed int
-	src, err := f.OpenInput(ctx, in, InputRead{Observe: func(*record.Item) error { observed++; return nil }})
+	src, err := f.OpenInput(ctx, in, input.Read{Observe: func(*record.Item) error { observed++; return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestOpenInputCapture(t *testing.T) {
 	}
 	src.Close()
 
-	src, err = f.OpenInput(ctx, in, InputRead{Reread: true})
+	src, err = f.OpenInput(ctx, in, input.Read{Reread: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,9 +172,9 @@ func TestOpenInputRange(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	f, _ := cluster(t)
 	ctx := context.Background()
-	in := &InputFlags{Range: RangeFlags{Topics: []string{"a/1", "b"}, Offsets: "start"}, Start: []string{"b/0=2"},
-		MaxLineSize: 1 << 20, Names: &clock.Names{}, Interleave: replay.Interleave{Mode: replay.Timestamp}}
-	src, err := f.OpenInput(ctx, in, InputRead{LogFacts: true})
+	in := &InputFlags{Spec: input.Spec{Range: input.Selection{Topics: []string{"a/1", "b"}, Offsets: "start"}, Start: []string{"b/0=2"},
+		MaxLineSize: 1 << 20, Names: &clock.Names{}, Interleave: replay.Interleave{Mode: replay.Timestamp}}}
+	src, err := f.OpenInput(ctx, in, input.Read{LogFacts: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,9 +196,9 @@ func TestOpenInputRange(t *testing.T) {
 		t.Errorf("items %v: want 4 records and 2 log facts", got)
 	}
 
-	var told *Range
+	var told *input.Range
 	in.Interleave = replay.Interleave{}
-	src, err = f.OpenInput(ctx, in, InputRead{Reread: true, OnRange: func(_ context.Context, r *Range) error { told = r; return nil }})
+	src, err = f.OpenInput(ctx, in, input.Read{Reread: true, OnRange: func(_ context.Context, r *input.Range) error { told = r; return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,15 +217,17 @@ func TestOpenInputRange(t *testing.T) {
 			emptyDir(t, tmp, "while the spool is read")
 		}
 	}
-	spool := src.Capture.spool
+	spooled := src.Capture
 	src.Close()
-	if _, err := spool.Stat(); !errors.Is(err, os.ErrClosed) {
-		t.Errorf("the spool is still open after Close: %v", err)
+	if rd, err := spooled.Open(); err == nil {
+		if _, err := rd.Next(); err == nil {
+			t.Error("the spool still reads after Close")
+		}
 	}
 	emptyDir(t, tmp, "after Close")
 
 	refused := errors.New("refused")
-	if _, err := f.OpenInput(ctx, in, InputRead{OnRange: func(context.Context, *Range) error { return refused }}); !errors.Is(err, refused) {
+	if _, err := f.OpenInput(ctx, in, input.Read{OnRange: func(context.Context, *input.Range) error { return refused }}); !errors.Is(err, refused) {
 		t.Errorf("an OnRange error: %v", err)
 	}
 }
@@ -265,10 +268,10 @@ func TestOpenInputObserveClocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, clocks := range []bool{false, true} {
-		in := &InputFlags{Input: path, MaxLineSize: 1 << 20, Names: &clock.Names{}}
+		in := &InputFlags{Spec: input.Spec{Input: path, MaxLineSize: 1 << 20, Names: &clock.Names{}}}
 		var got []clock.Header
 		var value []byte
-		src, err := f.OpenInput(context.Background(), in, InputRead{Reread: true, ObserveClocks: clocks, Observe: func(it *record.Item) error {
+		src, err := f.OpenInput(context.Background(), in, input.Read{Reread: true, ObserveClocks: clocks, Observe: func(it *record.Item) error {
 			got, value = slices.Clone(it.Headers), it.Value
 			return nil
 		}})

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/causalctl/causalctl/internal/conn"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
@@ -24,7 +25,7 @@ func TestReadProcessInput(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
-	p, err := f.ReadProcessInput(ctx, ProcessInput{App: "shop", TxnWait: time.Second})
+	p, err := f.ReadProcessInput(ctx, input.ProcessInput{App: "shop", TxnWait: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +34,7 @@ func TestReadProcessInput(t *testing.T) {
 	}
 
 	in.WriteString(twoTopics) // a capture without a changelog: its own error
-	_, err = f.ReadProcessInput(ctx, ProcessInput{App: "shop", Input: "-", MaxLineSize: 1 << 20})
+	_, err = f.ReadProcessInput(ctx, input.ProcessInput{App: "shop", Input: "-", MaxLineSize: 1 << 20})
 	if err == nil || !strings.Contains(err.Error(), "stdin holds no records of the changelog "+parsley.ChangelogTopic("shop")) {
 		t.Errorf("from a capture: %v", err)
 	}

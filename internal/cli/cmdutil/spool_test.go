@@ -11,6 +11,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/iostreams"
 )
 
@@ -39,7 +40,7 @@ func TestStdinSpoolLeavesNoFile(t *testing.T) {
 
 	ios, in, _, _ := iostreams.Test()
 	in.WriteString(twoTopics)
-	c, err := OpenCapture(context.Background(), ios, "-", capture.DefaultMaxLineSize, &clock.Names{})
+	c, err := input.OpenCapture(context.Background(), ios, "-", capture.DefaultMaxLineSize, &clock.Names{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestStdinSpoolLeavesNoFile(t *testing.T) {
 	}()
 	done := make(chan error, 1)
 	go func() {
-		_, err := OpenCapture(ctx, ios, "-", capture.DefaultMaxLineSize, &clock.Names{})
+		_, err := input.OpenCapture(ctx, ios, "-", capture.DefaultMaxLineSize, &clock.Names{})
 		done <- err
 	}()
 	select {

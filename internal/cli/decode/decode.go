@@ -14,6 +14,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/olekukonko/tablewriter"
 	"github.com/spf13/cobra"
@@ -37,7 +38,7 @@ type Options struct {
 	// single value too) and --topic-id.
 	cmdutil.InputFlags
 	// OpenInput opens the input (Factory.OpenInput).
-	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
+	OpenInput func(context.Context, *cmdutil.InputFlags, input.Read) (*input.Source, error)
 }
 
 // NewCmdDecode returns the decode command. runF replaces the work in tests

@@ -9,6 +9,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
 )
@@ -22,7 +23,7 @@ type Source = replay.Source
 // that a clock naming a topic by UUID shows its name even before that
 // topic's lines.
 func runRecords(ctx context.Context, opts *Options) error {
-	in, err := opts.OpenInput(ctx, &opts.InputFlags, cmdutil.InputRead{})
+	in, err := opts.OpenInput(ctx, &opts.InputFlags, input.Read{})
 	if err != nil {
 		return err
 	}

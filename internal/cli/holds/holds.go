@@ -11,6 +11,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
@@ -39,7 +40,7 @@ type Options struct {
 	// Now reads the clock hold ages and headroom are measured to.
 	Now func() time.Time
 	// OpenInput opens the input (Factory.OpenInput).
-	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
+	OpenInput func(context.Context, *cmdutil.InputFlags, input.Read) (*input.Source, error)
 	// Dial connects to the cluster (Factory.Dial): --app reads the
 	// process through it.
 	Dial func(context.Context) (*kafka.Client, error)
@@ -140,7 +141,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Tasks.On() {
 		return runTasks(ctx, opts)
 	}
-	src, scope, err := openScoped(ctx, opts, cmdutil.InputRead{LogFacts: true})
+	src, scope, err := openScoped(ctx, opts, input.Read{LogFacts: true})
 	if err != nil {
 		return err
 	}
@@ -190,18 +191,18 @@ func Run(ctx context.Context, opts *Options) error {
 // openScoped opens the input (with each broker channel's log facts, as
 // read asks) and resolves the scope over it; a process (--app) takes its
 // scope from its tasks.
-func openScoped(ctx context.Context, opts *Options, read cmdutil.InputRead) (*cmdutil.Source, cmdutil.Scope, error) {
+func openScoped(ctx context.Context, opts *Options, read input.Read) (*input.Source, input.Scope, error) {
 	src, err := opts.OpenInput(ctx, &opts.InputFlags, read)
 	if err != nil {
-		return nil, cmdutil.Scope{}, cmdutil.WhenInterrupted(err, noReport)
+		return nil, input.Scope{}, cmdutil.WhenInterrupted(err, noReport)
 	}
 	if src.Attached != nil {
-		return src, cmdutil.Scope{}, nil
+		return src, input.Scope{}, nil
 	}
 	scope, err := opts.InputFlags.ResolveScope(src)
 	if err != nil {
 		src.Close()
-		return nil, cmdutil.Scope{}, err
+		return nil, input.Scope{}, err
 	}
 	return src, scope, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/escape"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/record"
@@ -85,7 +86,7 @@ func runProcess(ctx context.Context, opts *Options) error {
 // runTasks is holds with one gate per task (--tasks).
 func runTasks(ctx context.Context, opts *Options) error {
 	cfg := replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}
-	src, scope, err := openScoped(ctx, opts, cmdutil.InputRead{LogFacts: true, Gate: cfg})
+	src, scope, err := openScoped(ctx, opts, input.Read{LogFacts: true, Gate: cfg})
 	if err != nil {
 		return err
 	}

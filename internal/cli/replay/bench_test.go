@@ -15,6 +15,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
@@ -96,9 +97,9 @@ func benchReplay(b *testing.B, path string, n int) {
 				ios, _, _, _ := iostreams.Test()
 				ios.Out = io.Discard
 				opts := &Options{IO: ios, Final: &cmdutil.FinalOutput{}, Output: format, Now: time.Now, OpenInput: cmdutiltest.Factory(ios, "").OpenInput,
-					InputFlags: cmdutil.InputFlags{Input: path, Names: &clock.Names{},
+					InputFlags: cmdutil.InputFlags{Spec: input.Spec{Input: path, Names: &clock.Names{},
 						MaxHeaderSize: clock.DefaultMaxSize, MaxLineSize: capture.DefaultMaxLineSize,
-						Interleave: replay.Interleave{Mode: replay.File}}}
+						Interleave: replay.Interleave{Mode: replay.File}}}}
 				if err := Run(context.Background(), opts); err != nil {
 					b.Fatal(err)
 				}

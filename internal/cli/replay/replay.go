@@ -13,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
@@ -50,7 +51,7 @@ type Options struct {
 	// OpenTTY opens the terminal for keys when stdin carries the capture.
 	OpenTTY func() (io.ReadCloser, error)
 	// OpenInput opens the input (Factory.OpenInput).
-	OpenInput func(context.Context, *cmdutil.InputFlags, cmdutil.InputRead) (*cmdutil.Source, error)
+	OpenInput func(context.Context, *cmdutil.InputFlags, input.Read) (*input.Source, error)
 	// Dial connects to the cluster (Factory.Dial): --from-group asks it
 	// whether the group is a Parsley process.
 	Dial func(context.Context) (*kafka.Client, error)
@@ -219,7 +220,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Tasks.On() {
 		return runTasks(ctx, opts)
 	}
-	in, err := opts.OpenInput(ctx, &opts.InputFlags, cmdutil.InputRead{LogFacts: true}) // the summary classifies holds with the facts
+	in, err := opts.OpenInput(ctx, &opts.InputFlags, input.Read{LogFacts: true}) // the summary classifies holds with the facts
 	if err != nil {
 		return cmdutil.WhenInterrupted(err, interruptedBefore)
 	}
@@ -291,7 +292,7 @@ const interruptedBefore = "interrupted while reading the input, before the repla
 
 // gateConfig resolves --scope and --start over the channels of the input
 // and returns the gate's configuration: for Run and for the stepper alike.
-func gateConfig(opts *Options, in *cmdutil.Source) (replay.Config, error) {
+func gateConfig(opts *Options, in *input.Source) (replay.Config, error) {
 	scope, err := opts.InputFlags.ResolveScope(in)
 	if err != nil {
 		return replay.Config{}, err

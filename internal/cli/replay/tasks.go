@@ -9,6 +9,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/replay"
 )
@@ -16,7 +17,7 @@ import (
 // runTasks is replay with one gate per task (--tasks), seeded from a
 // Parsley process's ordering state with --app.
 func runTasks(ctx context.Context, opts *Options) error {
-	read := cmdutil.InputRead{LogFacts: true, Gate: replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}}
+	read := input.Read{LogFacts: true, Gate: replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}}
 	if opts.Shard != nil && opts.Interleave.Mode != replay.Random {
 		read.Partitions = opts.Shard.Has // a broker range fetches the shard's partitions only
 	}

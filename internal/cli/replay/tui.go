@@ -9,6 +9,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
 	"github.com/causalctl/causalctl/internal/view"
@@ -23,7 +24,7 @@ func OpenTTY() (io.ReadCloser, error) { return os.Open("/dev/tty") }
 // temporary capture), so that jumping back re-reads a file, not the
 // cluster.
 func runStepper(ctx context.Context, opts *Options) error {
-	in, err := opts.OpenInput(ctx, &opts.InputFlags, cmdutil.InputRead{Reread: true})
+	in, err := opts.OpenInput(ctx, &opts.InputFlags, input.Read{Reread: true})
 	if err != nil {
 		return err
 	}

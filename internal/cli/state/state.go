@@ -13,6 +13,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
@@ -44,7 +45,7 @@ type Options struct {
 	// Now reads the clock ages are measured to.
 	Now func() time.Time
 	// ReadProcess reads the process (Factory.ReadProcessInput).
-	ReadProcess func(context.Context, cmdutil.ProcessInput) (*inspect.Process, error)
+	ReadProcess func(context.Context, input.ProcessInput) (*inspect.Process, error)
 }
 
 // NewCmdState returns the state command. runF replaces the work in tests
@@ -184,7 +185,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Names == nil {
 		opts.Names = &clock.Names{}
 	}
-	w, err := opts.ReadProcess(ctx, cmdutil.ProcessInput{App: opts.App, Changelog: opts.Changelog, Input: opts.Input,
+	w, err := opts.ReadProcess(ctx, input.ProcessInput{App: opts.App, Changelog: opts.Changelog, Input: opts.Input,
 		MaxLineSize: opts.MaxLineSize, TxnWait: opts.TxnWait, Names: opts.Names, Receives: opts.Receives, StoreOnly: opts.StoreOnly})
 	if err != nil {
 		if ctx.Err() != nil {

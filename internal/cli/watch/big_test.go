@@ -10,6 +10,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/testutil"
@@ -31,7 +32,7 @@ func BenchmarkBigCluster(b *testing.B) {
 		ios, _, _, _ := iostreams.Test()
 		out := &testutil.SyncBuffer{}
 		ios.Out = out
-		opts := &Options{IO: ios, InputFlags: cmdutil.InputFlags{Range: cmdutil.RangeFlags{Topics: c.Topics, Offsets: "start"}, Names: &clock.Names{}},
+		opts := &Options{IO: ios, InputFlags: cmdutil.InputFlags{Spec: input.Spec{Range: input.Selection{Topics: c.Topics, Offsets: "start"}, Names: &clock.Names{}}},
 			Interval: 50 * time.Millisecond, OpenFollow: f.OpenFollow, Now: time.Now}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)

@@ -17,6 +17,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/demo/demotest"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/testutil"
@@ -161,7 +162,7 @@ func TestWatchPicksAProcess(t *testing.T) {
 	var listed []inspect.ProcessSummary
 	var last view.Snapshot
 	opts := &watch.Options{IO: ios, Dial: f.Dial, OpenFollow: f.OpenFollow, Now: time.Now, Interval: time.Second,
-		InputFlags: cmdutil.InputFlags{Names: &clock.Names{}, Tasks: cmdutil.TaskFlags{TxnWait: time.Second}}, Pick: true,
+		InputFlags: cmdutil.InputFlags{Spec: input.Spec{Names: &clock.Names{}, Tasks: input.Tasks{TxnWait: time.Second}}}, Pick: true,
 		ChooseProcess: func(_ context.Context, _ io.Reader, _ io.Writer, title string, rows []inspect.ProcessSummary, _ bool) (string, error) {
 			listed = rows
 			return demo.NotifierApp, nil

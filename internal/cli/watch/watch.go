@@ -12,6 +12,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
@@ -45,7 +46,7 @@ type Options struct {
 	MetricsMaxChannels int
 
 	// OpenFollow opens the follower (Factory.OpenFollow).
-	OpenFollow func(context.Context, cmdutil.BrokerRead) (*cmdutil.Follow, error)
+	OpenFollow func(context.Context, input.BrokerRead) (*input.Follow, error)
 	// Dial connects to the cluster (Factory.Dial), for --app.
 	Dial func(context.Context) (*kafka.Client, error)
 	Now  func() time.Time
@@ -104,7 +105,7 @@ cursor as --app would.`,
   causalctl watch --brokers localhost:9092 --app notifier`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			if err := opts.Tasks.Check(c.Flags()); err != nil {
+			if err := cmdutil.CheckTasks(c.Flags(), &opts.Tasks); err != nil {
 				return err
 			}
 			if !opts.Range.Given() && opts.Tasks.App == "" {
@@ -189,7 +190,7 @@ func Run(ctx context.Context, opts *Options) error {
 	// the view, its events list it instead).
 	cfg.OnGap = func(it *record.Item) {
 		if !inView {
-			fmt.Fprintln(opts.IO.ErrOut, cmdutil.GapWarning(it))
+			fmt.Fprintln(opts.IO.ErrOut, input.GapWarning(it))
 		}
 	}
 	drv, err := live.New(fol.Follower, cfg)
@@ -257,12 +258,12 @@ func pick(ctx context.Context, opts *Options) (string, error) {
 // follow opens the follower and says how the driver runs over it: one
 // gate over the scope, one per task (--tasks), or the tasks of a Parsley
 // process seeded from its state (--app).
-func follow(ctx context.Context, opts *Options, read []kafka.ReadOption) (*cmdutil.Follow, live.Config, error) {
+func follow(ctx context.Context, opts *Options, read []kafka.ReadOption) (*input.Follow, live.Config, error) {
 	rc := replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, Names: opts.Names}
 	cfg := live.Config{Title: "causalctl watch", Now: opts.Now, Tasks: opts.Tasks.On()}
-	var fol *cmdutil.Follow
+	var fol *input.Follow
 	if opts.Tasks.App != "" {
-		att, f, err := cmdutil.FollowAttach(ctx, opts.Dial, opts.Tasks, opts.Names, opts.IO.ErrOut, read...)
+		att, f, err := input.FollowAttach(ctx, opts.Dial, opts.Tasks, opts.Names, opts.IO.ErrOut, read...)
 		if err != nil {
 			return nil, cfg, err
 		}
@@ -270,13 +271,13 @@ func follow(ctx context.Context, opts *Options, read []kafka.ReadOption) (*cmdut
 		cfg.Title = "causalctl watch --app " + opts.Tasks.App
 		cfg.Seeds, cfg.SeedWritten = att.Tasks, att.SeedWritten
 	} else {
-		f, err := opts.OpenFollow(ctx, cmdutil.BrokerRead{Flags: opts.Range, Start: opts.Start, Names: opts.Names, Options: read})
+		f, err := opts.OpenFollow(ctx, input.BrokerRead{Selection: opts.Range, Start: opts.Start, Names: opts.Names, Options: read})
 		if err != nil {
 			return nil, cfg, err
 		}
 		// The follower itself starts each channel at its start position:
 		// the gate needs the scope only.
-		scope, err := cmdutil.ResolveScope(opts.Scope, opts.Start, f.Channels, opts.Names)
+		scope, err := input.ResolveScope(opts.Scope, opts.Start, f.Channels, opts.Names)
 		if err != nil {
 			f.Close()
 			return nil, cfg, err

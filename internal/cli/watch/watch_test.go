@@ -17,6 +17,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/gate"
+	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
@@ -84,7 +85,7 @@ func cluster(t *testing.T) string {
 
 func options(ios *iostreams.IOStreams, addr string) *Options {
 	f := cmdutiltest.Factory(ios, addr)
-	return &Options{IO: ios, InputFlags: cmdutil.InputFlags{Range: cmdutil.RangeFlags{Topics: []string{"orders", "payments"}, Offsets: "start"}, Names: &clock.Names{}},
+	return &Options{IO: ios, InputFlags: cmdutil.InputFlags{Spec: input.Spec{Range: input.Selection{Topics: []string{"orders", "payments"}, Offsets: "start"}, Names: &clock.Names{}}},
 		Interval: 20 * time.Millisecond, OpenFollow: f.OpenFollow, Now: time.Now}
 }
 
@@ -167,8 +168,7 @@ func TestRunTerminal(t *testing.T) {
 	opts = options(ios, addr)
 	opts.Scope = []string{"shipments"}
 	err := Run(context.Background(), opts)
-	var ue *cmdutil.UsageError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "shipments") {
+	if cmdutil.ExitCode(err) != cmdutil.ExitUsage || !strings.Contains(err.Error(), "shipments") {
 		t.Errorf("unknown scope: %v", err)
 	}
 }

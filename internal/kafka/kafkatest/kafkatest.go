@@ -141,3 +141,20 @@ func SilentListener(t testing.TB) string {
 	})
 	return ln.Addr().String()
 }
+
+// Transact writes recs in one committed transaction of w, a client with
+// a transactional id, as a Parsley process writes each batch of state.
+func Transact(t testing.TB, w *kgo.Client, recs ...*kgo.Record) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := w.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+}

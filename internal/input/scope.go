@@ -1,4 +1,4 @@
-package cmdutil
+package input
 
 import (
 	"slices"
@@ -30,7 +30,7 @@ func ResolveScope(scope, start []string, inputChannels []clock.Channel, names *c
 	}
 	for ch := range starts {
 		if !slices.Contains(chans, ch) {
-			return Scope{}, Usagef("--start: channel %s is not in the scope", names.Channel(ch))
+			return Scope{}, specErrorf("--start: channel %s is not in the scope", names.Channel(ch))
 		}
 	}
 	return Scope{Channels: chans, Starts: starts}, nil
@@ -59,17 +59,17 @@ func scopeChannels(specs []string, inputChannels []clock.Channel, names *clock.N
 		if strings.Contains(spec, "/") {
 			ch, err := names.ParseChannel(spec)
 			if err != nil {
-				return nil, Usagef("--scope: %v", err)
+				return nil, specErrorf("--scope: %v", err)
 			}
 			if !knownTopic(ch.Topic, inputChannels, names) {
-				return nil, Usagef("--scope: channel %q: topic UUID %s is not in the input and has no name (mistyped? bind it with --topic-id NAME=UUID)", spec, ch.Topic)
+				return nil, specErrorf("--scope: channel %q: topic UUID %s is not in the input and has no name (mistyped? bind it with --topic-id NAME=UUID)", spec, ch.Topic)
 			}
 			add(ch)
 			continue
 		}
 		id, err := names.ParseTopic(spec)
 		if err != nil {
-			return nil, Usagef("--scope: %v", err)
+			return nil, specErrorf("--scope: %v", err)
 		}
 		n := len(out)
 		for _, ch := range inputChannels {
@@ -78,7 +78,7 @@ func scopeChannels(specs []string, inputChannels []clock.Channel, names *clock.N
 			}
 		}
 		if len(out) == n {
-			return nil, Usagef("--scope: topic %s has no partition in the input: name its channels as %s/PARTITION", spec, spec)
+			return nil, specErrorf("--scope: topic %s has no partition in the input: name its channels as %s/PARTITION", spec, spec)
 		}
 	}
 	return out, nil

@@ -1,4 +1,4 @@
-package cmdutil
+package input
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/capture"
-	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/view"
 )
 
 // Capture is a capture file that can be read more than once — OpenCapture
@@ -126,7 +126,7 @@ var ErrEmptyCapture = errors.New("holds no records or positions: an empty captur
 // line): where it stopped and why.
 func StoppedWarning(s *capture.Stopped) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "the range is partial: the capture stopped (%s) at line %d after %s", escape.Text(s.Reason), s.Line, render.Count(s.Records, "record", "records"))
+	fmt.Fprintf(&b, "the range is partial: the capture stopped (%s) at line %d after %s", escape.Text(s.Reason), s.Line, view.Count(s.Records, "record", "records"))
 	for i, ch := range s.Channels {
 		if i == 0 {
 			b.WriteString("; unfinished: ")

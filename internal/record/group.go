@@ -1,4 +1,4 @@
-package parsley
+package record
 
 // Group is a process's consumer group as the brokers describe it
 // (DescribeGroups): its state and members, with what each subscribed to

@@ -1,4 +1,4 @@
-package cmdutil
+package input
 
 import (
 	"fmt"

@@ -1,20 +1,16 @@
-package kafkatest
+// Package parsleytest writes Parsley-shaped worlds for tests: a process's
+// ordering changelog (SPEC §6) as the process writes it — store entries
+// keyed by tag — for tests of the commands that read one (state,
+// processes, exporter) in any package. kafkatest.Transact commits them as
+// the process does.
+package parsleytest
 
 import (
-	"context"
-	"testing"
-	"time"
-
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/parsley"
 )
-
-// This file writes Parsley-shaped worlds: a process's ordering changelog
-// (SPEC §6) as the process writes it — store entries keyed by tag,
-// committed in transactions — for tests of the commands that read one
-// (state, processes, exporter) in any package.
 
 // StoreEntry is the changelog record of app's task (its changelog
 // partition) setting key k to v; a nil v is a tombstone.
@@ -56,21 +52,4 @@ func Bindings(app string, task int32, names map[string]clock.TopicID) []*kgo.Rec
 		recs = append(recs, StoreEntry(app, task, parsley.Key{Tag: parsley.TagName, Name: name}, parsley.AppendNameValue(nil, id)))
 	}
 	return recs
-}
-
-// Transact writes recs in one committed transaction of w, a client with
-// a transactional id, as a Parsley process writes each batch of state.
-func Transact(t testing.TB, w *kgo.Client, recs ...*kgo.Record) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := w.BeginTransaction(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.ProduceSync(ctx, recs...).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -1,4 +1,4 @@
-package cmdutil
+package input
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
-	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/record"
@@ -40,18 +39,18 @@ type ProcessInput struct {
 	StoreOnly bool
 }
 
-// ReadProcessInput reads the process of in: from its capture
-// (ReadProcessCapture), or from the cluster over a client of f.Dial,
+// ReadProcess reads the process of in: from its capture
+// (ReadProcessCapture), or from the cluster over a client of env.Dial,
 // closed when read (process.Read), each task read on from the committed
 // offsets to the log end (process.ReadOnAll).
-func (f *Factory) ReadProcessInput(ctx context.Context, in ProcessInput) (*inspect.Process, error) {
+func ReadProcess(ctx context.Context, env Env, in ProcessInput) (*inspect.Process, error) {
 	if in.Names == nil {
 		in.Names = &clock.Names{}
 	}
 	if in.Input != "" {
-		return ReadProcessCapture(ctx, f.IOStreams, in.Input, in.MaxLineSize, in.App, in.Changelog, in.Names)
+		return ReadProcessCapture(ctx, env.IO, in.Input, in.MaxLineSize, in.App, in.Changelog, in.Names)
 	}
-	cl, err := f.Dial(ctx)
+	cl, err := env.Dial(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +96,7 @@ func ReadProcessCapture(ctx context.Context, ios *iostreams.IOStreams, path stri
 		case 1:
 			topic = found[0]
 		default:
-			return nil, Usagef("%s holds the changelogs of %s: choose one with --app or --changelog", in.Name, strings.Join(found, ", "))
+			return nil, specErrorf("%s holds the changelogs of %s: choose one with --app or --changelog", in.Name, strings.Join(found, ", "))
 		}
 	}
 	id, ok := names.ID(topic)
@@ -129,7 +128,7 @@ func ReadProcessCapture(ctx context.Context, ios *iostreams.IOStreams, path stri
 			itID, _ = names.ID(it.Topic)
 		}
 		if itID == id {
-			kafka.FoldChangelog(p.Changelog, it)
+			p.Changelog.Fold(it)
 			continue
 		}
 		if it.Kind == record.KindLogFacts {
