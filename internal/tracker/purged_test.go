@@ -12,6 +12,7 @@ import (
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
+	"github.com/causalctl/causalctl/internal/parsley/parsleytest"
 	"github.com/causalctl/causalctl/internal/tracker"
 )
 
@@ -41,8 +42,8 @@ func TestExporterSeesPurgedChangelog(t *testing.T) {
 		ids[td.Topic] = clock.TopicID(td.ID)
 	}
 	orders, payments := clock.Channel{Topic: ids["orders"]}, clock.Channel{Topic: ids["payments"]}
-	recs := kafkatest.Bindings("shop", 0, map[string]clock.TopicID{"orders": ids["orders"], "payments": ids["payments"]})
-	recs = append(recs, kafkatest.Held{Channel: payments, Offset: 1, Timestamp: -1, Causes: []clock.Entry{{Channel: orders, Position: 5}}}.Entry("shop", 0))
+	recs := parsleytest.Bindings("shop", 0, map[string]clock.TopicID{"orders": ids["orders"], "payments": ids["payments"]})
+	recs = append(recs, parsleytest.Held{Channel: payments, Offset: 1, Timestamp: -1, Causes: []clock.Entry{{Channel: orders, Position: 5}}}.Entry("shop", 0))
 	kafkatest.Produce(t, c, recs...)
 	var o kadm.Offsets
 	o.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 0, LeaderEpoch: -1})
