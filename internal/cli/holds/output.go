@@ -61,6 +61,10 @@ type jsonTask struct {
 	// FailedClosed is the record the task fails closed on (--app); left
 	// out when none.
 	FailedClosed *jsonFailedClosed `json:"failed_closed,omitempty"`
+	// BehindTransactionFrom is where the changelog's read stopped behind a
+	// transaction still open (--app): the state is partial, as of there
+	// (SPEC §6); left out when the read reached the end.
+	BehindTransactionFrom *int64 `json:"behind_transaction_from,omitempty"`
 }
 
 // jsonFailedClosed is the record a task fails closed on, as state writes

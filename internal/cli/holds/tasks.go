@@ -26,6 +26,9 @@ type taskReport struct {
 	rep   *inspect.Report
 	// failed is the record the task fails closed on (--app); nil when none.
 	failed *inspect.FailedClosed
+	// behindFrom is where the changelog's read stopped behind an open
+	// transaction (--app); nil when it reached the end.
+	behindFrom *int64
 }
 
 // runProcess is holds --app: the process read by the one reader
@@ -64,6 +67,9 @@ func runProcess(ctx context.Context, opts *Options) error {
 			return err
 		}
 		out := taskReport{task: part, rep: t.Report.OlderThan(opts.OlderThan), failed: t.FailedClosed()}
+		if pr := p.Changelog.Partition(part); pr.BehindTransaction() {
+			out.behindFrom = &pr.ReadTo
+		}
 		for _, ch := range t.Scope {
 			if ch.Partition == part {
 				out.scope = append(out.scope, p.Names.Channel(ch))
@@ -177,7 +183,7 @@ func writeTasks(w io.Writer, format string, reps []taskReport, now time.Time, op
 			merged.Roots = append(merged.Roots, j.Roots...)
 			merged.Heads = append(merged.Heads, j.Heads...)
 			merged.Cycles = append(merged.Cycles, j.Cycles...)
-			jt := jsonTask{Task: task, Scope: r.scope, HeldHeads: j.HeldHeads, HeldRecords: j.HeldRecords}
+			jt := jsonTask{Task: task, Scope: r.scope, HeldHeads: j.HeldHeads, HeldRecords: j.HeldRecords, BehindTransactionFrom: r.behindFrom}
 			if f := r.failed; f != nil {
 				at := opts.Names.Channel(f.Channel)
 				jt.FailedClosed = &jsonFailedClosed{Channel: at, Offset: f.Offset, Code: string(f.Code), Detail: f.Detail, NextStep: inspect.FailedClosedStep(at, f)}
@@ -192,6 +198,11 @@ func writeTasks(w io.Writer, format string, reps []taskReport, now time.Time, op
 			b.WriteString("\n")
 		}
 		fmt.Fprintf(&b, "task %d (%s): ", r.task, strings.Join(escape.Deep(r.scope), ", "))
+		if r.behindFrom != nil {
+			// SPEC §6: a read an open transaction stopped says so — what
+			// follows is the state as of there, not "nothing held" for sure.
+			fmt.Fprintf(&b, "PARTIAL: the changelog's read stopped at %d behind an open transaction; this is the state as of there, entries committed after it are not counted.\n  ", *r.behindFrom)
+		}
 		if f := r.failed; f != nil {
 			at := opts.Names.Channel(f.Channel)
 			fmt.Fprintf(&b, "FAILED CLOSED at %s@%d (%s): it reads nothing past it.\n  next step: %s\n", escape.Text(at), f.Offset, f.Code, escape.Text(inspect.FailedClosedStep(at, f)))
