@@ -65,6 +65,9 @@ type jsonTask struct {
 	// transaction still open (--app): the state is partial, as of there
 	// (SPEC §6); left out when the read reached the end.
 	BehindTransactionFrom *int64 `json:"behind_transaction_from,omitempty"`
+	// Ready are the store's held heads nothing blocks any more (--app),
+	// channel@offset; left out when none.
+	Ready []string `json:"ready,omitempty"`
 }
 
 // jsonFailedClosed is the record a task fails closed on, as state writes

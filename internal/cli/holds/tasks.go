@@ -3,8 +3,10 @@ package holds
 import (
 	"context"
 	"fmt"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +31,10 @@ type taskReport struct {
 	// behindFrom is where the changelog's read stopped behind an open
 	// transaction (--app); nil when it reached the end.
 	behindFrom *int64
+	// ready are the store's held heads nothing blocks any more (--app),
+	// channel@offset: held records state shows as ready, delivered as
+	// soon as the task runs (a deleted topic's channel settles for good).
+	ready []string
 }
 
 // runProcess is holds --app: the process read by the one reader
@@ -70,6 +76,12 @@ func runProcess(ctx context.Context, opts *Options) error {
 		if pr := p.Changelog.Partition(part); pr.BehindTransaction() {
 			out.behindFrom = &pr.ReadTo
 		}
+		for ch := range t.Ready {
+			if h, ok := t.State.Channel(ch).Head(); ok {
+				out.ready = append(out.ready, p.Names.Channel(ch)+"@"+strconv.FormatInt(h.Offset, 10))
+			}
+		}
+		slices.Sort(out.ready)
 		for _, ch := range t.Scope {
 			if ch.Partition == part {
 				out.scope = append(out.scope, p.Names.Channel(ch))
@@ -78,7 +90,17 @@ func runProcess(ctx context.Context, opts *Options) error {
 		slices.Sort(out.scope)
 		reps = append(reps, out)
 	}
-	if err := opts.Final.Do(func() error { return writeTasks(opts.IO.Out, opts.Output, reps, now, opts) }); err != nil {
+	// The next start's refusals, as state says them: a process whose
+	// every topic was deleted holds nothing to read on, and this is why.
+	rs := p.NextStart(nil)
+	if err := opts.Final.Do(func() error {
+		if len(rs) > 0 && opts.Output != "json" {
+			if _, err := io.WriteString(opts.IO.Out, render.NextStartOf(p, rs).Text()); err != nil {
+				return err
+			}
+		}
+		return writeTasks(opts.IO.Out, opts.Output, reps, now, opts)
+	}); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	for _, r := range reps {
@@ -183,7 +205,7 @@ func writeTasks(w io.Writer, format string, reps []taskReport, now time.Time, op
 			merged.Roots = append(merged.Roots, j.Roots...)
 			merged.Heads = append(merged.Heads, j.Heads...)
 			merged.Cycles = append(merged.Cycles, j.Cycles...)
-			jt := jsonTask{Task: task, Scope: r.scope, HeldHeads: j.HeldHeads, HeldRecords: j.HeldRecords, BehindTransactionFrom: r.behindFrom}
+			jt := jsonTask{Task: task, Scope: r.scope, HeldHeads: j.HeldHeads, HeldRecords: j.HeldRecords, BehindTransactionFrom: r.behindFrom, Ready: r.ready}
 			if f := r.failed; f != nil {
 				at := opts.Names.Channel(f.Channel)
 				jt.FailedClosed = &jsonFailedClosed{Channel: at, Offset: f.Offset, Code: string(f.Code), Detail: f.Detail, NextStep: inspect.FailedClosedStep(at, f)}
@@ -209,6 +231,9 @@ func writeTasks(w io.Writer, format string, reps []taskReport, now time.Time, op
 			if len(r.rep.Heads) == 0 {
 				continue
 			}
+		}
+		if len(r.ready) > 0 {
+			fmt.Fprintf(&b, "ready: %s — nothing blocks these any more; delivered as soon as the task runs.\n  ", strings.Join(escape.Deep(r.ready), ", "))
 		}
 		b.WriteString(reportText(r.rep, opts))
 	}
