@@ -6,6 +6,7 @@
 package escape
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 	"unicode"
@@ -61,4 +62,88 @@ func Safe(s string) bool {
 		}
 	}
 	return true
+}
+
+// Cell is Text for one cell of plain columns that awk and cut split on
+// blanks: a space is written \x20 as well, so that no name shifts the
+// columns after it. Text already escapes tabs and text/tabwriter's escape
+// byte (\xff), so no name breaks a table's layout either.
+func Cell(s string) string {
+	s = Text(s)
+	if !strings.Contains(s, " ") {
+		return s
+	}
+	return strings.ReplaceAll(s, " ", `\x20`)
+}
+
+// Deep returns a copy of v with every string in it passed through Text:
+// the strings of its exported struct fields, slices, arrays, maps (keys
+// too), pointers and interfaces, named string types included. A renderer
+// of a report escapes the report once, at its door, so that no field it
+// prints, today's or one added later, reaches the screen raw. Unexported
+// fields are copied as they are.
+func Deep[T any](v T) T {
+	in := reflect.ValueOf(&v).Elem()
+	out := reflect.New(in.Type()).Elem()
+	deep(out, in)
+	return out.Interface().(T)
+}
+
+func deep(dst, src reflect.Value) {
+	switch src.Kind() {
+	case reflect.String:
+		dst.SetString(Text(src.String()))
+	case reflect.Pointer:
+		if src.IsNil() {
+			dst.Set(src)
+			return
+		}
+		p := reflect.New(src.Type().Elem())
+		deep(p.Elem(), src.Elem())
+		dst.Set(p)
+	case reflect.Struct:
+		dst.Set(src) // unexported fields as they are
+		for i := range src.NumField() {
+			if dst.Field(i).CanSet() {
+				deep(dst.Field(i), src.Field(i))
+			}
+		}
+	case reflect.Slice:
+		if src.IsNil() {
+			dst.Set(src)
+			return
+		}
+		s := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
+		for i := range src.Len() {
+			deep(s.Index(i), src.Index(i))
+		}
+		dst.Set(s)
+	case reflect.Array:
+		for i := range src.Len() {
+			deep(dst.Index(i), src.Index(i))
+		}
+	case reflect.Map:
+		if src.IsNil() {
+			dst.Set(src)
+			return
+		}
+		m := reflect.MakeMapWithSize(src.Type(), src.Len())
+		for it := src.MapRange(); it.Next(); {
+			k, v := reflect.New(src.Type().Key()).Elem(), reflect.New(src.Type().Elem()).Elem()
+			deep(k, it.Key())
+			deep(v, it.Value())
+			m.SetMapIndex(k, v)
+		}
+		dst.Set(m)
+	case reflect.Interface:
+		if src.IsNil() {
+			dst.Set(src)
+			return
+		}
+		e := reflect.New(src.Elem().Type()).Elem()
+		deep(e, src.Elem())
+		dst.Set(e)
+	default:
+		dst.Set(src)
+	}
 }

@@ -44,3 +44,45 @@ func TestSafe(t *testing.T) {
 		t.Error("Safe refuses plain text")
 	}
 }
+
+func TestCell(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"payments", "payments"},
+		{"two words", `two\x20words`},
+		{"tab\there\xff", `tab\there\xff`},
+		{"\x1b[2J", `\x1b[2J`},
+	} {
+		if got := Cell(c.in); got != c.want {
+			t.Errorf("Cell(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestDeep(t *testing.T) {
+	type kind string
+	type inner struct {
+		Name  string
+		Kind  kind
+		Names map[string][]string
+	}
+	type report struct {
+		App    *string
+		Inner  inner
+		List   []inner
+		Any    any
+		Count  int
+		hidden string
+	}
+	evil := "EVIL\x1b[2J\xff"
+	in := report{App: &evil, Inner: inner{Name: evil, Kind: kind(evil), Names: map[string][]string{evil: {evil}}},
+		List: []inner{{Name: evil}}, Any: evil, Count: 3, hidden: "kept"}
+	out := Deep(in)
+	const want = `EVIL\x1b[2J\xff`
+	if *out.App != want || out.Inner.Name != want || string(out.Inner.Kind) != want || out.Inner.Names[want][0] != want ||
+		out.List[0].Name != want || out.Any != want || out.Count != 3 || out.hidden != "kept" {
+		t.Errorf("Deep = %+v", out)
+	}
+	if *in.App != evil || in.Inner.Name != evil || in.List[0].Name != evil {
+		t.Error("Deep changed its input")
+	}
+}

@@ -82,6 +82,12 @@ func (c *Client) OpenRange(ctx context.Context, sels []TopicSel, spec OffsetSpec
 	return r, nil
 }
 
+// EmptyRange is a range of no channel: Next says io.EOF at once. An
+// attach to a process whose every bound topic was deleted reads on
+// nothing, and its state says why, where opening a range of nothing is
+// an error ("no topic selected").
+func EmptyRange() *Range { return &Range{rd: &reader{}} }
+
 func checkSpec(spec OffsetSpec) error {
 	switch spec.Start.Kind {
 	case BoundLogStart, BoundLogEnd, BoundOffset, BoundAfterStart, BoundBeforeEnd, BoundTime:

@@ -203,6 +203,24 @@ func (s *Store) Apply(offset int64, key, value []byte) {
 	}
 }
 
+// DropBelow removes the live entries written below offset logStart and
+// returns how many it removed: what a log whose start moved past them
+// (DeleteRecords, retention) no longer holds, so that the store is the one
+// a read from the log start rebuilds — a store purged whole is empty, as
+// Parsley finds it at its next start.
+func (s *Store) DropBelow(logStart int64) int {
+	var keys [][]byte
+	for i := range s.slots {
+		if sl := &s.slots[i]; sl.live && sl.offset < logStart {
+			keys = append(keys, slices.Clone(s.arena.bytes(sl.key)))
+		}
+	}
+	for _, k := range keys {
+		s.Apply(logStart, k, nil)
+	}
+	return len(keys)
+}
+
 // compact copies the live entries into fresh chunks and, when most slots
 // are free, renumbers the slots and rebuilds the index. The old chunks are
 // left as they are, for any task decoded from them.

@@ -331,3 +331,25 @@ func TestSmallStoreSmallArena(t *testing.T) {
 		t.Errorf("%d bytes written reserve %d arena bytes", written, n)
 	}
 }
+
+// TestStoreDropBelow: the entries written below a log start are removed,
+// the others kept, as a read from that log start rebuilds the store.
+func TestStoreDropBelow(t *testing.T) {
+	s := NewStore(0)
+	s.Apply(1, []byte("a"), []byte("1"))
+	s.Apply(2, []byte("b"), []byte("2"))
+	s.Apply(3, []byte("a"), []byte("3")) // a rewritten above the start
+	s.Apply(4, []byte("c"), []byte("4"))
+	if n := s.DropBelow(3); n != 1 {
+		t.Errorf("dropped %d, want 1 (b)", n)
+	}
+	if _, ok := s.Value([]byte("b")); ok || s.Len() != 2 {
+		t.Errorf("b kept or %d live", s.Len())
+	}
+	if v, ok := s.Value([]byte("a")); !ok || string(v) != "3" {
+		t.Errorf("a = %q, %v", v, ok)
+	}
+	if n := s.DropBelow(5); n != 2 || s.Len() != 0 {
+		t.Errorf("purged whole: dropped %d, %d live", n, s.Len())
+	}
+}

@@ -130,6 +130,9 @@ func (a *Attach) Sels() []kafka.TopicSel {
 // OpenRange opens the range from a's starts to the log end, with log
 // facts, on cl.
 func (a *Attach) OpenRange(ctx context.Context, cl *kafka.Client) (*kafka.Range, error) {
+	if len(a.Channels) == 0 {
+		return kafka.EmptyRange(), nil // every topic it binds is gone: nothing to read on
+	}
 	spec := kafka.OffsetSpec{Start: kafka.Bound{Kind: kafka.BoundLogStart}, End: kafka.Bound{Kind: kafka.BoundLogEnd}}
 	return cl.OpenRange(ctx, a.Sels(), spec, kafka.WithStarts(a.Starts), kafka.WithLogFacts())
 }

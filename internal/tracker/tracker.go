@@ -441,11 +441,12 @@ func listFacts(ctx context.Context, c *kafka.Client, sels []kafka.TopicSel) (map
 func (t *Tracker) businessFacts(ctx context.Context, ps []*process, failed []error, exist map[string][]int32) map[*process]*listed {
 	out := map[*process]*listed{}
 	union := map[string]bool{}
+	learned := t.cfg.Client.Names()
 	for i, p := range ps {
 		if failed[i] != nil {
 			continue
 		}
-		for _, name := range p.wanted() {
+		for _, name := range p.wanted(learned) {
 			if _, ok := exist[name]; ok {
 				union[name] = true
 			}
@@ -469,7 +470,7 @@ func (t *Tracker) businessFacts(ctx context.Context, ps []*process, failed []err
 	var mu sync.Mutex
 	t.each(ps, failed, func(p *process) error {
 		var sels []kafka.TopicSel
-		for _, name := range p.wanted() {
+		for _, name := range p.wanted(learned) {
 			if _, ok := exist[name]; ok {
 				sels = append(sels, kafka.TopicSel{Topic: name, Partition: kafka.AllPartitions})
 			}
@@ -515,6 +516,7 @@ type process struct {
 	refusals  map[parsley.Reason]int // the next start's, as of the last diagnosis; nil until first checked
 	retention []RetentionClock       // the retention clocks, as of the last read on
 	gap       *kafka.GapError        // the changelog lost entries before they were read (reported once)
+	logStarts map[int32]int64        // each changelog partition's log start when last read on
 }
 
 // cachedTask is a task's last diagnosis and the digest of its inputs.
@@ -526,7 +528,7 @@ type cachedTask struct {
 // follow starts following topic: nothing is read before the next refresh.
 func (t *Tracker) follow(app, topic string) *process {
 	return &process{app: app, topic: topic, cl: parsley.NewChangelog(topic, clock.TopicID{}),
-		dirty: map[int32]bool{}, committed: map[clock.Channel]int64{}, tasks: map[int32]*cachedTask{}}
+		dirty: map[int32]bool{}, committed: map[clock.Channel]int64{}, tasks: map[int32]*cachedTask{}, logStarts: map[int32]int64{}}
 }
 
 // gapped publishes the process as one whose changelog lost entries before
@@ -590,6 +592,15 @@ func (p *process) readOn(ctx context.Context, c *kafka.Client, facts map[int32]*
 		pr := p.cl.Partition(part)
 		if f.LogStart > pr.ReadTo {
 			return &kafka.GapError{Channel: fmt.Sprintf("%s/%d", p.topic, part), From: pr.ReadTo, To: f.LogStart}
+		}
+		// Entries read before the log's start moved past them (a purge,
+		// retention) are gone from the changelog: a start rebuilds the
+		// store without them, and so does the exporter, as state reads it.
+		if f.LogStart > p.logStarts[part] {
+			if pr.Store.DropBelow(f.LogStart) > 0 {
+				p.dirty[part] = true
+			}
+			p.logStarts[part] = f.LogStart
 		}
 		if pr.ReadTo < end {
 			sels = append(sels, kafka.TopicSel{Topic: p.topic, Partition: part})
@@ -656,10 +667,18 @@ func (p *process) read(ctx context.Context, c *kafka.Client, sels []kafka.TopicS
 }
 
 // wanted returns the business topics whose log facts the process's
-// diagnoses read: those its group subscribes to and those its stores
-// bind.
-func (p *process) wanted() []string {
+// diagnoses read: those its group subscribes to, those its stores bind
+// and those its group committed offsets on (named by learned), as
+// process.Read reads them — a purged store binds nothing and a stopped
+// process subscribes to nothing, while its committed offsets are what
+// makes the next start ORDERING_STATE_LOST.
+func (p *process) wanted(learned *clock.Names) []string {
 	var want []string
+	for ch := range p.offsets {
+		if name, ok := learned.Name(ch.Topic); ok {
+			want = append(want, name)
+		}
+	}
 	if p.group != nil {
 		for _, m := range p.group.Members {
 			want = append(want, m.Subscription...)
@@ -693,7 +712,7 @@ func (t *Tracker) rebuild(ctx context.Context, p *process, l *listed) error {
 	proc.Group, proc.Committed = p.group, p.committed
 	if l != nil {
 		want := map[string]bool{}
-		for _, name := range p.wanted() {
+		for _, name := range p.wanted(t.cfg.Client.Names()) {
 			want[name] = true
 		}
 		for _, ch := range l.chans {

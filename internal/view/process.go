@@ -16,17 +16,23 @@ var ProcessColumns = []string{"APP", "TASKS", "GROUP", "MEMBERS", "RECEIVES", "F
 
 // ProcessCells are the table cells of a process's row (`processes`, its
 // chooser), in the order of ProcessColumns, root its upstream root (nil
-// when none); none holds a space, so plain columns split on blanks.
+// when none); none holds a space, a control byte or text/tabwriter's
+// escape byte \xff, whatever the broker named (escape.Cell), so plain
+// columns split on blanks and tables keep their layout.
 func ProcessCells(r *inspect.ProcessSummary, root *upstream.Root) []string {
 	tasks := strconv.Itoa(int(r.Tasks))
 	if r.Err != nil {
-		return []string{r.App, tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
+		return []string{escape.Cell(r.App), tasks, "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "-", "unread"}
 	}
 	group, members := "-", "-"
 	if r.Group != nil {
-		group, members = escape.Text(r.Group.State), strconv.Itoa(len(r.Group.Members))
+		group, members = escape.Cell(r.Group.State), strconv.Itoa(len(r.Group.Members))
 	}
-	receives := strings.Join(r.Receives, ",")
+	cells := make([]string, len(r.Receives))
+	for i, topic := range r.Receives {
+		cells[i] = escape.Cell(topic)
+	}
+	receives := strings.Join(cells, ",")
 	if receives == "" {
 		receives = "-"
 	}
@@ -51,8 +57,8 @@ func ProcessCells(r *inspect.ProcessSummary, root *upstream.Root) []string {
 	if r.LagKnown {
 		lag = strconv.FormatInt(r.MaxLag, 10)
 	}
-	return []string{r.App, tasks, group, members, receives, r.ReceivesFrom, strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
-		oldest, causeText, lag, escape.Text(root.Text()), retentionCell(r.RetentionLeft()), r.NextStart}
+	return []string{escape.Cell(r.App), tasks, group, members, receives, escape.Cell(r.ReceivesFrom), strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
+		oldest, causeText, lag, escape.Cell(root.Text()), retentionCell(r.RetentionLeft()), escape.Cell(r.NextStart)}
 }
 
 // UpstreamOf is app's upstream root in roots; nil when it has none.

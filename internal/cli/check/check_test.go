@@ -283,3 +283,18 @@ func TestInterruptDuringNDJSONEndsOnAFinding(t *testing.T) {
 		t.Errorf("the exit waited for all %d findings, not only the batch being written", len(findings))
 	}
 }
+
+// TestRedeliveredRecord: a record repeated at the offset just read, which
+// the capture format allows (docs/capture-format.md §4) and replay drops
+// as a duplicate, is no error for check: audited once, no finding.
+func TestRedeliveredRecord(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "again.ndjson")
+	line := `{"topic":"a","partition":0,"offset":0,"topic_id":"a0000000-0000-0000-0000-000000000001","value":"aA=="}` + "\n"
+	pos := `{"topic":"a","partition":0,"position":1,"topic_id":"a0000000-0000-0000-0000-000000000001"}` + "\n"
+	if err := os.WriteFile(f, []byte(line+line+pos), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := exec(t, false, "", "-f", f); code != 0 || !strings.Contains(out, "No findings") {
+		t.Errorf("a redelivered record: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -64,6 +64,13 @@ type jsonTask struct {
 	// FailedClosed is the record the task fails closed on (--app); left
 	// out when none.
 	FailedClosed *jsonFailedClosed `json:"failed_closed,omitempty"`
+	// BehindTransactionFrom is where the changelog's read stopped behind a
+	// transaction still open (--app): the state is partial, as of there
+	// (SPEC §6); left out when the read reached the end.
+	BehindTransactionFrom *int64 `json:"behind_transaction_from,omitempty"`
+	// Ready are the store's held heads nothing blocks any more (--app),
+	// channel@offset; left out when none.
+	Ready []string `json:"ready,omitempty"`
 }
 
 // jsonFailedClosed is the record a task fails closed on, as state writes
@@ -201,6 +208,9 @@ func reportJSON(rep *inspect.Report, opts *Options) jsonReport {
 // reportText groups the heads by root, draws each root's chains as a tree
 // (a head under the head it waits behind) and gives the next step.
 func reportText(rep *inspect.Report, opts *Options) string {
+	// Every name in it came from a broker or a file: escaped once here.
+	escaped := escape.Deep(*rep)
+	rep = &escaped
 	var b strings.Builder
 	if len(rep.Heads) == 0 {
 		b.WriteString("Nothing held")

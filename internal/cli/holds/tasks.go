@@ -3,13 +3,14 @@ package holds
 import (
 	"context"
 	"fmt"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
-	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/input"
@@ -27,6 +28,13 @@ type taskReport struct {
 	rep   *inspect.Report
 	// failed is the record the task fails closed on (--app); nil when none.
 	failed *inspect.FailedClosed
+	// behindFrom is where the changelog's read stopped behind an open
+	// transaction (--app); nil when it reached the end.
+	behindFrom *int64
+	// ready are the store's held heads nothing blocks any more (--app),
+	// channel@offset: held records state shows as ready, delivered as
+	// soon as the task runs (a deleted topic's channel settles for good).
+	ready []string
 }
 
 // runProcess is holds --app: the process read by the one reader
@@ -74,6 +82,15 @@ func runProcess(ctx context.Context, opts *Options) error {
 			return err
 		}
 		out := taskReport{task: part, rep: t.Report.OlderThan(opts.OlderThan), failed: t.FailedClosed()}
+		if pr := p.Changelog.Partition(part); pr.BehindTransaction() {
+			out.behindFrom = &pr.ReadTo
+		}
+		for ch := range t.Ready {
+			if h, ok := t.State.Channel(ch).Head(); ok {
+				out.ready = append(out.ready, p.Names.Channel(ch)+"@"+strconv.FormatInt(h.Offset, 10))
+			}
+		}
+		slices.Sort(out.ready)
 		for _, ch := range t.Scope {
 			if ch.Partition == part {
 				out.scope = append(out.scope, p.Names.Channel(ch))
@@ -82,7 +99,17 @@ func runProcess(ctx context.Context, opts *Options) error {
 		slices.Sort(out.scope)
 		reps = append(reps, out)
 	}
-	if err := opts.Final.Do(func() error { return writeTasks(opts.IO.Out, opts.Output, reps, up, now, opts) }); err != nil {
+	// The next start's refusals, as state says them: a process whose
+	// every topic was deleted holds nothing to read on, and this is why.
+	rs := p.NextStart(nil)
+	if err := opts.Final.Do(func() error {
+		if len(rs) > 0 && opts.Output != "json" {
+			if _, err := io.WriteString(opts.IO.Out, render.NextStartOf(p, rs).Text()); err != nil {
+				return err
+			}
+		}
+		return writeTasks(opts.IO.Out, opts.Output, reps, up, now, opts)
+	}); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	for _, r := range reps {
@@ -187,7 +214,7 @@ func writeTasks(w io.Writer, format string, reps []taskReport, up *render.Upstre
 			merged.Roots = append(merged.Roots, j.Roots...)
 			merged.Heads = append(merged.Heads, j.Heads...)
 			merged.Cycles = append(merged.Cycles, j.Cycles...)
-			jt := jsonTask{Task: task, Scope: r.scope, HeldHeads: j.HeldHeads, HeldRecords: j.HeldRecords}
+			jt := jsonTask{Task: task, Scope: r.scope, HeldHeads: j.HeldHeads, HeldRecords: j.HeldRecords, BehindTransactionFrom: r.behindFrom, Ready: r.ready}
 			if f := r.failed; f != nil {
 				at := opts.Names.Channel(f.Channel)
 				jt.FailedClosed = &jsonFailedClosed{Channel: at, Offset: f.Offset, Code: string(f.Code), Detail: f.Detail, NextStep: inspect.FailedClosedStep(at, f)}
@@ -202,13 +229,21 @@ func writeTasks(w io.Writer, format string, reps []taskReport, up *render.Upstre
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "task %d (%s): ", r.task, strings.Join(r.scope, ", "))
+		fmt.Fprintf(&b, "task %d (%s): ", r.task, strings.Join(escape.Deep(r.scope), ", "))
+		if r.behindFrom != nil {
+			// SPEC §6: a read an open transaction stopped says so — what
+			// follows is the state as of there, not "nothing held" for sure.
+			fmt.Fprintf(&b, "PARTIAL: the changelog's read stopped at %d behind an open transaction; this is the state as of there, entries committed after it are not counted.\n  ", *r.behindFrom)
+		}
 		if f := r.failed; f != nil {
 			at := opts.Names.Channel(f.Channel)
 			fmt.Fprintf(&b, "FAILED CLOSED at %s@%d (%s): it reads nothing past it.\n  next step: %s\n", escape.Text(at), f.Offset, f.Code, escape.Text(inspect.FailedClosedStep(at, f)))
 			if len(r.rep.Heads) == 0 {
 				continue
 			}
+		}
+		if len(r.ready) > 0 {
+			fmt.Fprintf(&b, "ready: %s — nothing blocks these any more; delivered as soon as the task runs.\n  ", strings.Join(escape.Deep(r.ready), ", "))
 		}
 		b.WriteString(reportText(r.rep, opts))
 	}

@@ -1,11 +1,14 @@
 package processes
 
 import (
+	"encoding/base64"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/upstream"
@@ -28,20 +31,26 @@ type jsonReport struct {
 }
 
 type jsonProcess struct {
-	App          string         `json:"app"`
-	Changelog    string         `json:"changelog"`
-	Tasks        int32          `json:"tasks"`
-	Error        *string        `json:"error"`
-	Group        *jsonGroup     `json:"group"`
-	Receives     []string       `json:"receives"`
-	ReceivesFrom *string        `json:"receives_from"`
-	HeldRecords  int            `json:"held_records"`
-	HeldHeads    int            `json:"held_heads"`
-	OldestHoldMs *int64         `json:"oldest_hold_ms"`
-	UndatedHolds int            `json:"undated_holds"`
-	Causes       map[string]int `json:"causes"`
-	MaxLag       *int64         `json:"max_lag"`
-	MaxLagOn     *string        `json:"max_lag_channel"`
+	// App and Changelog are the names with each byte that is not UTF-8
+	// written \xNN (escape.Text), so JSON never rewrites one silently to
+	// U+FFFD; AppBase64 and ChangelogBase64 hold the exact bytes of such
+	// a name, null for a name in UTF-8 (docs/json-output.md).
+	App             string         `json:"app"`
+	AppBase64       *string        `json:"app_base64"`
+	Changelog       string         `json:"changelog"`
+	ChangelogBase64 *string        `json:"changelog_base64"`
+	Tasks           int32          `json:"tasks"`
+	Error           *string        `json:"error"`
+	Group           *jsonGroup     `json:"group"`
+	Receives        []string       `json:"receives"`
+	ReceivesFrom    *string        `json:"receives_from"`
+	HeldRecords     int            `json:"held_records"`
+	HeldHeads       int            `json:"held_heads"`
+	OldestHoldMs    *int64         `json:"oldest_hold_ms"`
+	UndatedHolds    int            `json:"undated_holds"`
+	Causes          map[string]int `json:"causes"`
+	MaxLag          *int64         `json:"max_lag"`
+	MaxLagOn        *string        `json:"max_lag_channel"`
 	// NextStart is state's next_start object; null when not read.
 	NextStart *render.NextStart `json:"next_start"`
 	Corrupt   int               `json:"corrupt"`
@@ -84,13 +93,25 @@ type report struct {
 
 func ptr[T any](v T) *T { return &v }
 
+// jsonName is a broker's name as JSON carries it: as it is when in UTF-8;
+// otherwise escaped (escape.Text: each invalid byte \xNN, visibly
+// rewritten) with its exact bytes in base64 beside it.
+func jsonName(name string) (string, *string) {
+	if utf8.ValidString(name) {
+		return name, nil
+	}
+	return escape.Text(name), ptr(base64.StdEncoding.EncodeToString([]byte(name)))
+}
+
 func (rep report) json() jsonReport {
 	out := jsonReport{Schema: SchemaVersion, Now: rep.Now.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Processes: []jsonProcess{}}
 	if rep.CheckOlder {
 		out.OlderThanMs = ptr(rep.OlderThan.Milliseconds())
 	}
 	for _, r := range rep.Rows {
-		jp := jsonProcess{App: r.App, Changelog: r.Changelog, Tasks: r.Tasks, Receives: []string{}, Causes: map[string]int{}, FailedClosed: []jsonFailedClosed{}, RetentionClock: []render.RetentionClock{}}
+		jp := jsonProcess{Tasks: r.Tasks, Receives: []string{}, Causes: map[string]int{}, FailedClosed: []jsonFailedClosed{}, RetentionClock: []render.RetentionClock{}}
+		jp.App, jp.AppBase64 = jsonName(r.App)
+		jp.Changelog, jp.ChangelogBase64 = jsonName(r.Changelog)
 		if r.Err != nil {
 			jp.Error = ptr(r.Err.Error())
 			out.Unread++

@@ -302,7 +302,7 @@ func TestUnreadProcess(t *testing.T) {
 		t.Errorf("shop-shipper not read whole: %+v", p)
 	}
 	text, _, _ := run(t, f.c, false)
-	if !regexp.MustCompile(`(?m)^billing +2 +(- +){10}unread$`).MatchString(text) {
+	if !regexp.MustCompile(`(?m)^billing +2 +(- +){11}unread$`).MatchString(text) {
 		t.Errorf("no unread row for billing:\n%s", text)
 	}
 }

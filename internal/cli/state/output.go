@@ -367,6 +367,9 @@ func orNull(p *int64) string {
 // text is one block per task: the read, the group's view, each channel's
 // positions, then the held heads grouped by root with the next step.
 func text(rep jsonReport, width int) string {
+	// Every name in it came from a broker or a store: escaped once here,
+	// the header, subscriptions, channels and refusal lines alike.
+	rep = escape.Deep(rep)
 	var b strings.Builder
 	b.WriteString(rep.NextStart.Text())
 	b.WriteString(rep.Upstream.Text())

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/causalctl/causalctl/internal/escape"
 	"maps"
 	"slices"
 	"strings"
@@ -121,6 +122,10 @@ func (ns *NextStart) Text() string {
 	if ns == nil {
 		return ""
 	}
+	// Topics, channels and details name what the cluster named: escaped.
+	escaped := escape.Deep(*ns)
+	escaped.uncaptured = escape.Deep(ns.uncaptured)
+	ns = &escaped
 	var b strings.Builder
 	switch {
 	case !ns.Refused && ns.captured:
