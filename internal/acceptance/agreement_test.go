@@ -12,8 +12,8 @@ import (
 
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/demo/demotest"
+	"github.com/causalctl/causalctl/internal/fleet"
 	"github.com/causalctl/causalctl/internal/kafka"
-	"github.com/causalctl/causalctl/internal/tracker"
 )
 
 // story is what every way into a Parsley process must say alike: its
@@ -47,7 +47,7 @@ func sameStory(a, b story, roots bool) bool {
 // the demo has (none included), stopped once it has read what it can, the
 // ways into a Parsley process — state --app, holds --app, holds
 // --from-group (which reads a Parsley process as --app does), processes
-// --app and the exporter's tracker — agree on the held heads, their
+// --app and the exporter's refresher — agree on the held heads, their
 // causes, the roots, the records held, the tasks failed closed and the
 // next start.
 func TestEveryWayTellsOneStory(t *testing.T) {
@@ -212,7 +212,7 @@ func processesStory(t *testing.T, addr string, now time.Time) story {
 	return s
 }
 
-// exporterStory is what the exporter's tracker publishes of the notifier
+// exporterStory is what the exporter's refresher publishes of the notifier
 // after one refresh.
 func exporterStory(t *testing.T, ctx context.Context, addr string, now time.Time) story {
 	t.Helper()
@@ -221,7 +221,7 @@ func exporterStory(t *testing.T, ctx context.Context, addr string, now time.Time
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	tr := tracker.New(tracker.Config{Client: cl, Now: func() time.Time { return now }})
+	tr := fleet.New(fleet.Config{Client: cl, Now: func() time.Time { return now }})
 	if err := tr.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,7 @@
 // for the TUI of `watch` and `demo`, and a plain status line for output that
 // is not a terminal.
 //
-// One goroutine owns the gate (a replay.Replayer) and a view.Tracker: it
+// One goroutine owns the gate (a replay.Replayer) and a view.Events: it
 // feeds them the items a reader goroutine takes from the Source, and about
 // ten times a second builds a view.Snapshot and offers it on a channel
 // that holds one. A consumer that falls behind misses snapshots, never
@@ -116,11 +116,11 @@ type Driver struct {
 	src Source
 	cfg Config
 	r   *replay.Replayer
-	tr  *view.Tracker
-	// With Config.Tasks: the tasks' gates, and a tracker for each (trs[i]
+	tr  *view.Events
+	// With Config.Tasks: the tasks' gates, and an Events for each (trs[i]
 	// serves ts.Tasks[i]); r and tr are then nil.
 	ts       *replay.Tasks
-	trs      []*view.Tracker
+	trs      []*view.Events
 	emitTask func(*replay.Task, *replay.Event) error
 	failed   int32 // the task of the item fed last
 	rate     view.RateMeter
@@ -169,7 +169,7 @@ func New(src Source, cfg Config) (*Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.r, d.tr = r, view.NewTracker(cfg.Recent)
+	d.r, d.tr = r, view.NewEvents(cfg.Recent)
 	d.emit = func(ev *replay.Event) error {
 		d.tr.Observe(ev, d.at)
 		return nil
@@ -177,7 +177,7 @@ func New(src Source, cfg Config) (*Driver, error) {
 	return d, nil
 }
 
-// newTasks sets up the per-task gates, their trackers told of the seeded
+// newTasks sets up the per-task gates, their events told of the seeded
 // hold queues.
 func (d *Driver) newTasks() error {
 	ts, err := replay.NewTasks(d.cfg.Replay, d.cfg.Seeds)
@@ -186,9 +186,9 @@ func (d *Driver) newTasks() error {
 	}
 	d.ts = ts
 	at := d.cfg.Now()
-	byNum := map[int32]*view.Tracker{}
+	byNum := map[int32]*view.Events{}
 	for _, task := range ts.Tasks {
-		tr := view.NewTracker(d.cfg.Recent)
+		tr := view.NewEvents(d.cfg.Recent)
 		d.trs = append(d.trs, tr)
 		byNum[task.Task] = tr
 	}
@@ -223,7 +223,7 @@ func (d *Driver) feed(it *record.Item) error {
 	return d.r.Feed(it, d.emit)
 }
 
-// observeGap tells the tracker of the gap's channel (its task's, with
+// observeGap tells the Events of the gap's channel (its task's, with
 // tasks) and Config.OnGap of a gap item.
 func (d *Driver) observeGap(it *record.Item) {
 	ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}
@@ -458,7 +458,7 @@ func (d *Driver) snapshot(state replay.RunState) view.Snapshot {
 		Source:          d.cfg.Source,
 		State:           state,
 		Now:             now,
-		Tracker:         d.tr,
+		Events:          d.tr,
 		Rates:           &d.rate,
 		LogEnd:          func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok },
 		HighWatermark:   func(ch clock.Channel) (int64, bool) { e, ok := hws[ch]; return e, ok },

@@ -245,7 +245,7 @@ func TestCountersMonotonic(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := view.NewTracker(8)
+	tr := view.NewEvents(8)
 	src := &fixed{}
 	c := NewCollector(src, Options{})
 	now := time.Unix(1000, 0)
@@ -274,7 +274,7 @@ func TestCountersMonotonic(t *testing.T) {
 		if err := r.Feed(it, func(ev *replay.Event) error { tr.Observe(ev, now); return nil }); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
-		s := view.SnapshotOf(r, view.SnapshotOptions{State: replay.StateRunning, Now: now, Tracker: tr})
+		s := view.SnapshotOf(r, view.SnapshotOptions{State: replay.StateRunning, Now: now, Events: tr})
 		snaps = append(snaps, s)
 		src.set(s)
 		got := scrape(t, c)

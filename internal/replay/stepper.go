@@ -18,7 +18,7 @@ type StepperOptions struct {
 	Speed float64
 	// NewObserver, when set, is called at every rebuild of the Replayer
 	// (the start and every jump back) for an Observer of the new replay,
-	// e.g. a view.Tracker.
+	// e.g. a view.Events.
 	NewObserver func(*Replayer) Observer
 }
 

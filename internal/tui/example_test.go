@@ -27,13 +27,13 @@ func Example_live() {
 	snaps := make(chan view.Snapshot, 1)
 	go func() {
 		defer close(snaps)
-		tr := view.NewTracker(50)
+		tr := view.NewEvents(50)
 		rates := &view.RateMeter{}
 		emit := func(ev *replay.Event) error { tr.Observe(ev, time.Now()); return nil }
 		build := func(now time.Time) view.Snapshot {
 			return view.SnapshotOf(r, view.SnapshotOptions{
 				Title: "causalctl watch", Source: "broker:9092", Now: now,
-				Tracker: tr, Rates: rates, StampEvery: time.Second, LogEnd: logEnd,
+				Events: tr, Rates: rates, StampEvery: time.Second, LogEnd: logEnd,
 			})
 		}
 		last := time.Now()

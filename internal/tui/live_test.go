@@ -40,11 +40,11 @@ func TestLiveDriver(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Run(context.Background(), in, &out, Options{Snapshots: ch}) }()
 
-	tr := view.NewTracker(20)
+	tr := view.NewEvents(20)
 	rates := &view.RateMeter{}
 	snapshot := func() view.Snapshot {
 		return view.SnapshotOf(r, view.SnapshotOptions{Title: "causalctl watch", Source: "test", Now: time.Now(),
-			Tracker: tr, Rates: rates, StampEvery: time.Second})
+			Events: tr, Rates: rates, StampEvery: time.Second})
 	}
 	emit := func(ev *replay.Event) error { tr.Observe(ev, time.Now()); return nil }
 	next := make([]int64, channels)

@@ -30,12 +30,12 @@ func TestAgeText(t *testing.T) {
 	}
 }
 
-// TestTrackerTimestampOutOfRange: a held record stamped beyond 2262 (ms
+// TestEventsTimestampOutOfRange: a held record stamped beyond 2262 (ms
 // whose nanoseconds wrap an int64) has no time, rather than a wrapped one
 // that makes a negative or absurd age.
-func TestTrackerTimestampOutOfRange(t *testing.T) {
+func TestEventsTimestampOutOfRange(t *testing.T) {
 	ch := clock.Channel{Topic: clock.TopicID{1, 15: 1}}
-	tr := NewTracker(0)
+	tr := NewEvents(0)
 	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	for off, ms := range []int64{math.MaxInt64, record.MaxTimestamp + 1, at.UnixMilli()} {
 		tr.Observe(&replay.Event{Type: replay.EventHold, Channel: ch, Offset: int64(off), HasTimestamp: true, Timestamp: ms}, at)

@@ -65,7 +65,7 @@ type Snapshot struct {
 	StampEntries int
 
 	// Recent are the last events (deliveries, drops, holds, the failure),
-	// newest last; empty without a Tracker.
+	// newest last; empty without an Events.
 	Recent []RecentEvent
 	// Cycles are the wait-graph cycles (a stamp out of contract).
 	Cycles [][]string
@@ -175,15 +175,15 @@ const (
 // SnapshotOptions say what a snapshot shows beyond the gate's own state.
 type SnapshotOptions struct {
 	Title, Source string
-	// State is the feed's state. A failed gate, or a Tracker that saw the
+	// State is the feed's state. A failed gate, or an Events that saw the
 	// feed stop, overrides it.
 	State replay.RunState
 	// Now is the time ages are measured to: wall time live, the latest
 	// record timestamp offline. Zero leaves ages unknown.
 	Now time.Time
-	// Tracker supplies recent events, hold times and the stop error; nil
+	// Events supplies recent events, hold times and the stop error; nil
 	// leaves them out.
-	Tracker *Tracker
+	Events *Events
 	// Rates, when set, measures records/s (live drivers).
 	Rates *RateMeter
 	// LogEnd returns a channel's log end offset (live).
@@ -201,7 +201,7 @@ type SnapshotOptions struct {
 	// snapshot whose cost grows with the clocks' entries over the whole
 	// scope (about 9 ms at 10 000 channels). Live drivers over large
 	// scopes pass a second; the stepper leaves it zero (every snapshot).
-	// It needs a Tracker.
+	// It needs an Events.
 	StampEvery time.Duration
 	// Caps; zero means the default.
 	MaxRows, MaxHeads, MaxClockEntries, MaxStampEntries int
@@ -214,9 +214,9 @@ type SnapshotOptions struct {
 // (see the caps in opts), not with the records received.
 func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 	g := r.Gate()
-	t := opts.Tracker
+	t := opts.Events
 	if t == nil {
-		t = &Tracker{}
+		t = &Events{}
 	}
 	t.lab.Names = r.Names()
 	st := g.Stats()
@@ -385,9 +385,9 @@ func (s *Snapshot) CauseCounts() []CauseCount {
 	return out
 }
 
-// setStop sets State, Failure and Err from the tracker's stop error and
+// setStop sets State, Failure and Err from the Events' stop error and
 // the gate.
-func (s *Snapshot) setStop(t *Tracker, g *gate.Gate) {
+func (s *Snapshot) setStop(t *Events, g *gate.Gate) {
 	if t.stopErr != nil {
 		if ie, ok := replay.FailureOf(t.stopErr); ok {
 			s.State = replay.StateFailedClosed
@@ -409,7 +409,7 @@ func (s *Snapshot) setStop(t *Tracker, g *gate.Gate) {
 	}
 }
 
-func (t *Tracker) headDetail(in *inspect.Input, k int, row *ChannelRow, maxClock int) HeadDetail {
+func (t *Events) headDetail(in *inspect.Input, k int, row *ChannelRow, maxClock int) HeadDetail {
 	c := &t.chains
 	d := HeadDetail{
 		Head:    c.Describe(in, &t.lab, k, inspect.Limits{ClockEntries: maxClock, Blockers: maxBlockers, Chain: maxChain}),
@@ -432,7 +432,7 @@ func (t *Tracker) headDetail(in *inspect.Input, k int, row *ChannelRow, maxClock
 
 // waitsText is a head's first blocker, e.g. "waits payments/1 ≥ 9,
 // settled 7 (+2)".
-func (t *Tracker) waitsText(head gate.Held, bs []gate.Blocker) string {
+func (t *Events) waitsText(head gate.Held, bs []gate.Blocker) string {
 	if head.Undecodable != "" {
 		return "undecodable (" + head.Undecodable + ")"
 	}
@@ -446,7 +446,7 @@ func (t *Tracker) waitsText(head gate.Held, bs []gate.Blocker) string {
 	return s
 }
 
-func (t *Tracker) blockerText(b gate.Blocker) string {
+func (t *Events) blockerText(b gate.Blocker) string {
 	return "waits " + t.lab.Name(b.Channel) + " ≥ " + strconv.FormatInt(b.Required, 10) + ", settled " + posText(b.Settled)
 }
 
@@ -459,14 +459,14 @@ func posText(p int64) string {
 	return strconv.FormatInt(p, 10)
 }
 
-// Tracker keeps, beside a replay.Replayer, what a snapshot shows that the gate
+// Events keeps, beside a replay.Replayer, what a snapshot shows that the gate
 // does not: the last events, when each held record was received, the error
 // that stopped the feed, and resolved channel names. Feed it every event
 // (Observe) from the goroutine that runs the gate, and pass it in
-// SnapshotOptions. A Tracker serves one replay.Replayer (it caches its names and
+// SnapshotOptions. An Events serves one replay.Replayer (it caches its names and
 // display order); a replay started over needs a new one. The zero value
-// keeps no events; use NewTracker.
-type Tracker struct {
+// keeps no events; use NewEvents.
+type Events struct {
 	lab inspect.Labels
 
 	ring []recentEntry
@@ -535,9 +535,9 @@ func (q *holdQueue) compact() {
 // noTime marks an unknown time.
 const noTime = math.MinInt64
 
-// NewTracker returns a Tracker keeping the last recent events.
-func NewTracker(recent int) *Tracker {
-	return &Tracker{ring: make([]recentEntry, max(recent, 0))}
+// NewEvents returns an Events keeping the last recent events.
+func NewEvents(recent int) *Events {
+	return &Events{ring: make([]recentEntry, max(recent, 0))}
 }
 
 func unixNano(at time.Time) int64 {
@@ -551,7 +551,7 @@ func unixNano(at time.Time) int64 {
 // time live, the record's timestamp offline; zero when unknown). Call it
 // from the emit function given to Feed or Run. It allocates nothing in the
 // steady state.
-func (t *Tracker) Observe(ev *replay.Event, at time.Time) {
+func (t *Events) Observe(ev *replay.Event, at time.Time) {
 	ns := unixNano(at)
 	switch ev.Type {
 	case replay.EventHold:
@@ -595,7 +595,7 @@ func (t *Tracker) Observe(ev *replay.Event, at time.Time) {
 // ObserveGap records that a read with --allow-gaps went past the offsets
 // from ≤ o < to of ch, deleted before they were read: a recent event of
 // kind "gap", so that the view says what the status line cannot.
-func (t *Tracker) ObserveGap(ch clock.Channel, from, to int64, at time.Time) {
+func (t *Events) ObserveGap(ch clock.Channel, from, to int64, at time.Time) {
 	if len(t.ring) == 0 {
 		return
 	}
@@ -603,7 +603,7 @@ func (t *Tracker) ObserveGap(ch clock.Channel, from, to int64, at time.Time) {
 	t.push()
 }
 
-func (t *Tracker) push() {
+func (t *Events) push() {
 	t.next = (t.next + 1) % len(t.ring)
 	t.n = min(t.n+1, len(t.ring))
 }
@@ -611,7 +611,7 @@ func (t *Tracker) push() {
 // Stop records the error that stopped the feed: an *replay.InputError from a gate
 // that failed closed makes snapshots show replay.StateFailedClosed with its
 // Failure, any other error replay.StateError. A nil error clears it.
-func (t *Tracker) Stop(err error, at time.Time) {
+func (t *Events) Stop(err error, at time.Time) {
 	t.stopErr = err
 	t.stopAt = unixNano(at)
 	if err == nil || len(t.ring) == 0 {
@@ -622,16 +622,16 @@ func (t *Tracker) Stop(err error, at time.Time) {
 }
 
 // HeldSince returns when the held record at offset on ch was received.
-func (t *Tracker) HeldSince(ch clock.Channel, offset int64) (time.Time, bool) {
+func (t *Events) HeldSince(ch clock.Channel, offset int64) (time.Time, bool) {
 	return t.held(ch, offset, func(q *holdQueue) []int64 { return q.ats })
 }
 
 // Timestamp returns the timestamp of the held record at offset on ch.
-func (t *Tracker) Timestamp(ch clock.Channel, offset int64) (time.Time, bool) {
+func (t *Events) Timestamp(ch clock.Channel, offset int64) (time.Time, bool) {
 	return t.held(ch, offset, func(q *holdQueue) []int64 { return q.tss })
 }
 
-func (t *Tracker) held(ch clock.Channel, offset int64, times func(*holdQueue) []int64) (time.Time, bool) {
+func (t *Events) held(ch clock.Channel, offset int64, times func(*holdQueue) []int64) (time.Time, bool) {
 	if q := t.holds[ch]; q != nil {
 		// The head is the common question: look there first.
 		for k := q.head; k < len(q.offs); k++ {
@@ -659,7 +659,7 @@ func ageSince(since time.Time, ok bool, now time.Time) inspect.Age {
 
 // stamp returns the text of the node's stamp and its number of entries,
 // recomputed as opts.StampEvery allows.
-func (t *Tracker) stamp(g *gate.Gate, opts *SnapshotOptions, limit int) (string, int) {
+func (t *Events) stamp(g *gate.Gate, opts *SnapshotOptions, limit int) (string, int) {
 	if opts.StampEvery > 0 && t.stampValid && !opts.Now.IsZero() && opts.Now.Sub(t.stampAt) < opts.StampEvery {
 		return t.stampText, t.stampEntries
 	}
@@ -670,7 +670,7 @@ func (t *Tracker) stamp(g *gate.Gate, opts *SnapshotOptions, limit int) (string,
 }
 
 // recentEvents formats the ring, oldest first.
-func (t *Tracker) recentEvents() []RecentEvent {
+func (t *Events) recentEvents() []RecentEvent {
 	out := make([]RecentEvent, 0, t.n)
 	for k := range t.n {
 		e := &t.ring[(t.next-t.n+k+len(t.ring))%len(t.ring)]

@@ -27,7 +27,7 @@ func testChannel(n int, p int32) clock.Channel {
 type feeder struct {
 	t   testing.TB
 	r   *replay.Replayer
-	tr  *Tracker
+	tr  *Events
 	at  time.Time
 	ids map[clock.TopicID]string
 }
@@ -35,7 +35,7 @@ type feeder struct {
 func newFeeder(t testing.TB, scope []clock.Channel, recent int) *feeder {
 	t.Helper()
 	names := &clock.Names{}
-	f := &feeder{t: t, tr: NewTracker(recent), ids: map[clock.TopicID]string{}, at: time.UnixMilli(1_000_000)}
+	f := &feeder{t: t, tr: NewEvents(recent), ids: map[clock.TopicID]string{}, at: time.UnixMilli(1_000_000)}
 	for _, ch := range scope {
 		name := fmt.Sprintf("t%d", int(ch.Topic[14])<<8|int(ch.Topic[15]))
 		if err := names.Add(name, ch.Topic); err != nil {
@@ -71,7 +71,7 @@ func (f *feeder) record(ch clock.Channel, off int64, es ...clock.Entry) []replay
 }
 
 func (f *feeder) snapshot(opts SnapshotOptions) Snapshot {
-	opts.Tracker = f.tr
+	opts.Events = f.tr
 	return SnapshotOf(f.r, opts)
 }
 
@@ -174,13 +174,13 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 		t.Fatalf("recent %q, want %q", got, wantRecent)
 	}
 
-	// Without log ends: not received; without a tracker: no ages, no events.
+	// Without log ends: not received; without an Events: no ages, no events.
 	s = SnapshotOf(f.r, SnapshotOptions{})
 	if k := s.Heads[0].Blockers[0].Cause; k != inspect.CauseNotReceived {
 		t.Fatalf("kind without log end %v", k)
 	}
 	if s.OldestHold.Known || len(s.Recent) != 0 {
-		t.Fatalf("no tracker: oldest %v, recent %v", s.OldestHold, s.Recent)
+		t.Fatalf("no Events: oldest %v, recent %v", s.OldestHold, s.Recent)
 	}
 	s = SnapshotOf(f.r, SnapshotOptions{Facts: inspect.Facts{Exhausted: true}})
 	if k := s.Heads[0].Blockers[0].Cause; k != inspect.CauseBeyondInput {
@@ -322,9 +322,9 @@ func TestSnapshotCaps(t *testing.T) {
 	}
 }
 
-func TestTracker(t *testing.T) {
+func TestEvents(t *testing.T) {
 	a := testChannel(1, 0)
-	tr := NewTracker(3)
+	tr := NewEvents(3)
 	t0 := time.Unix(100, 0)
 	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 4, Behind: -1}, t0)
 	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 5, Behind: 4}, time.Time{})
@@ -352,20 +352,20 @@ func TestTracker(t *testing.T) {
 	if want := []string{"hold", "deliver", "fail-closed"}; !slices.Equal(got, want) {
 		t.Fatalf("recent kinds %v, want %v", got, want)
 	}
-	// A tracker without a ring still tracks holds.
-	tr = &Tracker{}
+	// An Events without a ring still tracks holds.
+	tr = &Events{}
 	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 1, Behind: -1}, t0)
 	if _, ok := tr.HeldSince(a, 1); !ok {
-		t.Fatal("zero Tracker lost a hold")
+		t.Fatal("zero Events lost a hold")
 	}
 }
 
-// TestTrackerQueueNeverDraining: a channel whose hold queue never empties
+// TestEventsQueueNeverDraining: a channel whose hold queue never empties
 // (each delivery leaves the next record held) keeps room for what it holds,
 // not for everything it ever held, and still knows when each was received.
-func TestTrackerQueueNeverDraining(t *testing.T) {
+func TestEventsQueueNeverDraining(t *testing.T) {
 	a := testChannel(1, 0)
-	tr := NewTracker(0)
+	tr := NewEvents(0)
 	t0 := time.Unix(100, 0)
 	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 0, Behind: -1}, t0)
 	const n = 100_000
@@ -512,16 +512,16 @@ func TestMostTelling(t *testing.T) {
 	}
 }
 
-// TestTrackerGapEvent: a gap read past (--allow-gaps) is a recent event of
+// TestEventsGapEvent: a gap read past (--allow-gaps) is a recent event of
 // its own kind, naming the channel, the deleted offsets and where the read
 // went on, in order among the replay's events.
-func TestTrackerGapEvent(t *testing.T) {
+func TestEventsGapEvent(t *testing.T) {
 	names := &clock.Names{}
 	id := clock.TopicID{1}
 	if err := names.Add("orders", id); err != nil {
 		t.Fatal(err)
 	}
-	tr := NewTracker(3)
+	tr := NewEvents(3)
 	tr.lab.Names = names
 	ch := clock.Channel{Topic: id, Partition: 0}
 	tr.Observe(&replay.Event{Type: replay.EventDeliver, Seq: 1, Channel: ch, Offset: 4}, time.Time{})

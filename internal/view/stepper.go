@@ -17,12 +17,12 @@ type StepperOptions struct {
 	Recent int
 }
 
-// Stepper is a replay.Stepper paired with the Tracker of its current
+// Stepper is a replay.Stepper paired with the Events of its current
 // replay, so that it can describe itself as a Snapshot at every step.
 type Stepper struct {
 	*replay.Stepper
 	opts StepperOptions
-	tr   *Tracker
+	tr   *Events
 }
 
 // NewStepper returns a Stepper at the start of the input, paused; open and
@@ -32,7 +32,7 @@ func NewStepper(open func() (replay.Source, error), cfg replay.Config, opts Step
 	recent := cmp.Or(opts.Recent, 50)
 	inner := opts.StepperOptions
 	inner.NewObserver = func(*replay.Replayer) replay.Observer {
-		s.tr = NewTracker(recent)
+		s.tr = NewEvents(recent)
 		return s.tr
 	}
 	st, err := replay.NewStepper(open, cfg, inner)
@@ -48,11 +48,11 @@ func (s *Stepper) Snapshot() Snapshot {
 	pos := s.Position()
 	state := s.State()
 	return SnapshotOf(s.Replayer(), SnapshotOptions{
-		Title:   s.opts.Title,
-		Source:  s.opts.Source,
-		State:   state,
-		Now:     s.Now(),
-		Tracker: s.tr,
+		Title:  s.opts.Title,
+		Source: s.opts.Source,
+		State:  state,
+		Now:    s.Now(),
+		Events: s.tr,
 		Facts: inspect.Facts{
 			Log:      s.Replayer().LogFacts,
 			InputEnd: s.InputEnd,

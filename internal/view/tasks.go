@@ -22,12 +22,12 @@ type TaskRow struct {
 }
 
 // SnapshotOfTasks describes per-task gates as one snapshot: each task's
-// gate is described as SnapshotOf does (trackers[i] serves ts.Tasks[i]),
+// gate is described as SnapshotOf does (events[i] serves ts.Tasks[i]),
 // the rows and heads said with their task, task after task, and the
 // counters summed, with one TaskRow per task. The caps of opts apply per
 // task. A task that failed closed or stopped with an error makes the
 // snapshot's state its own (the first such task).
-func SnapshotOfTasks(ts *replay.Tasks, trackers []*Tracker, opts SnapshotOptions) Snapshot {
+func SnapshotOfTasks(ts *replay.Tasks, events []*Events, opts SnapshotOptions) Snapshot {
 	rates := opts.Rates
 	opts.Rates = nil // measured once over the sums
 	out := Snapshot{
@@ -49,12 +49,12 @@ func SnapshotOfTasks(ts *replay.Tasks, trackers []*Tracker, opts SnapshotOptions
 	var stamps []string
 	recentCap := 0
 	for i, task := range ts.Tasks {
-		var tr *Tracker
-		if i < len(trackers) {
-			tr = trackers[i]
+		var tr *Events
+		if i < len(events) {
+			tr = events[i]
 		}
 		o := opts
-		o.Tracker = tr
+		o.Events = tr
 		s := SnapshotOf(task.Replayer, o)
 		if out.Failure == nil && out.Err == "" && (s.State == replay.StateFailedClosed || s.State == replay.StateError) {
 			out.State, out.Failure, out.Err = s.State, s.Failure, s.Err
@@ -92,7 +92,7 @@ func SnapshotOfTasks(ts *replay.Tasks, trackers []*Tracker, opts SnapshotOptions
 	}
 	out.Stamp = strings.Join(stamps, "; ")
 	// The tasks' recent events, interleaved by time, as many as one
-	// tracker keeps.
+	// Events keeps.
 	slices.SortStableFunc(out.Recent, func(a, b RecentEvent) int { return a.At.Compare(b.At) })
 	if len(out.Recent) > recentCap {
 		out.Recent = slices.Clone(out.Recent[len(out.Recent)-recentCap:])
@@ -103,12 +103,12 @@ func SnapshotOfTasks(ts *replay.Tasks, trackers []*Tracker, opts SnapshotOptions
 	return out
 }
 
-// SeedHold tells the tracker of a record its gate holds without a hold
+// SeedHold tells the Events of a record its gate holds without a hold
 // event having been observed: a record of a seeded hold queue
 // (replay.Config.Seed), held since at and written at written (zero when
 // unknown). Call it before observing any event of the channel, head
 // first.
-func (t *Tracker) SeedHold(ch clock.Channel, offset int64, at, written time.Time) {
+func (t *Events) SeedHold(ch clock.Channel, offset int64, at, written time.Time) {
 	if t.holds == nil {
 		t.holds = map[clock.Channel]*holdQueue{}
 	}

@@ -159,7 +159,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	// Hold ages run from each record's timestamp: the node has held it
 	// (or not yet read it) since it was written.
-	tr := view.NewTracker(0)
+	tr := view.NewEvents(0)
 	observe := func(ev *replay.Event) error {
 		var at time.Time
 		if t, ok := record.TimeOf(ev.Timestamp); ev.HasTimestamp && ok { // none past 2262: no age from it

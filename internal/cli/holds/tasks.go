@@ -101,7 +101,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 			return err
 		}
 	}
-	tr := view.NewTracker(0)
+	tr := view.NewEvents(0)
 	observe := func(_ *replay.Task, ev *replay.Event) error {
 		var at time.Time
 		if t, ok := record.TimeOf(ev.Timestamp); ev.HasTimestamp && ok { // none past 2262: no age from it
