@@ -13,16 +13,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/fleet"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
 // bigSnapshot is a live snapshot of n channels (topics of 100 partitions),
 // every tenth holding a record.
 func bigSnapshot(n int) view.Snapshot {
-	s := view.Snapshot{State: replay.StateRunning, Taken: time.Unix(1700000000, 0), Scope: n}
+	s := view.Snapshot{State: engine.StateRunning, Taken: time.Unix(1700000000, 0), Scope: n}
 	for k := range n {
 		topic := "topic-" + strconv.Itoa(k/100)
 		row := view.ChannelRow{Channel: topic + "/" + strconv.Itoa(k%100), TopicID: fmt.Sprintf("00000000-0000-0000-0000-%012d", k/100),

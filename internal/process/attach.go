@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // Attach is a Parsley process read for shadowing: each task's gate state
@@ -25,7 +25,7 @@ type Attach struct {
 	// Seeds are the tasks' states, by task; Tasks the same for the
 	// replayer.
 	Seeds []*inspect.TaskSeed
-	Tasks []replay.TaskSeed
+	Tasks []engine.TaskSeed
 	// Channels are the channels to read (every task's scope that the
 	// cluster has), Starts where each is read from: the group's committed
 	// offset, else fed-up-to + 1.
@@ -86,7 +86,7 @@ func Seed(p *inspect.Process) (*Attach, error) {
 				state = append(state, cs)
 			}
 		}
-		a.Tasks = append(a.Tasks, replay.TaskSeed{Task: part, State: state})
+		a.Tasks = append(a.Tasks, engine.TaskSeed{Task: part, State: state})
 		for _, cs := range state {
 			ch := cs.Channel
 			a.Fed[ch] = cs.Fed
@@ -149,7 +149,7 @@ func mergeNames(dst, src *clock.Names) error {
 // fed-up-to that the state should hold and does not: the committed
 // offset was behind fed-up-to + 1 and the state lost them. They were not
 // fed.
-func (a *Attach) MissingWarnings(ts *replay.Tasks) []string {
+func (a *Attach) MissingWarnings(ts *engine.Tasks) []string {
 	var out []string
 	for _, task := range ts.Tasks {
 		by := map[clock.Channel][]int64{}
@@ -201,7 +201,7 @@ type ReadOnOptions struct {
 	// end): a process far behind is then reported as read so far.
 	MaxRecords int64
 	// Undecodable, ReceiptOnly and MaxHeaderSize are the gates' options
-	// (replay.Config): the default fails a task closed on an undecodable
+	// (engine.Config): the default fails a task closed on an undecodable
 	// header, as Parsley does; gate.UndecodableHold holds it as a head
 	// that never delivers, to show what the task would hold behind it.
 	Undecodable   gate.UndecodableMode
@@ -220,10 +220,10 @@ type ReadOnOptions struct {
 // position).
 func (a *Attach) ReadOn(ctx context.Context, cl *kafka.Client, opts ReadOnOptions) (map[int32]*inspect.ReadOn, error) {
 	p := a.Process
-	if !slices.ContainsFunc(a.Tasks, func(t replay.TaskSeed) bool { return len(t.State) > 0 }) {
+	if !slices.ContainsFunc(a.Tasks, func(t engine.TaskSeed) bool { return len(t.State) > 0 }) {
 		return map[int32]*inspect.ReadOn{}, nil // no task holds a channel: nothing to read on
 	}
-	ts, err := replay.NewTasks(replay.Config{Names: p.Names, Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize}, a.Tasks)
+	ts, err := engine.NewTasks(engine.Config{Names: p.Names, Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize}, a.Tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -237,12 +237,12 @@ func (a *Attach) ReadOn(ctx context.Context, cl *kafka.Client, opts ReadOnOption
 			return at, ok
 		}}
 	}
-	emit := func(t *replay.Task, ev *replay.Event) error {
+	emit := func(t *engine.Task, ev *engine.Event) error {
 		w := written[t.Task]
 		switch {
-		case ev.Type == replay.EventHold && ev.HasTimestamp:
+		case ev.Type == engine.EventHold && ev.HasTimestamp:
 			w[heldAt{ev.Channel, ev.Offset}] = time.UnixMilli(ev.Timestamp)
-		case ev.Type == replay.EventDeliver:
+		case ev.Type == engine.EventDeliver:
 			delete(w, heldAt{ev.Channel, ev.Offset})
 		}
 		return nil
@@ -285,8 +285,8 @@ func (a *Attach) ReadOn(ctx context.Context, cl *kafka.Client, opts ReadOnOption
 			records++
 			out[t.Task].Records++
 		}
-		if err := t.Feed(it, func(ev *replay.Event) error { return emit(t, ev) }); err != nil {
-			ie, failed := replay.FailureOf(err)
+		if err := t.Feed(it, func(ev *engine.Event) error { return emit(t, ev) }); err != nil {
+			ie, failed := engine.FailureOf(err)
 			if !failed {
 				return nil, err
 			}

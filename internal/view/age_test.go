@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 func TestAgeText(t *testing.T) {
@@ -38,7 +38,7 @@ func TestEventsTimestampOutOfRange(t *testing.T) {
 	tr := NewEvents(0)
 	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	for off, ms := range []int64{math.MaxInt64, record.MaxTimestamp + 1, at.UnixMilli()} {
-		tr.Observe(&replay.Event{Type: replay.EventHold, Channel: ch, Offset: int64(off), HasTimestamp: true, Timestamp: ms}, at)
+		tr.Observe(&engine.Event{Type: engine.EventHold, Channel: ch, Offset: int64(off), HasTimestamp: true, Timestamp: ms}, at)
 	}
 	for off := range 2 {
 		if ts, ok := tr.Timestamp(ch, int64(off)); ok {

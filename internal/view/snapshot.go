@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // Snapshot is the state of a gate and its feed at one moment, as plain
@@ -24,16 +24,16 @@ import (
 type Snapshot struct {
 	Title  string // what is shown, e.g. "causalctl watch"
 	Source string // brokers, or the capture file
-	State  replay.RunState
+	State  engine.RunState
 	// Taken is SnapshotOptions.Now: when the snapshot was taken (zero
 	// when unknown).
 	Taken time.Time
-	// Failure says where the gate failed closed (replay.StateFailedClosed).
+	// Failure says where the gate failed closed (engine.StateFailedClosed).
 	Failure *inspect.Failure
-	// Err is the error that stopped the feed (replay.StateError).
+	// Err is the error that stopped the feed (engine.StateError).
 	Err string
 	// RetryingFor is how long a live feed has been unable to reach its
-	// brokers, while State is replay.StateDisconnected.
+	// brokers, while State is engine.StateDisconnected.
 	RetryingFor time.Duration
 
 	Scope                                       int // channels in scope
@@ -70,7 +70,7 @@ type Snapshot struct {
 	// Cycles are the wait-graph cycles (a stamp out of contract).
 	Cycles [][]string
 	// Position is where a stepper stands; nil for a live feed.
-	Position *replay.Position
+	Position *engine.Position
 	// Offline is set for a replay: rates and log ends do not apply.
 	Offline bool
 	// Tasks is one summary per task when the gates are per task
@@ -177,7 +177,7 @@ type SnapshotOptions struct {
 	Title, Source string
 	// State is the feed's state. A failed gate, or an Events that saw the
 	// feed stop, overrides it.
-	State replay.RunState
+	State engine.RunState
 	// Now is the time ages are measured to: wall time live, the latest
 	// record timestamp offline. Zero leaves ages unknown.
 	Now time.Time
@@ -206,13 +206,13 @@ type SnapshotOptions struct {
 	// Caps; zero means the default.
 	MaxRows, MaxHeads, MaxClockEntries, MaxStampEntries int
 	// Position is copied into the snapshot.
-	Position *replay.Position
+	Position *engine.Position
 }
 
 // SnapshotOf describes the state of r now. It reads the gate and does not
 // change it; its cost grows with the channels in scope and the held heads
 // (see the caps in opts), not with the records received.
-func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
+func SnapshotOf(r *engine.Replayer, opts SnapshotOptions) Snapshot {
 	g := r.Gate()
 	t := opts.Events
 	if t == nil {
@@ -389,18 +389,18 @@ func (s *Snapshot) CauseCounts() []CauseCount {
 // the gate.
 func (s *Snapshot) setStop(t *Events, g *gate.Gate) {
 	if t.stopErr != nil {
-		if ie, ok := replay.FailureOf(t.stopErr); ok {
-			s.State = replay.StateFailedClosed
+		if ie, ok := engine.FailureOf(t.stopErr); ok {
+			s.State = engine.StateFailedClosed
 			s.Failure = inspect.NewFailure(ie)
 			return
 		}
-		s.State = replay.StateError
+		s.State = engine.StateError
 		s.Err = t.stopErr.Error()
 		return
 	}
 	var fc *gate.FailClosedError
 	if errors.As(g.Failed(), &fc) {
-		s.State = replay.StateFailedClosed
+		s.State = engine.StateFailedClosed
 		msg := string(fc.Code)
 		if fc.Err != nil {
 			msg = fc.Err.Error()
@@ -459,11 +459,11 @@ func posText(p int64) string {
 	return strconv.FormatInt(p, 10)
 }
 
-// Events keeps, beside a replay.Replayer, what a snapshot shows that the gate
+// Events keeps, beside a engine.Replayer, what a snapshot shows that the gate
 // does not: the last events, when each held record was received, the error
 // that stopped the feed, and resolved channel names. Feed it every event
 // (Observe) from the goroutine that runs the gate, and pass it in
-// SnapshotOptions. An Events serves one replay.Replayer (it caches its names and
+// SnapshotOptions. An Events serves one engine.Replayer (it caches its names and
 // display order); a replay started over needs a new one. The zero value
 // keeps no events; use NewEvents.
 type Events struct {
@@ -492,10 +492,10 @@ type Events struct {
 
 // eventGap marks a recent entry that is a gap (ObserveGap), not an event
 // of the replay.
-const eventGap = ^replay.EventType(0)
+const eventGap = ^engine.EventType(0)
 
 type recentEntry struct {
-	typ      replay.EventType // 0 for the stop error, eventGap for a gap
+	typ      engine.EventType // 0 for the stop error, eventGap for a gap
 	seq      int64
 	ch       clock.Channel
 	off      int64
@@ -551,10 +551,10 @@ func unixNano(at time.Time) int64 {
 // time live, the record's timestamp offline; zero when unknown). Call it
 // from the emit function given to Feed or Run. It allocates nothing in the
 // steady state.
-func (t *Events) Observe(ev *replay.Event, at time.Time) {
+func (t *Events) Observe(ev *engine.Event, at time.Time) {
 	ns := unixNano(at)
 	switch ev.Type {
-	case replay.EventHold:
+	case engine.EventHold:
 		if t.holds == nil {
 			t.holds = map[clock.Channel]*holdQueue{}
 		}
@@ -572,7 +572,7 @@ func (t *Events) Observe(ev *replay.Event, at time.Time) {
 		q.ats = append(q.ats, ns)
 		q.tss = append(q.tss, ts)
 		t.nHolds++
-	case replay.EventDeliver:
+	case engine.EventDeliver:
 		if t.nHolds > 0 {
 			if q := t.holds[ev.Channel]; q != nil && q.head < len(q.offs) && q.offs[q.head] == ev.Offset {
 				q.head++
@@ -608,9 +608,9 @@ func (t *Events) push() {
 	t.n = min(t.n+1, len(t.ring))
 }
 
-// Stop records the error that stopped the feed: an *replay.InputError from a gate
-// that failed closed makes snapshots show replay.StateFailedClosed with its
-// Failure, any other error replay.StateError. A nil error clears it.
+// Stop records the error that stopped the feed: an *engine.InputError from a gate
+// that failed closed makes snapshots show engine.StateFailedClosed with its
+// Failure, any other error engine.StateError. A nil error clears it.
 func (t *Events) Stop(err error, at time.Time) {
 	t.stopErr = err
 	t.stopAt = unixNano(at)
@@ -684,13 +684,13 @@ func (t *Events) recentEvents() []RecentEvent {
 			re.Kind = "gap"
 			re.Text = "gap " + t.lab.Name(e.ch) + ": offsets " + strconv.FormatInt(e.behind, 10) + " to " + strconv.FormatInt(e.off-1, 10) +
 				" deleted before they were read; read on at " + strconv.FormatInt(e.off, 10)
-		case replay.EventDeliver:
+		case engine.EventDeliver:
 			re.Kind = "deliver"
 			re.Text = "deliver #" + strconv.FormatInt(e.seq, 10) + " " + at
-		case replay.EventDrop:
+		case engine.EventDrop:
 			re.Kind = "drop"
 			re.Text = "drop " + at + " (replay guard)"
-		case replay.EventHold:
+		case engine.EventHold:
 			re.Kind = "hold"
 			switch {
 			case e.behind >= 0:
@@ -706,7 +706,7 @@ func (t *Events) recentEvents() []RecentEvent {
 				re.Text = "hold " + at
 			}
 		default:
-			if ie, ok := replay.FailureOf(t.stopErr); ok {
+			if ie, ok := engine.FailureOf(t.stopErr); ok {
 				re.Kind = "fail-closed"
 				re.Text = "FAILED CLOSED " + ie.Channel + "@" + strconv.FormatInt(ie.Offset, 10) + " " + string(ie.Code)
 			} else {
@@ -715,7 +715,7 @@ func (t *Events) recentEvents() []RecentEvent {
 			}
 			e.line = lineOf(t.stopErr)
 		}
-		if e.line > 0 && e.typ != replay.EventDeliver {
+		if e.line > 0 && e.typ != engine.EventDeliver {
 			re.Text += " · line " + strconv.FormatInt(e.line, 10)
 		}
 		out = append(out, re)
@@ -731,7 +731,7 @@ func errText(err error) string {
 }
 
 func lineOf(err error) int64 {
-	if ie, ok := replay.FailureOf(err); ok {
+	if ie, ok := engine.FailureOf(err); ok {
 		return ie.Line
 	}
 	return 0

@@ -2,6 +2,8 @@ package view
 
 import (
 	"cmp"
+
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
 
 	"github.com/causalctl/causalctl/internal/replay"
@@ -27,11 +29,11 @@ type Stepper struct {
 
 // NewStepper returns a Stepper at the start of the input, paused; open and
 // cfg are as for replay.NewStepper.
-func NewStepper(open func() (replay.Source, error), cfg replay.Config, opts StepperOptions) (*Stepper, error) {
+func NewStepper(open func() (engine.Source, error), cfg engine.Config, opts StepperOptions) (*Stepper, error) {
 	s := &Stepper{opts: opts}
 	recent := cmp.Or(opts.Recent, 50)
 	inner := opts.StepperOptions
-	inner.NewObserver = func(*replay.Replayer) replay.Observer {
+	inner.NewObserver = func(*engine.Replayer) replay.Observer {
 		s.tr = NewEvents(recent)
 		return s.tr
 	}
@@ -58,7 +60,7 @@ func (s *Stepper) Snapshot() Snapshot {
 			InputEnd: s.InputEnd,
 			Reads:    s.Reads,
 			// Past the end, whatever is missing is beyond the input.
-			Exhausted: state == replay.StateFinished,
+			Exhausted: state == engine.StateFinished,
 		},
 		Offline:  true,
 		Position: &pos,

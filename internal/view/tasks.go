@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // TaskRow is one task of a per-task snapshot: its gate's counters.
@@ -27,7 +27,7 @@ type TaskRow struct {
 // counters summed, with one TaskRow per task. The caps of opts apply per
 // task. A task that failed closed or stopped with an error makes the
 // snapshot's state its own (the first such task).
-func SnapshotOfTasks(ts *replay.Tasks, events []*Events, opts SnapshotOptions) Snapshot {
+func SnapshotOfTasks(ts *engine.Tasks, events []*Events, opts SnapshotOptions) Snapshot {
 	rates := opts.Rates
 	opts.Rates = nil // measured once over the sums
 	out := Snapshot{
@@ -56,7 +56,7 @@ func SnapshotOfTasks(ts *replay.Tasks, events []*Events, opts SnapshotOptions) S
 		o := opts
 		o.Events = tr
 		s := SnapshotOf(task.Replayer, o)
-		if out.Failure == nil && out.Err == "" && (s.State == replay.StateFailedClosed || s.State == replay.StateError) {
+		if out.Failure == nil && out.Err == "" && (s.State == engine.StateFailedClosed || s.State == engine.StateError) {
 			out.State, out.Failure, out.Err = s.State, s.Failure, s.Err
 		}
 		out.Tasks = append(out.Tasks, TaskRow{Task: task.Task, Scope: s.Scope, Received: s.Received, Delivered: s.Delivered,
@@ -105,7 +105,7 @@ func SnapshotOfTasks(ts *replay.Tasks, events []*Events, opts SnapshotOptions) S
 
 // SeedHold tells the Events of a record its gate holds without a hold
 // event having been observed: a record of a seeded hold queue
-// (replay.Config.Seed), held since at and written at written (zero when
+// (engine.Config.Seed), held since at and written at written (zero when
 // unknown). Call it before observing any event of the channel, head
 // first.
 func (t *Events) SeedHold(ch clock.Channel, offset int64, at, written time.Time) {
