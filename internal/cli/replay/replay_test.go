@@ -268,7 +268,7 @@ func TestBadInput(t *testing.T) {
 // summary says where the gate failed, and so does the error — whose text,
 // the one line the CLI prints after "causalctl: ", is checked here and
 // nowhere else; every other test asserts a failure from the typed error
-// or summary (replaytest).
+// or summary (enginetest).
 func TestFailClosedKeepsEvents(t *testing.T) {
 	good, _ := os.ReadFile(basicCapture)
 	lines := strings.Split(string(good), "\n")
