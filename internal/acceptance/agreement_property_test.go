@@ -15,11 +15,11 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/live"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/causalctl/causalctl/internal/view"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -747,7 +747,7 @@ func watchSnapshotOf(t *testing.T, what, app, addr string, now time.Time) view.S
 	}
 	defer fol.Close()
 	drv, err := live.New(fol.Follower, live.Config{Title: "causalctl watch --app " + app, Now: func() time.Time { return now },
-		Seeds: att.Tasks, SeedWritten: att.SeedWritten, Replay: replay.Config{Names: names}, Interval: 5 * time.Millisecond})
+		Seeds: att.Tasks, SeedWritten: att.SeedWritten, Replay: engine.Config{Names: names}, Interval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -772,7 +772,7 @@ func watchSnapshotOf(t *testing.T, what, app, addr string, now time.Time) view.S
 // caughtUp says whether a snapshot's feed has read every channel to its
 // end, or stopped.
 func caughtUp(s *view.Snapshot) bool {
-	if s.State != replay.StateRunning {
+	if s.State != engine.StateRunning {
 		return true
 	}
 	for _, row := range s.Channels {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/demo/demotest"
+	"github.com/causalctl/causalctl/internal/fleet"
 	"github.com/causalctl/causalctl/internal/kafka"
-	"github.com/causalctl/causalctl/internal/tracker"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -259,14 +259,14 @@ func exporterStory(t *testing.T, ctx context.Context, addr string, now time.Time
 // refreshed is the exporter's tracker over the cluster at addr after its
 // first discovery and refresh at now, and its client (closed when the test
 // ends).
-func refreshed(t *testing.T, ctx context.Context, addr string, now time.Time) (*tracker.Tracker, *kafka.Client) {
+func refreshed(t *testing.T, ctx context.Context, addr string, now time.Time) (*fleet.Refresher, *kafka.Client) {
 	t.Helper()
 	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: []string{addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	tr := tracker.New(tracker.Config{Client: cl, Now: func() time.Time { return now }})
+	tr := fleet.New(fleet.Config{Client: cl, Now: func() time.Time { return now }})
 	if err := tr.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -17,10 +17,10 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/fleet"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
 	"github.com/causalctl/causalctl/internal/metrics"
-	"github.com/causalctl/causalctl/internal/tracker"
 	"github.com/causalctl/causalctl/internal/tui"
 	"github.com/causalctl/causalctl/internal/view"
 )
@@ -170,7 +170,7 @@ func exporterSeries(t *testing.T, addr, app string, now time.Time) []string {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	tr := tracker.New(tracker.Config{Client: cl, AppPrefix: app, Now: func() time.Time { return now }})
+	tr := fleet.New(fleet.Config{Client: cl, AppPrefix: app, Now: func() time.Time { return now }})
 	if err := tr.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}

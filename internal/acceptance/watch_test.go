@@ -52,7 +52,7 @@ func writeUndecodable(t *testing.T, p *pipeline) {
 // TestWatchFailsClosed: an undecodable header stops the shadow node; the
 // last status says where and why, and the command exits 1 with one line
 // on stderr. Which record that line names is asserted typed where the
-// error is at hand (watch.TestRunTerminalFeedFails, replaytest); the
+// error is at hand (watch.TestRunTerminalFeedFails, enginetest); the
 // line's text is checked once, in replay.TestFailClosedKeepsEvents.
 func TestWatchFailsClosed(t *testing.T) {
 	p := newPipeline(t)

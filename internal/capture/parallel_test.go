@@ -15,7 +15,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
-	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/engine"
 )
 
 // randomCapture returns a capture of random lines: records and positions
@@ -100,7 +100,7 @@ func randomCapture(rng *rand.Rand) []byte {
 }
 
 // readAll reads src to its end: copies of its items and its error.
-func readAll(src replay.Source) ([]capture.Item, error) {
+func readAll(src engine.Source) ([]capture.Item, error) {
 	var out []capture.Item
 	for {
 		it, err := src.Next()
@@ -122,9 +122,9 @@ type discovered struct {
 	err      string
 }
 
-func discover(src replay.Source) discovered {
+func discover(src engine.Source) discovered {
 	names := &clock.Names{}
-	chans, err := replay.Discover(src, names)
+	chans, err := engine.Discover(src, names)
 	d := discovered{channels: chans}
 	for _, n := range names.All() {
 		id, _ := names.ID(n)
@@ -139,7 +139,7 @@ func discover(src replay.Source) discovered {
 // TestParallelReaderMatchesReader: over hundreds of random captures, each
 // read in random parts on 1 to 4 workers, a ParallelReader yields exactly
 // the items (line numbers included) and the first error of a Reader, in
-// every reading mode, and a first pass (replay.Discover) over it learns the
+// every reading mode, and a first pass (engine.Discover) over it learns the
 // same channels and names and fails on the same line. A merge broken on
 // purpose — parts handed over out of order, or line numbers not rebased —
 // must be caught by the same comparison.

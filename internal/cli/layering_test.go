@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,8 +48,13 @@ func TestNoCommandImportsAnother(t *testing.T) {
 // TestLayeringTable: every package's imports point down the layering
 // table of DEVELOPERS.md — the table matches the code. Helpers only tests
 // import (…test, testutil) and generators are left out.
-func TestLayeringTable(t *testing.T) {
-	const module = "github.com/causalctl/causalctl/"
+// module is the import path prefix of this repository's packages.
+const module = "github.com/causalctl/causalctl/"
+
+// layeringRows returns the packages of DEVELOPERS.md's layering table,
+// top (imports the most) to bottom.
+func layeringRows(t *testing.T) []string {
+	t.Helper()
 	doc, err := os.ReadFile("../../DEVELOPERS.md")
 	if err != nil {
 		t.Fatal(err)
@@ -61,6 +67,11 @@ func TestLayeringTable(t *testing.T) {
 			}
 		}
 	}
+	return rows
+}
+
+func TestLayeringTable(t *testing.T) {
+	rows := layeringRows(t)
 	row := func(pkg string) int {
 		for i, r := range rows {
 			if r == pkg {
@@ -239,5 +250,52 @@ func TestRecordTypesOneName(t *testing.T) {
 	}
 	if checked < 100 {
 		t.Errorf("checked %d files: the walk went wrong", checked)
+	}
+}
+
+// TestEngineBelowReplay: the gate-driving engine that live, replay and demo
+// drive imports neither the offline replay nor anything the layering table
+// puts above the engine — in no file, its tests and its test helpers
+// included (a test helper may read the diagnosis above, never the
+// replay) — and the table keeps the replay above the engine, so that the
+// first check cannot be passed by moving a row.
+func TestEngineBelowReplay(t *testing.T) {
+	rows := layeringRows(t)
+	engine, replay := slices.Index(rows, "internal/engine"), slices.Index(rows, "internal/replay")
+	if engine < 0 || replay < 0 || replay > engine {
+		t.Fatalf("the layering table must put internal/replay (row %d) above internal/engine (row %d)", replay, engine)
+	}
+	checked := 0
+	err := filepath.WalkDir("../../internal/engine", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return err
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		// A helper only tests import (enginetest) may read the diagnosis
+		// above, as every helper may; the offline replay, never.
+		helper := strings.HasSuffix(filepath.Base(filepath.Dir(path)), "test")
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			dep, ok := strings.CutPrefix(p, module)
+			if !ok || strings.HasPrefix(dep, "internal/engine") || dep == "internal/testutil" {
+				continue
+			}
+			if dep == "internal/replay" || strings.HasPrefix(dep, "internal/replay/") {
+				t.Errorf("%s imports %s: the engine must not know the offline replay", path, dep)
+			} else if r := slices.Index(rows, dep); r <= engine && !helper {
+				t.Errorf("%s imports %s, which the layering table does not put below internal/engine", path, dep)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 3 {
+		t.Errorf("checked %d files of internal/engine", checked)
 	}
 }

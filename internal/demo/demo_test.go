@@ -23,6 +23,7 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
@@ -234,17 +235,17 @@ func TestHonestStamps(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					r, err := replay.New(replay.Config{Scope: scope, Names: d.Names()})
+					r, err := engine.New(engine.Config{Scope: scope, Names: d.Names()})
 					if err != nil {
 						t.Fatal(err)
 					}
 					o := newOracle(truth, scope)
 					maxHeld := int64(0)
-					err = replay.Run(context.Background(), src, r, func(ev *replay.Event) error {
-						if ev.Type == replay.EventDeliver {
+					err = engine.Run(context.Background(), src, r, func(ev *engine.Event) error {
+						if ev.Type == engine.EventDeliver {
 							o.deliver(ev.Channel, ev.Offset)
 						}
-						if ev.Type == replay.EventDrop {
+						if ev.Type == engine.EventDrop {
 							o.fail("dropped %v@%d", ev.Channel, ev.Offset)
 						}
 						maxHeld = max(maxHeld, r.Gate().Stats().Held)
@@ -585,7 +586,7 @@ func TestSlowFaultLive(t *testing.T) {
 	defer cl.Close()
 	feed := d.Watch(fol)
 	defer feed.Close()
-	drv, err := live.New(feed, live.Config{Replay: replay.Config{Scope: d.Channels(), Names: cl.Names()}, Interval: 20 * time.Millisecond})
+	drv, err := live.New(feed, live.Config{Replay: engine.Config{Scope: d.Channels(), Names: cl.Names()}, Interval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -660,7 +661,7 @@ func TestSlowFaultHoldAges(t *testing.T) {
 			faulted: make(chan struct{}), start: time.Now(), ends: map[clock.Channel]int64{}}
 		faulted := src.faulted
 		feed := d.WatchFaulted(src, faulted)
-		drv, err := live.New(feed, live.Config{Replay: replay.Config{Scope: d.Channels(), Names: d.Names()}, Interval: tick})
+		drv, err := live.New(feed, live.Config{Replay: engine.Config{Scope: d.Channels(), Names: d.Names()}, Interval: tick})
 		if err != nil {
 			t.Fatal(err)
 		}

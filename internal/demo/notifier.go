@@ -15,10 +15,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // NotifierApp is the notifier's application id, which is also its
@@ -73,7 +73,7 @@ type Notifier struct {
 // task is one task: its gate, and what its changelog partition holds.
 type task struct {
 	p     int32
-	r     *replay.Replayer
+	r     *engine.Replayer
 	scope []clock.Channel
 	// held are the clocks of the records written as held, by key.
 	held map[heldAt]clock.Clock
@@ -123,7 +123,7 @@ func (d *Demo) StartNotifier(ctx context.Context) (n *Notifier, err error) {
 	}
 	for p := range changelogPartitions() {
 		scope := parsley.TaskScope(p, partitions)
-		r, err := replay.New(replay.Config{Scope: scope, Names: d.Names()})
+		r, err := engine.New(engine.Config{Scope: scope, Names: d.Names()})
 		if err != nil {
 			return nil, err
 		}
@@ -299,7 +299,7 @@ func (n *Notifier) process(batch []*record.Item) error {
 			continue
 		}
 		t := n.tasks[it.Partition]
-		err := t.r.Feed(it, func(ev *replay.Event) error {
+		err := t.r.Feed(it, func(ev *engine.Event) error {
 			recs = n.event(t, it, ev, recs)
 			return nil
 		})
@@ -336,18 +336,18 @@ func (n *Notifier) process(batch []*record.Item) error {
 
 // event turns one gate event into changelog entries: a held record is
 // written, a delivered one that was written is tombstoned.
-func (n *Notifier) event(t *task, it *record.Item, ev *replay.Event, recs []*kgo.Record) []*kgo.Record {
+func (n *Notifier) event(t *task, it *record.Item, ev *engine.Event, recs []*kgo.Record) []*kgo.Record {
 	at := heldAt{ev.Channel, ev.Offset}
 	key := parsley.Key{Tag: parsley.TagHeld, Channel: ev.Channel, Position: ev.Offset}
 	switch ev.Type {
-	case replay.EventHold:
+	case engine.EventHold:
 		// A hold is always of the record just received.
 		c, _, _ := clock.FromHeaders(it.Headers)
 		t.held[at] = c
 		v := parsley.AppendHeldRecord(nil, &parsley.HeldRecord{Timestamp: it.Timestamp, Key: it.Key, Value: it.Value,
 			Headers: it.Headers, Causes: c.Entries()})
 		recs = append(recs, t.record(key, v))
-	case replay.EventDeliver:
+	case engine.EventDeliver:
 		c, wasHeld := t.held[at]
 		if wasHeld {
 			delete(t.held, at)

@@ -13,10 +13,10 @@ import (
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // readChangelog reads the notifier's changelog read_committed from its
@@ -402,7 +402,7 @@ func TestNotifierFailsClosed(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the notifier did not fail closed")
 	}
-	ie, ok := replay.FailureOf(n.Err())
+	ie, ok := engine.FailureOf(n.Err())
 	if !ok || ie.Code != "truncated" || !strings.HasPrefix(ie.Channel, "shipments/") {
 		t.Fatalf("notifier error %v", n.Err())
 	}

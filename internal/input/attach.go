@@ -6,11 +6,11 @@ import (
 	"io"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/process"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // Attached is a process being shadowed: read, its tasks seeded, and the
@@ -18,7 +18,7 @@ import (
 type Attached struct {
 	*process.Attach
 	Range *Range
-	Tasks *replay.Tasks
+	Tasks *engine.Tasks
 }
 
 // Close closes the range and its client.
@@ -27,7 +27,7 @@ func (a *Attached) Close() { a.Range.Close() }
 // OpenAttach is --app for a command that reads to the log end: dial, read
 // the process (ReadAttach), print its warnings on warn, open the range
 // and seed the tasks' gates with cfg's options.
-func OpenAttach(ctx context.Context, dial func(context.Context) (*kafka.Client, error), t Tasks, cfg replay.Config, warn io.Writer) (*Attached, error) {
+func OpenAttach(ctx context.Context, dial func(context.Context) (*kafka.Client, error), t Tasks, cfg engine.Config, warn io.Writer) (*Attached, error) {
 	cl, err := dial(ctx)
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func OpenAttach(ctx context.Context, dial func(context.Context) (*kafka.Client, 
 		}
 	}
 	if err == nil {
-		out.Tasks, err = replay.NewTasks(cfg, att.Tasks)
+		out.Tasks, err = engine.NewTasks(cfg, att.Tasks)
 	}
 	if err != nil {
 		cl.Close()

@@ -37,7 +37,7 @@ type BrokerRead struct {
 	Options []kafka.ReadOption
 }
 
-// Range is an open broker range, a replay.Source of its items.
+// Range is an open broker range, a engine.Source of its items.
 type Range struct {
 	Client *kafka.Client
 	Range  *kafka.Range

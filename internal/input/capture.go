@@ -10,6 +10,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/record"
@@ -90,13 +91,13 @@ func (c *Capture) firstReading(ctx context.Context, ios *iostreams.IOStreams, na
 	if err == nil {
 		// A regular file is read on every core (in parts, merged in
 		// line order); anything else on a goroutine of its own.
-		pf := replay.Prefetch(replay.WithContext(ctx, first))
+		pf := replay.Prefetch(engine.WithContext(ctx, first))
 		chk.src = pf
-		var src replay.Source = chk
+		var src engine.Source = chk
 		if c.observe != nil {
 			src = &observed{src, c.observe}
 		}
-		c.Channels, err = replay.Discover(src, names)
+		c.Channels, err = engine.Discover(src, names)
 		pf.Close()
 	}
 	if err == nil && len(c.Channels) == 0 {
@@ -139,14 +140,14 @@ func StoppedWarning(s *capture.Stopped) string {
 }
 
 // checked is the first reading of a capture, checked as a whole as it
-// passes: what one line cannot show wrong. Refused (an *replay.InputError
+// passes: what one line cannot show wrong. Refused (an *engine.InputError
 // naming the line): a channel's offsets going backwards (SPEC §4), a second
 // log-facts line for a channel. Warned about, since a broker can really
 // report it (docs/capture-format.md §5): a record or position past the
 // high watermark of the channel's log facts, a cleanup policy no Kafka
 // knows, a negative retention.bytes other than −1.
 type checked struct {
-	src      replay.Source
+	src      engine.Source
 	names    *clock.Names
 	channels map[channelKey]*channelState
 	warnings []string
@@ -198,7 +199,7 @@ func (c *checked) Next() (*record.Item, error) {
 	}
 	if it.Kind == record.KindLogFacts {
 		if st.facts != nil {
-			return nil, replay.NewInputError(it, fmt.Errorf("a second log-facts line for the channel (the first is line %d)", st.factsLine))
+			return nil, engine.NewInputError(it, fmt.Errorf("a second log-facts line for the channel (the first is line %d)", st.factsLine))
 		}
 		st.facts, st.factsLine = it.Facts, it.Line
 		if r := it.Facts.Retention; r != nil {
@@ -212,7 +213,7 @@ func (c *checked) Next() (*record.Item, error) {
 		return it, nil
 	}
 	if st.lastLine > 0 && it.Offset < st.last {
-		ie := replay.NewInputError(it, fmt.Errorf("offset %d after offset %d (line %d): a channel's offsets must not decrease (SPEC §4)", it.Offset, st.last, st.lastLine))
+		ie := engine.NewInputError(it, fmt.Errorf("offset %d after offset %d (line %d): a channel's offsets must not decrease (SPEC §4)", it.Offset, st.last, st.lastLine))
 		ie.Channel, ie.Offset = name(), it.Offset
 		return nil, ie
 	}
@@ -245,7 +246,7 @@ func ObserveClocks() CaptureOption {
 
 // observed is a source whose items visit sees as they pass.
 type observed struct {
-	src   replay.Source
+	src   engine.Source
 	visit func(*record.Item) error
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/record"
@@ -138,10 +139,10 @@ type Read struct {
 	Partitions func(int32) bool
 	// Gate is the configuration of the tasks' gates that --app seeds
 	// (scope and starts come from the process).
-	Gate replay.Config
+	Gate engine.Config
 }
 
-// Source is an open input, a replay.Source of its items.
+// Source is an open input, a engine.Source of its items.
 type Source struct {
 	// Name names the input in messages: the capture's file name,
 	// "stdin", "broker range", or the process's application id.
@@ -167,12 +168,12 @@ type Source struct {
 	// Attached is the process of --app, its tasks seeded; nil otherwise.
 	Attached *Attached
 
-	items   replay.Source
+	items   engine.Source
 	closers []func()
 }
 
 // Next yields the input's next item, io.EOF at its end, and
-// replay.ErrInterrupted once the context OpenInput was given is done.
+// engine.ErrInterrupted once the context OpenInput was given is done.
 func (s *Source) Next() (*record.Item, error) {
 	if s.items == nil {
 		return nil, errors.New("the input was opened to be read again (Read.Reread): read it through its Capture")
@@ -244,7 +245,7 @@ func openCapture(ctx context.Context, in *Spec, read Read, open func(...CaptureO
 		return nil, fmt.Errorf("%s: %w", c.Name, err)
 	}
 	// Parse on one core, work on the other.
-	pf := replay.Prefetch(replay.WithContext(ctx, rd))
+	pf := replay.Prefetch(engine.WithContext(ctx, rd))
 	s.items, s.closers = pf, append(s.closers, func() { pf.Close() })
 	return s, nil
 }
@@ -284,13 +285,13 @@ func openRange(ctx context.Context, env Env, in *Spec, read Read) (*Source, erro
 		})
 	}
 	s := &Source{Name: name, Channels: rng.Channels, Range: rng, closers: []func(){rng.Close}}
-	var items replay.Source = rng
+	var items engine.Source = rng
 	if in.Interleave.Mode == replay.Timestamp {
 		// Merge as it streams, reading each channel as the merge needs
 		// it: a range's channels are known when it opens.
 		items, s.Interleaved = replay.MergeByTimestamp(rng, len(rng.Channels)), true
 	}
-	s.items = replay.WithContext(ctx, items)
+	s.items = engine.WithContext(ctx, items)
 	return s, nil
 }
 
@@ -314,7 +315,7 @@ func openProcess(ctx context.Context, env Env, in *Spec, read Read) (*Source, er
 		Channels:    att.Range.Channels,
 		Interleaved: true, // in the range's order: the process reads no other
 		Attached:    att,
-		items:       replay.WithContext(ctx, att.Range),
+		items:       engine.WithContext(ctx, att.Range),
 		closers:     []func(){att.Close},
 	}, nil
 }

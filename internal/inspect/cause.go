@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // Cause says why a held head's requirement is unmet, or why the head itself
@@ -237,7 +237,7 @@ func cycleText(cycle []string) string {
 // InputFacts are the facts of a replay over an input that names channels
 // read: the log facts the input carried (log-facts lines or items), which
 // channels it reads, and whether it was read to its end.
-func InputFacts(r *replay.Replayer, read []clock.Channel, exhausted bool) Facts {
+func InputFacts(r *engine.Replayer, read []clock.Channel, exhausted bool) Facts {
 	set := make(map[clock.Channel]bool, len(read))
 	for _, ch := range read {
 		set[ch] = true

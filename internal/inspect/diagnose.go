@@ -21,9 +21,9 @@ type Input struct {
 	Gate  *gate.Gate
 	Names *clock.Names
 	Facts Facts
-	// Timestamp returns a held record's timestamp (Tracker.Timestamp).
+	// Timestamp returns a held record's timestamp (view.Events.Timestamp).
 	Timestamp func(ch clock.Channel, offset int64) (time.Time, bool)
-	// HeldSince returns when a record's hold began (Tracker.HeldSince);
+	// HeldSince returns when a record's hold began (view.Events.HeldSince);
 	// nil measures hold ages from the record's timestamp.
 	HeldSince func(ch clock.Channel, offset int64) (time.Time, bool)
 	// Now is the time ages and headroom are measured to; zero leaves them

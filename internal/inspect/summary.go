@@ -1,6 +1,7 @@
 package inspect
 
 import (
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/replay"
 )
 
@@ -109,7 +110,7 @@ func position(p int64) *int64 {
 }
 
 // SummaryOf describes the state of r now, its heads classified with f.
-func SummaryOf(r *replay.Replayer, f Facts) *Summary {
+func SummaryOf(r *engine.Replayer, f Facts) *Summary {
 	g, names := r.Gate(), r.Names()
 	st := g.Stats()
 	s := &Summary{
@@ -154,14 +155,14 @@ func SummaryOf(r *replay.Replayer, f Facts) *Summary {
 }
 
 // SetFailure records in s where the replay failed, when err is an
-// *replay.InputError from a gate that failed closed.
+// *engine.InputError from a gate that failed closed.
 func (s *Summary) SetFailure(err error) {
-	if ie, ok := replay.FailureOf(err); ok {
+	if ie, ok := engine.FailureOf(err); ok {
 		s.Failed = NewFailure(ie)
 	}
 }
 
 // NewFailure is the Failure of a gate that failed closed.
-func NewFailure(ie *replay.InputError) *Failure {
+func NewFailure(ie *engine.InputError) *Failure {
 	return &Failure{Channel: ie.Channel, Offset: ie.Offset, Line: ie.Line, Code: string(ie.Code), Error: ie.Err.Error()}
 }

@@ -3,7 +3,7 @@
 // for the TUI of `watch` and `demo`, and a plain status line for output that
 // is not a terminal.
 //
-// One goroutine owns the gate (a replay.Replayer) and a view.Tracker: it
+// One goroutine owns the gate (a engine.Replayer) and a view.Events: it
 // feeds them the items a reader goroutine takes from the Source, and about
 // ten times a second builds a view.Snapshot and offers it on a channel
 // that holds one. A consumer that falls behind misses snapshots, never
@@ -20,9 +20,9 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -39,7 +39,7 @@ type Source interface {
 
 // A Source that also says since when it has been failing to read and
 // retrying (zero while it reads) makes snapshots say so:
-// replay.StateDisconnected. *kafka.Follower is one.
+// engine.StateDisconnected. *kafka.Follower is one.
 type retryingSource interface {
 	Retrying() time.Time
 }
@@ -70,7 +70,7 @@ type Config struct {
 	// Replay configures the gate: the scope (every channel the Source
 	// yields must be in it, or its records are skipped), start positions,
 	// the undecodable mode, names.
-	Replay replay.Config
+	Replay engine.Config
 	// Title and Source are shown in snapshots, e.g. "causalctl watch" and
 	// the brokers.
 	Title, Source string
@@ -89,7 +89,7 @@ type Config struct {
 	// default.
 	MaxRows, MaxHeads, MaxClockEntries, MaxStampEntries int
 
-	// Tasks runs one gate per Parsley task (replay.NewTasks): task p
+	// Tasks runs one gate per Parsley task (engine.NewTasks): task p
 	// receives partition p of every channel in Replay.Scope, and snapshots
 	// say each row's and head's task (view.SnapshotOfTasks). The caps
 	// apply per task.
@@ -98,7 +98,7 @@ type Config struct {
 	// Replay.Scope and Replay.Starts must be empty): the --app attach.
 	// The heads the seeded gates deliver at once are delivered when Run
 	// starts.
-	Seeds []replay.TaskSeed
+	Seeds []engine.TaskSeed
 	// SeedWritten gives a seeded held record's timestamp (from the
 	// store), for its age since written; nil leaves it unknown.
 	SeedWritten func(ch clock.Channel, offset int64) (time.Time, bool)
@@ -115,19 +115,19 @@ type Config struct {
 type Driver struct {
 	src Source
 	cfg Config
-	r   *replay.Replayer
-	tr  *view.Tracker
+	r   *engine.Replayer
+	tr  *view.Events
 	// With Config.Tasks: the tasks' gates, and a tracker for each (trs[i]
 	// serves ts.Tasks[i]); r and tr are then nil.
-	ts       *replay.Tasks
-	trs      []*view.Tracker
-	emitTask func(*replay.Task, *replay.Event) error
+	ts       *engine.Tasks
+	trs      []*view.Events
+	emitTask func(*engine.Task, *engine.Event) error
 	failed   int32 // the task of the item fed last
 	// down are the tasks whose gate failed closed while others read on
 	// (Config.Tasks), as Parsley stops a task and runs the others.
 	down map[int32]bool
 	rate view.RateMeter
-	emit func(*replay.Event) error
+	emit func(*engine.Event) error
 	at   time.Time // when the items being fed arrived
 
 	snaps   chan view.Snapshot
@@ -175,12 +175,12 @@ func New(src Source, cfg Config) (*Driver, error) {
 	if cfg.Tasks || cfg.Seeds != nil {
 		return d, d.newTasks()
 	}
-	r, err := replay.New(cfg.Replay)
+	r, err := engine.New(cfg.Replay)
 	if err != nil {
 		return nil, err
 	}
-	d.r, d.tr = r, view.NewTracker(cfg.Recent)
-	d.emit = func(ev *replay.Event) error {
+	d.r, d.tr = r, view.NewEvents(cfg.Recent)
+	d.emit = func(ev *engine.Event) error {
 		d.tr.Observe(ev, d.at)
 		return nil
 	}
@@ -190,15 +190,15 @@ func New(src Source, cfg Config) (*Driver, error) {
 // newTasks sets up the per-task gates, their trackers told of the seeded
 // hold queues.
 func (d *Driver) newTasks() error {
-	ts, err := replay.NewTasks(d.cfg.Replay, d.cfg.Seeds)
+	ts, err := engine.NewTasks(d.cfg.Replay, d.cfg.Seeds)
 	if err != nil {
 		return err
 	}
 	d.ts = ts
 	at := d.cfg.Now()
-	byNum := map[int32]*view.Tracker{}
+	byNum := map[int32]*view.Events{}
 	for _, task := range ts.Tasks {
-		tr := view.NewTracker(d.cfg.Recent)
+		tr := view.NewEvents(d.cfg.Recent)
 		d.trs = append(d.trs, tr)
 		byNum[task.Task] = tr
 	}
@@ -217,7 +217,7 @@ func (d *Driver) newTasks() error {
 			}
 		}
 	}
-	d.emitTask = func(task *replay.Task, ev *replay.Event) error {
+	d.emitTask = func(task *engine.Task, ev *engine.Event) error {
 		byNum[task.Task].Observe(ev, d.at)
 		return nil
 	}
@@ -267,9 +267,9 @@ func (d *Driver) Snapshots() <-chan view.Snapshot { return d.snaps }
 // snapshots — the held heads keep ageing — until Run's context is done.
 func (d *Driver) Stopped() <-chan struct{} { return d.stopped }
 
-// Err returns what stopped the feed: a *replay.InputError for which
-// replay.FailureOf reports true when the gate failed closed, another
-// *replay.InputError for an item the gate could not place, or the Source's
+// Err returns what stopped the feed: a *engine.InputError for which
+// engine.FailureOf reports true when the gate failed closed, another
+// *engine.InputError for an item the gate could not place, or the Source's
 // error; nil while it runs.
 func (d *Driver) Err() error {
 	d.mu.Lock()
@@ -340,13 +340,13 @@ func (d *Driver) Run(ctx context.Context) error {
 			feed = nil
 		}
 	}
-	d.publish(replay.StateRunning)
+	d.publish(engine.StateRunning)
 	for {
 		select {
 		case <-ctx.Done():
 			return d.finish()
 		case <-tick.C:
-			d.publish(replay.StateRunning)
+			d.publish(engine.StateRunning)
 		case b := <-feed:
 			d.at = d.cfg.Now()
 			for _, it := range b.items {
@@ -408,7 +408,7 @@ func (d *Driver) read(ctx context.Context, out chan<- batch) {
 // view shows every task as state and holds --app tell it. It reports
 // whether the feed goes on.
 func (d *Driver) stopTask(err error) bool {
-	var ie *replay.InputError
+	var ie *engine.InputError
 	if d.ts == nil || !errors.As(err, &ie) || ie.Code == "" || len(d.down)+1 >= len(d.ts.Tasks) {
 		return false
 	}
@@ -453,7 +453,7 @@ func (d *Driver) stop(err error) {
 	if d.tr != nil {
 		d.tr.Stop(err, now)
 	}
-	var ie *replay.InputError
+	var ie *engine.InputError
 	for i, tr := range d.trs {
 		// An item the gate failed on is its task's; a failed feed every
 		// task's.
@@ -468,7 +468,7 @@ func (d *Driver) stop(err error) {
 }
 
 func (d *Driver) finish() error {
-	s := d.snapshot(replay.StateFinished)
+	s := d.snapshot(engine.StateFinished)
 	d.offer(s)
 	close(d.snaps)
 	ends, hws := d.src.LogEnds(), d.highWatermarks()
@@ -512,7 +512,7 @@ func (d *Driver) highWatermarks() map[clock.Channel]int64 {
 // facts are the log facts the classifier reads live: those the source
 // gave when it opened (log start, retention, open transactions), with the
 // last stable offset and high watermark it reports now.
-func (d *Driver) facts(r *replay.Replayer, ends, hws map[clock.Channel]int64) inspect.Facts {
+func (d *Driver) facts(r *engine.Replayer, ends, hws map[clock.Channel]int64) inspect.Facts {
 	return inspect.Facts{Log: func(ch clock.Channel) (*record.LogFacts, bool) {
 		end, ok := ends[ch]
 		opened, have := r.LogFacts(ch)
@@ -532,7 +532,7 @@ func (d *Driver) facts(r *replay.Replayer, ends, hws map[clock.Channel]int64) in
 	}}
 }
 
-func (d *Driver) snapshot(state replay.RunState) view.Snapshot {
+func (d *Driver) snapshot(state engine.RunState) view.Snapshot {
 	ends := d.src.LogEnds()
 	hws := d.highWatermarks()
 	now := d.cfg.Now()
@@ -541,7 +541,7 @@ func (d *Driver) snapshot(state replay.RunState) view.Snapshot {
 		Source:          d.cfg.Source,
 		State:           state,
 		Now:             now,
-		Tracker:         d.tr,
+		Events:          d.tr,
 		Rates:           &d.rate,
 		LogEnd:          func(ch clock.Channel) (int64, bool) { e, ok := ends[ch]; return e, ok },
 		HighWatermark:   func(ch clock.Channel) (int64, bool) { e, ok := hws[ch]; return e, ok },
@@ -566,15 +566,15 @@ func (d *Driver) snapshot(state replay.RunState) view.Snapshot {
 		opts.Facts = d.facts(d.r, ends, hws)
 		s = view.SnapshotOf(d.r, opts)
 	}
-	if rs, ok := d.src.(retryingSource); ok && s.State == replay.StateRunning {
+	if rs, ok := d.src.(retryingSource); ok && s.State == engine.StateRunning {
 		if since := rs.Retrying(); !since.IsZero() {
-			s.State, s.RetryingFor = replay.StateDisconnected, max(now.Sub(since), 0)
+			s.State, s.RetryingFor = engine.StateDisconnected, max(now.Sub(since), 0)
 		}
 	}
 	return s
 }
 
-func (d *Driver) publish(state replay.RunState) {
+func (d *Driver) publish(state engine.RunState) {
 	d.offer(d.snapshot(state))
 }
 
@@ -600,7 +600,7 @@ func (d *Driver) offer(s view.Snapshot) {
 
 // Status is the one-line summary of a live gate: what a status line shows.
 type Status struct {
-	State replay.RunState
+	State engine.RunState
 	// RetryingFor is how long the feed has been unable to reach its
 	// brokers, in the StateDisconnected state.
 	RetryingFor time.Duration
@@ -693,7 +693,7 @@ func (s Status) String() string {
 		b.WriteByte('=')
 		b.WriteString(v)
 	}
-	if s.State == replay.StateDisconnected {
+	if s.State == engine.StateDisconnected {
 		field("state", strconv.Quote(view.Retrying(s.RetryingFor))) // logfmt's quoting
 	} else {
 		field("state", strings.ReplaceAll(view.StateText(s.State), " ", "-"))
@@ -728,7 +728,7 @@ func (s Status) String() string {
 	if s.LagKnown {
 		field("lag", strconv.FormatInt(s.Lag, 10))
 	}
-	if s.State == replay.StateError && s.Err != "" {
+	if s.State == engine.StateError && s.Err != "" {
 		field("error", strconv.Quote(strings.ReplaceAll(s.Err, "\n", " ")))
 	}
 	return b.String()

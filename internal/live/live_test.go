@@ -11,6 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/causalctl/causalctl/internal/view"
 
@@ -21,7 +22,6 @@ import (
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 var (
@@ -204,7 +204,7 @@ func TestSnapshotRate(t *testing.T) {
 		// backlog: the snapshots of two more intervals replaced each
 		// other unread.
 		advance(250 * time.Millisecond)
-		if s := <-d.Snapshots(); s.Delivered != n || s.Received != n || s.State != replay.StateRunning {
+		if s := <-d.Snapshots(); s.Delivered != n || s.Received != n || s.State != engine.StateRunning {
 			t.Errorf("late snapshot: %d received, %d delivered, %v", s.Received, s.Delivered, s.State)
 		}
 		select {
@@ -219,7 +219,7 @@ func TestSnapshotRate(t *testing.T) {
 		for s := range d.Snapshots() {
 			last = s
 		}
-		if last.State != replay.StateFinished || last.Delivered != n {
+		if last.State != engine.StateFinished || last.Delivered != n {
 			t.Errorf("last snapshot: %v, %d delivered", last.State, last.Delivered)
 		}
 		if sum := d.Summary(); sum == nil || sum.Delivered != n || sum.Failed != nil {
@@ -286,17 +286,17 @@ func TestFailClosed(t *testing.T) {
 		case <-time.After(5 * time.Second):
 			t.Fatal("not stopped")
 		}
-		var ie *replay.InputError
+		var ie *engine.InputError
 		if err := d.Err(); !errors.As(err, &ie) || ie.Code != "truncated" || ie.Offset != 7 || ie.Channel != "b/0" {
 			t.Fatalf("err %v", err)
 		}
-		st := waitFor(t, d, "failed closed", func(s Status) bool { return s.State == replay.StateFailedClosed })
+		st := waitFor(t, d, "failed closed", func(s Status) bool { return s.State == engine.StateFailedClosed })
 		if st.Failure == nil || st.Failure.Code != "truncated" || !strings.HasPrefix(st.String(), "state=failed-closed code=truncated at=b/0@7 scope=2 ") {
 			t.Errorf("status %+v %q", st, st)
 		}
 		// Still publishing, still failed.
 		for range 2 {
-			if s := <-d.Snapshots(); s.State != replay.StateFailedClosed {
+			if s := <-d.Snapshots(); s.State != engine.StateFailedClosed {
 				t.Errorf("snapshot state %v", s.State)
 			}
 		}
@@ -324,7 +324,7 @@ func TestSourceError(t *testing.T) {
 		defer stop()
 		src.errs <- errors.New("broker gone")
 		<-d.Stopped()
-		st := waitFor(t, d, "the error", func(s Status) bool { return s.State == replay.StateError })
+		st := waitFor(t, d, "the error", func(s Status) bool { return s.State == engine.StateError })
 		if !strings.HasSuffix(st.String(), ` error="broker gone"`) {
 			t.Errorf("status line %q", st)
 		}
@@ -373,7 +373,7 @@ func TestFollower(t *testing.T) {
 	for _, rc := range f.Channels() {
 		scope = append(scope, rc.Channel())
 	}
-	d, stop := start(t, f, Config{Replay: replay.Config{Scope: scope, Names: cl.Names()}, Interval: 20 * time.Millisecond})
+	d, stop := start(t, f, Config{Replay: engine.Config{Scope: scope, Names: cl.Names()}, Interval: 20 * time.Millisecond})
 
 	ca := clock.Channel{Topic: ids["a"], Partition: 0}
 	// b/0@0 claims a/0@0 (a transaction's record, committed later).
@@ -410,7 +410,7 @@ func TestFollower(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := waitFor(t, d, "the drain", func(s Status) bool { return s.Held == 0 && s.Delivered == 2 && s.LagKnown && s.Lag == 0 })
-	if st.State != replay.StateRunning {
+	if st.State != engine.StateRunning {
 		t.Errorf("state %v", st.State)
 	}
 	if err := stop(); err != nil {
@@ -426,7 +426,7 @@ func TestFollower(t *testing.T) {
 // gate with and without known log ends, a disconnected feed and a stopped
 // one.
 func TestStatusString(t *testing.T) {
-	snap := view.Snapshot{State: replay.StateRunning, Scope: 30, Received: 5000, Delivered: 4991, Held: 9, HeldChannels: 3,
+	snap := view.Snapshot{State: engine.StateRunning, Scope: 30, Received: 5000, Delivered: 4991, Held: 9, HeldChannels: 3,
 		OldestHold: inspect.Age{D: 83 * time.Second, Known: true}, RecvRate: 123456.7, DeliverRate: 120001}
 	want := "state=running scope=30 received=5000 delivered=4991 dropped=0 held=9 held_channels=3 oldest_hold=1m23s in=123457/s out=120001/s"
 	if got := StatusOf(&snap).String(); got != want {
@@ -436,16 +436,16 @@ func TestStatusString(t *testing.T) {
 	if got := StatusOf(&snap).String(); got != want+" lag=3" {
 		t.Errorf("with log ends: %s", got)
 	}
-	snap.State, snap.RetryingFor = replay.StateDisconnected, 7300*time.Millisecond
+	snap.State, snap.RetryingFor = engine.StateDisconnected, 7300*time.Millisecond
 	if got := StatusOf(&snap).String(); !strings.HasPrefix(got, `state="disconnected (retrying, 7s)" scope=30 received=5000`) {
 		t.Errorf("disconnected: %s", got)
 	}
-	snap.State, snap.Err = replay.StateError, "reading a/0 failed\nat 3"
+	snap.State, snap.Err = engine.StateError, "reading a/0 failed\nat 3"
 	if got := StatusOf(&snap).String(); !strings.HasSuffix(got, ` lag=3 error="reading a/0 failed at 3"`) {
 		t.Errorf("stopped: %s", got)
 	}
 	// Per-task gates say each task's held heads and records.
-	snap = view.Snapshot{State: replay.StateRunning, Scope: 6, Held: 4, HeldChannels: 2,
+	snap = view.Snapshot{State: engine.StateRunning, Scope: 6, Held: 4, HeldChannels: 2,
 		Tasks: []view.TaskRow{{Task: 0, Scope: 3, Held: 3, HeldChannels: 1}, {Task: 1, Scope: 3, Held: 1, HeldChannels: 1}, {Task: 2}}}
 	want = "state=running scope=6 tasks=3 task_heads=0:1,1:1,2:0 task_held=0:3,1:1,2:0 received=0"
 	if got := StatusOf(&snap).String(); !strings.HasPrefix(got, want) {

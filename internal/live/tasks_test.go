@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -46,17 +46,17 @@ func randomItems(seed uint64, n int) []*record.Item {
 
 // reference replays items with one gate per task, as `replay --tasks`
 // does, from seeds when given.
-func reference(t *testing.T, items []*record.Item, seeds []replay.TaskSeed) *replay.Tasks {
+func reference(t *testing.T, items []*record.Item, seeds []engine.TaskSeed) *engine.Tasks {
 	t.Helper()
-	cfg := replay.Config{Scope: []clock.Channel{a0, a1, b0, b1}}
+	cfg := engine.Config{Scope: []clock.Channel{a0, a1, b0, b1}}
 	if seeds != nil {
 		cfg.Scope = nil
 	}
-	ts, err := replay.NewTasks(cfg, seeds)
+	ts, err := engine.NewTasks(cfg, seeds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	emit := func(*replay.Task, *replay.Event) error { return nil }
+	emit := func(*engine.Task, *engine.Event) error { return nil }
 	if err := ts.Flush(emit); err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func reference(t *testing.T, items []*record.Item, seeds []replay.TaskSeed) *rep
 // sameAsReference checks that the snapshot shows each task's gate as the
 // reference has it: per channel settled, received and held, per task the
 // counters.
-func sameAsReference(t *testing.T, s *view.Snapshot, ref *replay.Tasks) {
+func sameAsReference(t *testing.T, s *view.Snapshot, ref *engine.Tasks) {
 	t.Helper()
 	if len(s.Tasks) != len(ref.Tasks) {
 		t.Fatalf("%d tasks in the snapshot, want %d", len(s.Tasks), len(ref.Tasks))
@@ -111,7 +111,7 @@ func sameAsReference(t *testing.T, s *view.Snapshot, ref *replay.Tasks) {
 
 // feedAll gives the driver items and waits until its tasks have received
 // as many records as the reference's.
-func feedAll(t *testing.T, src *fakeSource, d *Driver, items []*record.Item, ref *replay.Tasks) view.Snapshot {
+func feedAll(t *testing.T, src *fakeSource, d *Driver, items []*record.Item, ref *engine.Tasks) view.Snapshot {
 	t.Helper()
 	go func() {
 		for _, it := range items {
@@ -143,7 +143,7 @@ func TestTasksMatchTheReplay(t *testing.T) {
 	for seed := range uint64(8) {
 		items := randomItems(seed, 30)
 		src := newFake()
-		d, stop := start(t, src, Config{Tasks: true, Replay: replay.Config{Scope: []clock.Channel{a0, a1, b0, b1}}})
+		d, stop := start(t, src, Config{Tasks: true, Replay: engine.Config{Scope: []clock.Channel{a0, a1, b0, b1}}})
 		ref := reference(t, items, nil)
 		held += ref.Held()
 		s := feedAll(t, src, d, items, ref)
@@ -167,14 +167,14 @@ func TestSeededTasksMatchTheReplay(t *testing.T) {
 		items := randomItems(seed, 30)
 		cut := len(items) / 2
 		pre := reference(t, items[:cut], nil)
-		var seeds []replay.TaskSeed
+		var seeds []engine.TaskSeed
 		for _, task := range pre.Tasks {
-			seeds = append(seeds, replay.TaskSeed{Task: task.Task, State: task.Gate().State()})
+			seeds = append(seeds, engine.TaskSeed{Task: task.Task, State: task.Gate().State()})
 		}
 		written := time.Unix(1000, 0)
 		now := written.Add(time.Minute)
 		src := newFake()
-		d, stop := start(t, src, Config{Seeds: seeds, Replay: replay.Config{Scope: []clock.Channel{}},
+		d, stop := start(t, src, Config{Seeds: seeds, Replay: engine.Config{Scope: []clock.Channel{}},
 			Now:         func() time.Time { return now },
 			SeedWritten: func(clock.Channel, int64) (time.Time, bool) { return written, true }})
 		ref := reference(t, items[cut:], seeds)
@@ -211,7 +211,7 @@ func TestTaskGateDeliversCrossPartitionClaim(t *testing.T) {
 	items := []*record.Item{recordAt(a1, 0), recordAt(b0, 0, causes(clock.Entry{Channel: a1, Position: 5}))}
 	for _, tasks := range []bool{false, true} {
 		src := newFake()
-		d, stop := start(t, src, Config{Tasks: tasks, Replay: replay.Config{Scope: []clock.Channel{a0, a1, b0, b1}}})
+		d, stop := start(t, src, Config{Tasks: tasks, Replay: engine.Config{Scope: []clock.Channel{a0, a1, b0, b1}}})
 		go func() {
 			for _, it := range items {
 				src.items <- it
@@ -239,7 +239,7 @@ func TestTaskGateDeliversCrossPartitionClaim(t *testing.T) {
 func TestTaskFailsClosedAlone(t *testing.T) {
 	undecodable := clock.Header{Key: clock.HeaderCauses, Value: []byte{1}}
 	src := newFake()
-	d, stop := start(t, src, Config{Tasks: true, Replay: replay.Config{Scope: []clock.Channel{a0, a1, b0, b1}}})
+	d, stop := start(t, src, Config{Tasks: true, Replay: engine.Config{Scope: []clock.Channel{a0, a1, b0, b1}}})
 	go func() {
 		for _, it := range []*record.Item{recordAt(a0, 0, undecodable), recordAt(a0, 1), recordAt(b1, 0), recordAt(a1, 0, causes(clock.Entry{Channel: b1, Position: 0}))} {
 			src.items <- it
@@ -248,7 +248,7 @@ func TestTaskFailsClosedAlone(t *testing.T) {
 	s := waitSnapshot(t, d, "task 1 delivered past task 0's failure", func(s *view.Snapshot) bool {
 		return len(s.Tasks) == 2 && s.Tasks[1].Delivered == 2
 	})
-	if s.State != replay.StateFailedClosed || s.Failure == nil || s.Failure.Offset != 0 {
+	if s.State != engine.StateFailedClosed || s.Failure == nil || s.Failure.Offset != 0 {
 		t.Errorf("state %v, failure %+v: want failed closed at a/0@0", s.State, s.Failure)
 	}
 	if s.Tasks[0].Received != 0 || s.Tasks[0].Delivered != 0 {

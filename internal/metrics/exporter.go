@@ -11,18 +11,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/causalctl/causalctl/internal/fleet"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/parsley"
-	"github.com/causalctl/causalctl/internal/tracker"
 	"github.com/causalctl/causalctl/internal/upstream"
 )
 
 // Processes gives the latest snapshot of the Parsley processes `causalctl
-// exporter` follows; *tracker.Tracker is one.
+// exporter` follows; *fleet.Refresher is one.
 type Processes interface {
 	// Latest returns the latest snapshot, false before the first. The
 	// snapshot is shared: it is read, never changed.
-	Latest() (*tracker.Snapshot, bool)
+	Latest() (*fleet.Snapshot, bool)
 }
 
 // ProcessCollector is a prometheus.Collector over the latest snapshot of
@@ -225,7 +225,7 @@ func (b *seriesBudget) take(n int) { b.used += n }
 // foldedTask sends a folded task's series: its holds as one pair of
 // topic OtherTopic (the held total and the oldest's age), and the series
 // of the task itself; no lag series.
-func (c *ProcessCollector) foldedTask(e *emitter, app, task string, t *tracker.Task, now time.Time) {
+func (c *ProcessCollector) foldedTask(e *emitter, app, task string, t *fleet.Task, now time.Time) {
 	if len(t.Topics) > 0 {
 		age := 0.0
 		for _, th := range t.Topics {
@@ -241,7 +241,7 @@ func (c *ProcessCollector) foldedTask(e *emitter, app, task string, t *tracker.T
 
 // taskSeries sends the series of task t itself: its heads by cause and
 // its flags.
-func (c *ProcessCollector) taskSeries(e *emitter, app, task string, t *tracker.Task) {
+func (c *ProcessCollector) taskSeries(e *emitter, app, task string, t *fleet.Task) {
 	for _, cause := range inspect.Causes() {
 		if n := t.Heads[cause]; n > 0 {
 			e.gauge(c.heads, float64(n), app, task, string(cause))

@@ -10,24 +10,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/causalctl/causalctl/internal/fleet"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/parsley"
-	"github.com/causalctl/causalctl/internal/tracker"
 )
 
 // fixedProcesses serves whatever tracker snapshot the test sets.
 type fixedProcesses struct {
 	mu sync.Mutex
-	s  *tracker.Snapshot
+	s  *fleet.Snapshot
 }
 
-func (f *fixedProcesses) Latest() (*tracker.Snapshot, bool) {
+func (f *fixedProcesses) Latest() (*fleet.Snapshot, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.s, f.s != nil
 }
 
-func (f *fixedProcesses) set(s *tracker.Snapshot) {
+func (f *fixedProcesses) set(s *fleet.Snapshot) {
 	f.mu.Lock()
 	f.s = s
 	f.mu.Unlock()
@@ -42,29 +42,29 @@ var scrapeTime = time.Unix(1700000600, 0)
 // timestamp), its heads one beyond the log end and one ready, and no
 // member runs it; payments/1's lags are known, shipments/1's log end not;
 // its next start would meet two POSITIONS_DISCARDED_UNREAD refusals.
-func notifierSnapshot() *tracker.Snapshot {
-	return &tracker.Snapshot{
+func notifierSnapshot() *fleet.Snapshot {
+	return &fleet.Snapshot{
 		Taken:           time.Unix(1700000595, 0),
 		LastSuccess:     time.Unix(1700000595, 0),
 		Errors:          3,
 		RefreshDuration: 250 * time.Millisecond,
 		Followed:        1,
 		Diagnosed:       7,
-		Processes: []tracker.Process{{
+		Processes: []fleet.Process{{
 			App: "notifier", Changelog: "notifier-__parsley.ordering-changelog", GroupState: "Stable", Members: 1, EntriesRead: 42,
 			StartRefusals: map[parsley.Reason]int{parsley.ReasonPositionsDiscarded: 2},
-			Retention: []tracker.RetentionClock{
+			Retention: []fleet.RetentionClock{
 				{Topic: "orders", Partition: 0, Read: 40, Headroom: 30, DeletesAt: scrapeTime.Add(90 * time.Minute), Known: true},
 				{Topic: "orders", Partition: 1, Read: 3, Headroom: -2},
 			},
-			Tasks: []tracker.Task{
-				{Task: 0, Assigned: true, Topics: []tracker.TopicHolds{{Topic: "payments"}}, Heads: map[inspect.Cause]int{},
-					Channels: []tracker.Channel{{Topic: "payments", Partition: 0, FedLag: 0, CommittedLag: 0}}},
-				{Task: 1, Topics: []tracker.TopicHolds{
+			Tasks: []fleet.Task{
+				{Task: 0, Assigned: true, Topics: []fleet.TopicHolds{{Topic: "payments"}}, Heads: map[inspect.Cause]int{},
+					Channels: []fleet.Channel{{Topic: "payments", Partition: 0, FedLag: 0, CommittedLag: 0}}},
+				{Task: 1, Topics: []fleet.TopicHolds{
 					{Topic: "payments", Held: 2, OldestWritten: scrapeTime.Add(-10 * time.Minute)},
 					{Topic: "shipments", Held: 5},
 				}, Heads: map[inspect.Cause]int{inspect.CauseBeyondLogEnd: 1, inspect.CauseReady: 1},
-					Channels: []tracker.Channel{
+					Channels: []fleet.Channel{
 						{Topic: "payments", Partition: 1, FedLag: 4, CommittedLag: 6},
 						{Topic: "shipments", Partition: 1, FedLag: -1, CommittedLag: -1},
 					},
@@ -233,7 +233,7 @@ func TestProcessHealth(t *testing.T) {
 	now = now.Add(31 * time.Second)
 	check("failing past the bound", 503, "refreshes failing for 1m1s: notifier: describing group: broken")
 
-	never := tracker.Snapshot{FailingSince: now.Add(-10 * time.Second), LastError: "dial: refused"}
+	never := fleet.Snapshot{FailingSince: now.Add(-10 * time.Second), LastError: "dial: refused"}
 	src.set(&never)
 	check("never refreshed, failing", 503, "starting: dial: refused")
 
@@ -253,8 +253,8 @@ func TestProcessHealth(t *testing.T) {
 func TestProcessCollectorGap(t *testing.T) {
 	src := &fixedProcesses{}
 	s := notifierSnapshot()
-	s.Processes = append([]tracker.Process{{App: "gapped", Changelog: "gapped-__parsley.ordering-changelog", Members: 1, EntriesRead: 9,
-		Gap: "offsets 0 to 99 … were deleted", Tasks: []tracker.Task{{Task: 0, Topics: []tracker.TopicHolds{{Topic: "orders", Held: 3}}}}}}, s.Processes...)
+	s.Processes = append([]fleet.Process{{App: "gapped", Changelog: "gapped-__parsley.ordering-changelog", Members: 1, EntriesRead: 9,
+		Gap: "offsets 0 to 99 … were deleted", Tasks: []fleet.Task{{Task: 0, Topics: []fleet.TopicHolds{{Topic: "orders", Held: 3}}}}}}, s.Processes...)
 	src.set(s)
 	c := NewProcessCollector(src, func() time.Time { return scrapeTime }, Options{})
 	want := `

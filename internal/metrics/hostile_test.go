@@ -10,9 +10,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/causalctl/causalctl/internal/fleet"
 	"github.com/causalctl/causalctl/internal/parsley"
 	ctest "github.com/causalctl/causalctl/internal/testutil"
-	"github.com/causalctl/causalctl/internal/tracker"
 )
 
 // hostileMux serves the exporter's endpoints over src, on the test's clock.
@@ -28,11 +28,11 @@ func hostileMux(src Processes, now *time.Time, opts Options) func(path string) (
 
 // withApps is the notifier snapshot with a process of each app added, its
 // one task holding a record of a topic of the same name.
-func withApps(apps ...string) *tracker.Snapshot {
+func withApps(apps ...string) *fleet.Snapshot {
 	s := notifierSnapshot()
 	for _, app := range apps {
-		s.Processes = append(s.Processes, tracker.Process{App: app, Changelog: parsley.ChangelogTopic(app), Members: 1,
-			Tasks: []tracker.Task{{Task: 0, Topics: []tracker.TopicHolds{{Topic: app, Held: 1}}}}})
+		s.Processes = append(s.Processes, fleet.Process{App: app, Changelog: parsley.ChangelogTopic(app), Members: 1,
+			Tasks: []fleet.Task{{Task: 0, Topics: []fleet.TopicHolds{{Topic: app, Held: 1}}}}})
 	}
 	return s
 }
@@ -122,11 +122,11 @@ func TestProcessHealthStalled(t *testing.T) {
 // --max-series: past it, a process exports only the reasons it meets and
 // their total, and the sum by reason stays that of the uncapped scrape.
 func TestProcessCollectorMaxSeriesRefusals(t *testing.T) {
-	s := &tracker.Snapshot{}
+	s := &fleet.Snapshot{}
 	want := map[parsley.Reason]float64{}
 	for i := range 10 {
-		p := tracker.Process{App: fmt.Sprintf("app%02d", i), Members: 1, StartRefusals: map[parsley.Reason]int{},
-			Tasks: []tracker.Task{{Task: 0, Topics: []tracker.TopicHolds{{Topic: "orders", Held: 1}}}}}
+		p := fleet.Process{App: fmt.Sprintf("app%02d", i), Members: 1, StartRefusals: map[parsley.Reason]int{},
+			Tasks: []fleet.Task{{Task: 0, Topics: []fleet.TopicHolds{{Topic: "orders", Held: 1}}}}}
 		if i%3 == 0 {
 			p.StartRefusals[parsley.ReasonOrderingStateLost] = 1
 			want[parsley.ReasonOrderingStateLost]++

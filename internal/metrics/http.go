@@ -13,8 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/escape"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -84,13 +84,13 @@ func Health(src Snapshots) (ok bool, why string) {
 		return false, "starting: no snapshot yet"
 	case s.Failure != nil:
 		return false, fmt.Sprintf("failed closed at %s@%d: %s", s.Failure.Channel, s.Failure.Offset, s.Failure.Code)
-	case s.State == replay.StateError:
+	case s.State == engine.StateError:
 		return false, "stopped: " + s.Err
-	case s.State == replay.StateDisconnected:
+	case s.State == engine.StateDisconnected:
 		// Retrying: the gate runs, and restarting it would not bring the
 		// brokers back.
 		return true, "ok: " + view.Retrying(s.RetryingFor)
-	case s.State != replay.StateRunning:
+	case s.State != engine.StateRunning:
 		return false, view.StateText(s.State)
 	}
 	return true, "ok"

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 func get(t *testing.T, url, accept string) (*http.Response, string) {
@@ -76,7 +76,7 @@ func TestServer(t *testing.T) {
 	}
 
 	s := twoChannels()
-	s.State = replay.StateFailedClosed
+	s.State = engine.StateFailedClosed
 	s.Failure = &inspect.Failure{Channel: "orders/1", Offset: 44, Code: "truncated"}
 	src.set(s)
 	resp, body = get(t, base+"/healthz", "")
@@ -84,7 +84,7 @@ func TestServer(t *testing.T) {
 		t.Errorf("healthz once failed closed: %d %q", resp.StatusCode, body)
 	}
 	s = twoChannels()
-	s.State, s.RetryingFor = replay.StateDisconnected, 7*time.Second
+	s.State, s.RetryingFor = engine.StateDisconnected, 7*time.Second
 	src.set(s)
 	if resp, body = get(t, base+"/healthz", ""); resp.StatusCode != http.StatusOK || body != "ok: disconnected (retrying, 7s)\n" {
 		t.Errorf("healthz while retrying the brokers: %d %q", resp.StatusCode, body)
@@ -93,7 +93,7 @@ func TestServer(t *testing.T) {
 		t.Errorf("no disconnected time while retrying")
 	}
 	s = twoChannels()
-	s.State, s.Err = replay.StateError, "no progress for 30s"
+	s.State, s.Err = engine.StateError, "no progress for 30s"
 	src.set(s)
 	if resp, body = get(t, base+"/healthz", ""); resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "no progress") {
 		t.Errorf("healthz once the feed stopped: %d %q", resp.StatusCode, body)

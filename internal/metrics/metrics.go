@@ -22,8 +22,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -188,7 +188,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.oldestHold, ageSeconds(s.OldestHold))
 	gauge(c.scope, float64(s.Scope))
 	retrying := 0.0
-	if s.State == replay.StateDisconnected {
+	if s.State == engine.StateDisconnected {
 		retrying = max(s.RetryingFor, 0).Seconds()
 	}
 	gauge(c.disconnected, retrying)

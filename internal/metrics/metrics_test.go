@@ -13,9 +13,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -46,7 +46,7 @@ const unnamedID = "0a000000-0000-0000-0000-000000000000"
 // channel with nothing held and no log end known.
 func twoChannels() view.Snapshot {
 	return view.Snapshot{
-		State:        replay.StateRunning,
+		State:        engine.StateRunning,
 		Taken:        time.Unix(1700000000, 500_000_000),
 		Scope:        2,
 		Received:     120,
@@ -152,7 +152,7 @@ causalctl_scope_channels 2
 
 	// Failed closed: 1, with the reason code as the label.
 	s := twoChannels()
-	s.State = replay.StateFailedClosed
+	s.State = engine.StateFailedClosed
 	s.Failure = &inspect.Failure{Channel: "orders/1", Offset: 44, Code: "truncated"}
 	src.set(s)
 	want = `
@@ -241,11 +241,11 @@ func TestCountersMonotonic(t *testing.T) {
 	if err := names.Add("b", b.Topic); err != nil {
 		t.Fatal(err)
 	}
-	r, err := replay.New(replay.Config{Scope: []clock.Channel{a, b}, Names: names})
+	r, err := engine.New(engine.Config{Scope: []clock.Channel{a, b}, Names: names})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := view.NewTracker(8)
+	tr := view.NewEvents(8)
 	src := &fixed{}
 	c := NewCollector(src, Options{})
 	now := time.Unix(1000, 0)
@@ -271,10 +271,10 @@ func TestCountersMonotonic(t *testing.T) {
 			it.Headers = []clock.Header{{Key: clock.HeaderCauses, Value: hdr}}
 		}
 		now = now.Add(time.Second)
-		if err := r.Feed(it, func(ev *replay.Event) error { tr.Observe(ev, now); return nil }); err != nil {
+		if err := r.Feed(it, func(ev *engine.Event) error { tr.Observe(ev, now); return nil }); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
-		s := view.SnapshotOf(r, view.SnapshotOptions{State: replay.StateRunning, Now: now, Tracker: tr})
+		s := view.SnapshotOf(r, view.SnapshotOptions{State: engine.StateRunning, Now: now, Events: tr})
 		snaps = append(snaps, s)
 		src.set(s)
 		got := scrape(t, c)

@@ -13,16 +13,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/causalctl/causalctl/internal/engine"
+	"github.com/causalctl/causalctl/internal/fleet"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/replay"
-	"github.com/causalctl/causalctl/internal/tracker"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
 // bigSnapshot is a live snapshot of n channels (topics of 100 partitions),
 // every tenth holding a record.
 func bigSnapshot(n int) view.Snapshot {
-	s := view.Snapshot{State: replay.StateRunning, Taken: time.Unix(1700000000, 0), Scope: n}
+	s := view.Snapshot{State: engine.StateRunning, Taken: time.Unix(1700000000, 0), Scope: n}
 	for k := range n {
 		topic := "topic-" + strconv.Itoa(k/100)
 		row := view.ChannelRow{Channel: topic + "/" + strconv.Itoa(k%100), TopicID: fmt.Sprintf("00000000-0000-0000-0000-%012d", k/100),
@@ -39,15 +39,15 @@ func bigSnapshot(n int) view.Snapshot {
 
 // bigProcesses is an exporter snapshot of n processes of 8 tasks, each
 // task consuming two topics of 8 partitions (a partition a task).
-func bigProcesses(n int) *tracker.Snapshot {
-	s := &tracker.Snapshot{Taken: time.Unix(1700000000, 0), Followed: n}
+func bigProcesses(n int) *fleet.Snapshot {
+	s := &fleet.Snapshot{Taken: time.Unix(1700000000, 0), Followed: n}
 	for p := range n {
-		proc := tracker.Process{App: "app-" + strconv.Itoa(p), Members: 1}
+		proc := fleet.Process{App: "app-" + strconv.Itoa(p), Members: 1}
 		for t := range 8 {
-			task := tracker.Task{Task: int32(t), Assigned: true, Heads: map[inspect.Cause]int{inspect.CauseLagging: 1}}
+			task := fleet.Task{Task: int32(t), Assigned: true, Heads: map[inspect.Cause]int{inspect.CauseLagging: 1}}
 			for _, topic := range []string{"in-" + strconv.Itoa(p), "side-" + strconv.Itoa(p)} {
-				task.Topics = append(task.Topics, tracker.TopicHolds{Topic: topic, Held: 1, OldestWritten: time.Unix(1699999000, 0)})
-				task.Channels = append(task.Channels, tracker.Channel{Topic: topic, Partition: int32(t), FedLag: 3, CommittedLag: 4})
+				task.Topics = append(task.Topics, fleet.TopicHolds{Topic: topic, Held: 1, OldestWritten: time.Unix(1699999000, 0)})
+				task.Channels = append(task.Channels, fleet.Channel{Topic: topic, Partition: int32(t), FedLag: 3, CommittedLag: 4})
 			}
 			proc.Tasks = append(proc.Tasks, task)
 		}
@@ -93,7 +93,7 @@ func scrapeAll(h http.Handler, parallel int) []int {
 // allocates.
 func BenchmarkScrape(b *testing.B) {
 	lives := []view.Snapshot{bigSnapshot(20000), bigSnapshot(20000)}
-	procs := []*tracker.Snapshot{bigProcesses(500), bigProcesses(500)}
+	procs := []*fleet.Snapshot{bigProcesses(500), bigProcesses(500)}
 	for _, name := range []string{"watch", "exporter"} {
 		for _, limit := range []int{0, DefaultMaxChannels} {
 			for _, parallel := range []int{1, 10} {

@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // Attach is a Parsley process read for shadowing: each task's gate state
@@ -26,7 +26,7 @@ type Attach struct {
 	// Seeds are the tasks' states, by task; Tasks the same for the
 	// replayer.
 	Seeds []*inspect.TaskSeed
-	Tasks []replay.TaskSeed
+	Tasks []engine.TaskSeed
 	// Channels are the channels to read (every task's scope that the
 	// cluster has), Starts where each is read from: the group's committed
 	// offset, else fed-up-to + 1.
@@ -87,7 +87,7 @@ func Seed(p *inspect.Process) (*Attach, error) {
 				state = append(state, cs)
 			}
 		}
-		a.Tasks = append(a.Tasks, replay.TaskSeed{Task: part, State: state})
+		a.Tasks = append(a.Tasks, engine.TaskSeed{Task: part, State: state})
 		for _, cs := range state {
 			ch := cs.Channel
 			a.Fed[ch] = cs.Fed
@@ -153,7 +153,7 @@ func mergeNames(dst, src *clock.Names) error {
 // fed-up-to that the state should hold and does not: the committed
 // offset was behind fed-up-to + 1 and the state lost them. They were not
 // fed.
-func (a *Attach) MissingWarnings(ts *replay.Tasks) []string {
+func (a *Attach) MissingWarnings(ts *engine.Tasks) []string {
 	var out []string
 	for _, task := range ts.Tasks {
 		by := map[clock.Channel][]int64{}
@@ -205,7 +205,7 @@ type ReadOnOptions struct {
 	// end): a process far behind is then reported as read so far.
 	MaxRecords int64
 	// Undecodable, ReceiptOnly and MaxHeaderSize are the gates' options
-	// (replay.Config): the default fails a task closed on an undecodable
+	// (engine.Config): the default fails a task closed on an undecodable
 	// header, as Parsley does; gate.UndecodableHold holds it as a head
 	// that never delivers, to show what the task would hold behind it.
 	Undecodable   gate.UndecodableMode
@@ -251,10 +251,10 @@ type ItemSource func() (*record.Item, error)
 // the cluster or from a scenario's items (testdata/inspect).
 func (a *Attach) ReadOnFrom(open func() (ItemSource, error), opts ReadOnOptions) (map[int32]*inspect.ReadOn, error) {
 	p := a.Process
-	if !slices.ContainsFunc(a.Tasks, func(t replay.TaskSeed) bool { return len(t.State) > 0 }) {
+	if !slices.ContainsFunc(a.Tasks, func(t engine.TaskSeed) bool { return len(t.State) > 0 }) {
 		return map[int32]*inspect.ReadOn{}, nil // no task holds a channel: nothing to read on
 	}
-	ts, err := replay.NewTasks(replay.Config{Names: p.Names, Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize}, a.Tasks)
+	ts, err := engine.NewTasks(engine.Config{Names: p.Names, Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize}, a.Tasks)
 	if err != nil {
 		return nil, err
 	}
@@ -268,12 +268,12 @@ func (a *Attach) ReadOnFrom(open func() (ItemSource, error), opts ReadOnOptions)
 			return at, ok
 		}}
 	}
-	emit := func(t *replay.Task, ev *replay.Event) error {
+	emit := func(t *engine.Task, ev *engine.Event) error {
 		w := written[t.Task]
 		switch {
-		case ev.Type == replay.EventHold && ev.HasTimestamp:
+		case ev.Type == engine.EventHold && ev.HasTimestamp:
 			w[heldAt{ev.Channel, ev.Offset}] = time.UnixMilli(ev.Timestamp)
-		case ev.Type == replay.EventDeliver:
+		case ev.Type == engine.EventDeliver:
 			delete(w, heldAt{ev.Channel, ev.Offset})
 		}
 		return nil
@@ -313,14 +313,14 @@ func (a *Attach) ReadOnFrom(open func() (ItemSource, error), opts ReadOnOptions)
 				on.First[ch] = inspect.FirstRead{Offset: it.Offset, Timestamp: it.Timestamp, HasTimestamp: it.HasTimestamp}
 			}
 		}
-		feed := func(ev *replay.Event) error {
-			if ev.Type == replay.EventHold && ev.Channel == ch && ev.Offset == it.Offset && it.Kind == record.KindRecord {
+		feed := func(ev *engine.Event) error {
+			if ev.Type == engine.EventHold && ev.Channel == ch && ev.Offset == it.Offset && it.Kind == record.KindRecord {
 				on.Held = append(on.Held, inspect.HeldRead{Channel: ch, Offset: it.Offset, Bytes: persistedSize(it)})
 			}
 			return emit(t, ev)
 		}
 		if err := t.Feed(it, feed); err != nil {
-			ie, failed := replay.FailureOf(err)
+			ie, failed := engine.FailureOf(err)
 			if !failed {
 				return nil, err
 			}

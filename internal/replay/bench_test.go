@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/record"
 )
 
@@ -62,7 +63,7 @@ func BenchmarkTimestampOrder(b *testing.B) {
 	}
 }
 
-func drain(src Source) {
+func drain(src engine.Source) {
 	for {
 		if _, err := src.Next(); err != nil {
 			return

@@ -12,6 +12,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
@@ -80,7 +81,7 @@ func checkUnit(t *testing.T, u unit, capturePath, interleave string) {
 		if err != nil {
 			break
 		}
-		ch, err := ResolveChannel(names, it)
+		ch, err := engine.ResolveChannel(names, it)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +120,7 @@ func checkUnit(t *testing.T, u unit, capturePath, interleave string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := New(Config{Scope: scope, Starts: starts, Names: names})
+	r, err := engine.New(engine.Config{Scope: scope, Starts: starts, Names: names})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +135,8 @@ func checkUnit(t *testing.T, u unit, capturePath, interleave string) {
 	}
 	var got []delivery
 	delivered := map[delivery]bool{}
-	err = Run(context.Background(), src, r, func(ev *Event) error {
-		if ev.Type != EventDeliver {
+	err = engine.Run(context.Background(), src, r, func(ev *engine.Event) error {
+		if ev.Type != engine.EventDeliver {
 			return nil
 		}
 		d := delivery{ev.Channel, ev.Offset}

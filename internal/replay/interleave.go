@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/record"
 )
 
@@ -93,7 +94,7 @@ func ParseInterleave(s string) (Interleave, error) {
 // maxBytes > 0 and they would pass it, it stops with a *MemoryLimitError
 // instead. For File it returns src itself, which streams. Items keep
 // their line numbers.
-func Reorder(src Source, il Interleave, names *clock.Names, maxBytes int64) (Source, error) {
+func Reorder(src engine.Source, il Interleave, names *clock.Names, maxBytes int64) (engine.Source, error) {
 	if il.Mode == File {
 		return src, nil
 	}
@@ -110,9 +111,9 @@ func Reorder(src Source, il Interleave, names *clock.Names, maxBytes int64) (Sou
 		if err != nil {
 			return nil, err
 		}
-		k, err := ResolveChannel(names, it)
+		k, err := engine.ResolveChannel(names, it)
 		if err != nil {
-			return nil, NewInputError(it, err)
+			return nil, engine.NewInputError(it, err)
 		}
 		if held += ItemCost(it); maxBytes > 0 && held > maxBytes {
 			return nil, &MemoryLimitError{Interleave: il, Limit: maxBytes, Items: items, Line: it.Line, Channel: names.Channel(k), Offset: it.Offset}
@@ -313,7 +314,7 @@ type ChannelSource interface {
 // a channel for another only once its item is taken, so it buffers nothing
 // of what src fetched: what stays in memory is src's own, bounded,
 // buffers.
-func MergeByTimestamp(src ChannelSource, n int) Source {
+func MergeByTimestamp(src ChannelSource, n int) engine.Source {
 	m := &merger{src: src, heads: make([]mhead, n), refill: -1}
 	for i := range m.heads {
 		m.heads[i] = mhead{last: -1 << 62}

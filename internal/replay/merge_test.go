@@ -12,6 +12,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
@@ -44,7 +45,7 @@ type perChannel struct {
 func newPerChannel(items []record.Item, chans []clock.Channel, names *clock.Names) *perChannel {
 	p := &perChannel{queues: make([][]record.Item, len(chans)), next: make([]int, len(chans)), out: make([]record.Item, len(chans))}
 	for _, it := range items {
-		ch, _ := ResolveChannel(names, &it)
+		ch, _ := engine.ResolveChannel(names, &it)
 		i := slices.Index(chans, ch)
 		p.queues[i] = append(p.queues[i], it)
 	}
@@ -144,7 +145,7 @@ func readCapture(t *testing.T, path string, names *clock.Names) ([]record.Item, 
 		if err != nil {
 			t.Fatal(err)
 		}
-		ch, err := ResolveChannel(names, it)
+		ch, err := engine.ResolveChannel(names, it)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +157,7 @@ func readCapture(t *testing.T, path string, names *clock.Names) ([]record.Item, 
 	}
 }
 
-func mustReorder(t *testing.T, src Source, names *clock.Names) Source {
+func mustReorder(t *testing.T, src engine.Source, names *clock.Names) engine.Source {
 	t.Helper()
 	s, err := Reorder(src, Interleave{Mode: Timestamp}, names, 0)
 	if err != nil {
@@ -165,7 +166,7 @@ func mustReorder(t *testing.T, src Source, names *clock.Names) Source {
 	return s
 }
 
-func drainOrder(t *testing.T, src Source) []string {
+func drainOrder(t *testing.T, src engine.Source) []string {
 	t.Helper()
 	var out []string
 	for {

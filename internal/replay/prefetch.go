@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/record"
 )
 
@@ -17,7 +18,7 @@ import (
 // instead (capture.ParallelReader), as parsing costs more than the gate.
 type Prefetcher struct {
 	par  *capture.ParallelReader
-	src  Source // par, under the source's context
+	src  engine.Source // par, under the source's context
 	full chan *batch
 	free chan *batch
 	stop chan struct{}
@@ -39,11 +40,11 @@ const prefetchBatch = 256
 
 // Prefetch starts reading src ahead. The consumer must call Close when done
 // with it, whether or not it read to the end.
-func Prefetch(src Source) *Prefetcher {
+func Prefetch(src engine.Source) *Prefetcher {
 	if par, ctx := parallel(src); par != nil {
 		p := &Prefetcher{par: par, src: par}
 		if ctx != nil {
-			p.src = WithContext(ctx, par)
+			p.src = engine.WithContext(ctx, par)
 		}
 		return p
 	}
@@ -62,11 +63,8 @@ func Prefetch(src Source) *Prefetcher {
 
 // parallel returns a ParallelReader of src when src is a capture.Reader
 // that can have one, with the context src reads under (nil for none).
-func parallel(src Source) (*capture.ParallelReader, context.Context) {
-	var ctx context.Context
-	if c, ok := src.(*ctxSource); ok {
-		ctx, src = c.ctx, c.src
-	}
+func parallel(src engine.Source) (*capture.ParallelReader, context.Context) {
+	src, ctx := engine.Underlying(src)
 	if r, ok := src.(*capture.Reader); ok {
 		if par := r.Parallel(); par != nil {
 			return par, ctx
@@ -75,7 +73,7 @@ func parallel(src Source) (*capture.ParallelReader, context.Context) {
 	return nil, nil
 }
 
-func (p *Prefetcher) run(src Source) {
+func (p *Prefetcher) run(src engine.Source) {
 	defer p.done.Done()
 	for {
 		var b *batch

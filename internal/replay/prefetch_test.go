@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/capture"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/record"
 )
 
@@ -26,7 +27,7 @@ func prefetchInput(n int, bad bool) string {
 	return b.String()
 }
 
-func readAll(src Source) ([]record.Item, error) {
+func readAll(src engine.Source) ([]record.Item, error) {
 	var out []record.Item
 	for {
 		it, err := src.Next()

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/record"
 )
 
@@ -43,20 +44,6 @@ func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 // Has reports whether task is of the shard.
 func (s Shard) Has(task int32) bool { return task%s.Count == s.Index }
 
-// Keep drops the tasks keep refuses. Their items are then outside every
-// task: counted by Skipped as records no task receives, never fed.
-func (t *Tasks) Keep(keep func(task int32) bool) {
-	var kept []*Task
-	for _, task := range t.Tasks {
-		if keep(task.Task) {
-			kept = append(kept, task)
-		} else {
-			delete(t.byNum, task.Task)
-		}
-	}
-	t.Tasks = kept
-}
-
 // ShardSource yields the items of src whose partition is a task of sh,
 // and drops the others unread by any gate. Each task's items keep their
 // order. Filtering before an interleaving that holds every item
@@ -64,10 +51,10 @@ func (t *Tasks) Keep(keep func(task int32) bool) {
 // the order the whole input's interleaving would for every mode but
 // Random, whose choices depend on every channel, so Random is filtered
 // after reordering.
-func ShardSource(src Source, sh Shard) Source { return &sharded{src: src, sh: sh} }
+func ShardSource(src engine.Source, sh Shard) engine.Source { return &sharded{src: src, sh: sh} }
 
 type sharded struct {
-	src Source
+	src engine.Source
 	sh  Shard
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/record"
 )
 
@@ -18,15 +19,15 @@ type StepperOptions struct {
 	Speed float64
 	// NewObserver, when set, is called at every rebuild of the Replayer
 	// (the start and every jump back) for an Observer of the new replay,
-	// e.g. a view.Tracker.
-	NewObserver func(*Replayer) Observer
+	// e.g. a view.Events.
+	NewObserver func(*engine.Replayer) Observer
 }
 
 // Observer sees every event a Stepper's replay emits, at the time it
 // happened (the latest record timestamp fed), and the error that stopped
 // the feed.
 type Observer interface {
-	Observe(ev *Event, at time.Time)
+	Observe(ev *engine.Event, at time.Time)
 	Stop(err error, at time.Time)
 }
 
@@ -48,14 +49,14 @@ func speedLadder() [16]float64 {
 // reached is the one that was left. A Stepper is not safe for concurrent
 // use.
 type Stepper struct {
-	open func() (Source, error)
-	cfg  Config
+	open func() (engine.Source, error)
+	cfg  engine.Config
 	opts StepperOptions
 
-	r    *Replayer
-	src  Source
+	r    *engine.Replayer
+	src  engine.Source
 	obs  Observer // nil without StepperOptions.NewObserver
-	emit func(*Event) error
+	emit func(*engine.Event) error
 
 	item    int64                   // items fed
 	line    int64                   // line of the last item fed
@@ -64,14 +65,14 @@ type Stepper struct {
 	lastOff map[clock.Channel]int64 // highest offset (or position−1) fed per channel
 	now     time.Time               // latest record timestamp fed
 	at      time.Time               // time of the item being fed
-	state   RunState
+	state   engine.RunState
 	stopped bool  // the input ended or the feed failed
 	stopErr error // why the feed stopped, nil at the end of the input
 	running bool
 	speed   float64
 	carry   float64
-	notice  Notice
-	counts  [EventHold + 1]int // events of the item being fed, by type
+	notice  engine.Notice
+	counts  [engine.EventHold + 1]int // events of the item being fed, by type
 }
 
 // NewStepper returns a Stepper at the start of the input, paused. open must
@@ -79,7 +80,7 @@ type Stepper struct {
 // called once here to count the items and the range of each channel, and
 // again by every jump back. cfg is as for New; a nil cfg.Names is replaced
 // by a new one shared by every rebuild.
-func NewStepper(open func() (Source, error), cfg Config, opts StepperOptions) (*Stepper, error) {
+func NewStepper(open func() (engine.Source, error), cfg engine.Config, opts StepperOptions) (*Stepper, error) {
 	if cfg.Names == nil {
 		cfg.Names = &clock.Names{}
 	}
@@ -111,7 +112,7 @@ func (s *Stepper) count() error {
 			break
 		}
 		s.total++
-		ch, err := ResolveChannel(s.cfg.Names, it)
+		ch, err := engine.ResolveChannel(s.cfg.Names, it)
 		if err != nil {
 			break
 		}
@@ -138,7 +139,7 @@ func (s *Stepper) reset() error {
 	if err != nil {
 		return err
 	}
-	r, err := New(s.cfg)
+	r, err := engine.New(s.cfg)
 	if err != nil {
 		return err
 	}
@@ -151,11 +152,11 @@ func (s *Stepper) reset() error {
 	s.item, s.line, s.carry = 0, 0, 0
 	s.now = time.Time{}
 	s.lastOff = map[clock.Channel]int64{}
-	s.state, s.stopped, s.running = StatePaused, false, false
+	s.state, s.stopped, s.running = engine.StatePaused, false, false
 	return nil
 }
 
-func (s *Stepper) observe(ev *Event) error {
+func (s *Stepper) observe(ev *engine.Event) error {
 	s.counts[ev.Type]++
 	if s.obs != nil {
 		s.obs.Observe(ev, s.at)
@@ -171,11 +172,11 @@ func (s *Stepper) feed() bool {
 	}
 	it, err := s.src.Next()
 	if err == io.EOF {
-		s.stop(StateFinished, nil)
+		s.stop(engine.StateFinished, nil)
 		return false
 	}
 	if err != nil {
-		s.stop(StateError, err)
+		s.stop(engine.StateError, err)
 		return false
 	}
 	s.item++
@@ -189,14 +190,14 @@ func (s *Stepper) feed() bool {
 		s.at = s.now
 	}
 	if err := s.r.Feed(it, s.emit); err != nil {
-		if _, ok := FailureOf(err); ok {
-			s.stop(StateFailedClosed, err)
+		if _, ok := engine.FailureOf(err); ok {
+			s.stop(engine.StateFailedClosed, err)
 		} else {
-			s.stop(StateError, err)
+			s.stop(engine.StateError, err)
 		}
 		return true
 	}
-	if ch, err := ResolveChannel(s.r.Names(), it); err == nil && it.Kind != record.KindLogFacts {
+	if ch, err := engine.ResolveChannel(s.r.Names(), it); err == nil && it.Kind != record.KindLogFacts {
 		last := it.Offset
 		if it.Kind == record.KindPosition {
 			last--
@@ -208,7 +209,7 @@ func (s *Stepper) feed() bool {
 	return true
 }
 
-func (s *Stepper) stop(state RunState, err error) {
+func (s *Stepper) stop(state engine.RunState, err error) {
 	s.state, s.stopped, s.running = state, true, false
 	s.stopErr = err
 	if err != nil && s.obs != nil {
@@ -219,16 +220,16 @@ func (s *Stepper) stop(state RunState, err error) {
 // Step feeds one item (a record or a position line). It reports whether
 // an item was fed: false at the end of the input or after a failure.
 func (s *Stepper) Step() bool {
-	s.notice = Notice{}
+	s.notice = engine.Notice{}
 	return s.feed()
 }
 
 // StepTo feeds items until one of them causes an event of type t (a
 // delivery, a hold or a drop), and stops after it. It reports whether one
 // was found before the input ended or the feed failed.
-func (s *Stepper) StepTo(t EventType) bool {
-	s.notice = Notice{}
-	if t < EventDeliver || t > EventHold {
+func (s *Stepper) StepTo(t engine.EventType) bool {
+	s.notice = engine.Notice{}
+	if t < engine.EventDeliver || t > engine.EventHold {
 		return false
 	}
 	start := s.item
@@ -237,7 +238,7 @@ func (s *Stepper) StepTo(t EventType) bool {
 			return true
 		}
 	}
-	s.notice = Notice{Kind: NoticeNoEvent, Item: s.item, Event: t, From: start}
+	s.notice = engine.Notice{Kind: engine.NoticeNoEvent, Item: s.item, Event: t, From: start}
 	return false
 }
 
@@ -249,9 +250,9 @@ func (s *Stepper) SetRunning(on bool) {
 	s.running = on && !s.stopped
 	s.carry = 0
 	if !s.stopped {
-		s.state = StatePaused
+		s.state = engine.StatePaused
 		if s.running {
-			s.state = StateRunning
+			s.state = engine.StateRunning
 		}
 	}
 }
@@ -309,11 +310,11 @@ func (s *Stepper) Advance(elapsed time.Duration) int {
 func (s *Stepper) JumpStart() error {
 	speed := s.speed
 	if err := s.reset(); err != nil {
-		s.stop(StateError, err)
+		s.stop(engine.StateError, err)
 		return err
 	}
 	s.speed = speed
-	s.notice = Notice{Kind: NoticeStart}
+	s.notice = engine.Notice{Kind: engine.NoticeStart}
 	return nil
 }
 
@@ -323,7 +324,7 @@ func (s *Stepper) JumpEnd() {
 	s.SetRunning(false)
 	for s.feed() {
 	}
-	s.notice = Notice{Kind: NoticeEnd, Item: s.item}
+	s.notice = engine.Notice{Kind: engine.NoticeEnd, Item: s.item}
 }
 
 // JumpToItem goes to the state after k items (from the start when k lies
@@ -337,9 +338,9 @@ func (s *Stepper) JumpToItem(k int64) error {
 	}
 	for s.item < k && s.feed() {
 	}
-	s.notice = Notice{Kind: NoticeAtItem, Item: s.item}
+	s.notice = engine.Notice{Kind: engine.NoticeAtItem, Item: s.item}
 	if s.item < k {
-		s.notice = Notice{Kind: NoticeItemNotReached, Item: s.item, Target: k}
+		s.notice = engine.Notice{Kind: engine.NoticeItemNotReached, Item: s.item, Target: k}
 	}
 	return nil
 }
@@ -358,11 +359,11 @@ func (s *Stepper) JumpToOffset(ch clock.Channel, offset int64) error {
 	name := s.r.Names().Channel(ch)
 	for s.feed() {
 		if last, ok := s.lastOff[ch]; ok && last >= offset {
-			s.notice = Notice{Kind: NoticeAtOffset, Item: s.item, Line: s.line, Channel: name, Target: offset}
+			s.notice = engine.Notice{Kind: engine.NoticeAtOffset, Item: s.item, Line: s.line, Channel: name, Target: offset}
 			return nil
 		}
 	}
-	s.notice = Notice{Kind: NoticeOffsetNotReached, Item: s.item, Channel: name, Target: offset}
+	s.notice = engine.Notice{Kind: engine.NoticeOffsetNotReached, Item: s.item, Channel: name, Target: offset}
 	return nil
 }
 
@@ -396,7 +397,7 @@ func (s *Stepper) Item() int64 { return s.item }
 func (s *Stepper) Total() int64 { return s.total }
 
 // State returns paused, running, finished, failed closed or error.
-func (s *Stepper) State() RunState { return s.state }
+func (s *Stepper) State() engine.RunState { return s.state }
 
 // Err returns the error that stopped the feed: an *InputError when the
 // gate failed closed or the input was bad, a source error; nil otherwise.
@@ -404,15 +405,15 @@ func (s *Stepper) Err() error { return s.stopErr }
 
 // Notice returns what the last jump or step-to says of where it landed;
 // the zero Notice after any other move.
-func (s *Stepper) Notice() Notice { return s.notice }
+func (s *Stepper) Notice() engine.Notice { return s.notice }
 
 // Replayer returns the current Replayer (a new one after every jump back),
 // e.g. for its Summary when the TUI quits.
-func (s *Stepper) Replayer() *Replayer { return s.r }
+func (s *Stepper) Replayer() *engine.Replayer { return s.r }
 
 // Position returns where the stepper stands.
-func (s *Stepper) Position() Position {
-	return Position{Item: s.item, Total: s.total, Line: s.line, Running: s.running, Speed: s.speed, Notice: s.notice}
+func (s *Stepper) Position() engine.Position {
+	return engine.Position{Item: s.item, Total: s.total, Line: s.line, Running: s.running, Speed: s.speed, Notice: s.notice}
 }
 
 // Now returns the latest record timestamp fed, the time ages are measured

@@ -13,6 +13,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/record"
 )
@@ -64,7 +65,7 @@ func TestTasksGiveEachUnitsDeliveries(t *testing.T) {
 			for _, path := range paths {
 				items := readItems(t, strings.TrimSuffix(path, ".json")+".ndjson")
 				for i := range items {
-					if _, err := ResolveChannel(names, &items[i]); err != nil {
+					if _, err := engine.ResolveChannel(names, &items[i]); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -106,13 +107,13 @@ func TestTasksGiveEachUnitsDeliveries(t *testing.T) {
 					break
 				}
 			}
-			ts, err := NewTasks(Config{Scope: scope, Starts: starts, Names: names}, nil)
+			ts, err := engine.NewTasks(engine.Config{Scope: scope, Starts: starts, Names: names}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := map[int32][]delivery{}
-			err = RunTasks(context.Background(), &chunky{items: merged}, ts, func(task *Task, ev *Event) error {
-				if ev.Type == EventDeliver {
+			err = engine.RunTasks(context.Background(), &chunky{items: merged}, ts, func(task *engine.Task, ev *engine.Event) error {
+				if ev.Type == engine.EventDeliver {
 					got[task.Task] = append(got[task.Task], delivery{ev.Channel, ev.Offset})
 				}
 				return nil
@@ -162,13 +163,13 @@ func TestTaskGateIgnoresClaimsOfOtherPartitions(t *testing.T) {
 	scope := []clock.Channel{{Topic: orders, Partition: 0}, {Topic: orders, Partition: 2}, {Topic: shipments, Partition: 0}}
 	ship := delivery{clock.Channel{Topic: shipments, Partition: 0}, 0}
 
-	single, err := New(Config{Scope: scope, Names: names})
+	single, err := engine.New(engine.Config{Scope: scope, Names: names})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var one []delivery
-	if err := Run(context.Background(), &chunky{items: items}, single, func(ev *Event) error {
-		if ev.Type == EventDeliver {
+	if err := engine.Run(context.Background(), &chunky{items: items}, single, func(ev *engine.Event) error {
+		if ev.Type == engine.EventDeliver {
 			one = append(one, delivery{ev.Channel, ev.Offset})
 		}
 		return nil
@@ -179,7 +180,7 @@ func TestTaskGateIgnoresClaimsOfOtherPartitions(t *testing.T) {
 		t.Fatalf("the single gate delivered %v and holds %d: want the shipment held", one, single.Gate().Stats().Held)
 	}
 
-	ts, err := NewTasks(Config{Scope: scope, Names: names}, nil)
+	ts, err := engine.NewTasks(engine.Config{Scope: scope, Names: names}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,8 +188,8 @@ func TestTaskGateIgnoresClaimsOfOtherPartitions(t *testing.T) {
 		t.Fatalf("tasks %v, want 0 and 2", ts.Tasks)
 	}
 	var byTask []int32
-	if err := RunTasks(context.Background(), &chunky{items: items}, ts, func(task *Task, ev *Event) error {
-		if ev.Type == EventDeliver && (delivery{ev.Channel, ev.Offset}) == ship {
+	if err := engine.RunTasks(context.Background(), &chunky{items: items}, ts, func(task *engine.Task, ev *engine.Event) error {
+		if ev.Type == engine.EventDeliver && (delivery{ev.Channel, ev.Offset}) == ship {
 			byTask = append(byTask, task.Task)
 		}
 		return nil
@@ -220,7 +221,7 @@ func TestSeededReplayerDoesNotReceiveTwice(t *testing.T) {
 		{Channel: a, Fed: 5, Held: []gate.SeedRecord{{Offset: 3, Clock: claim}, {Offset: 5, Clock: claim}}},
 		{Channel: b, Fed: -1},
 	}
-	r, err := New(Config{Seed: seed, Names: names})
+	r, err := engine.New(engine.Config{Seed: seed, Names: names})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +230,7 @@ func TestSeededReplayerDoesNotReceiveTwice(t *testing.T) {
 		return record.Item{Kind: record.KindRecord, Topic: topic, TopicID: ch.Topic, Offset: off, Headers: []clock.Header{hdr}}
 	}
 	var evs []string
-	emit := func(ev *Event) error {
+	emit := func(ev *engine.Event) error {
 		evs = append(evs, ev.Type.String()+" "+names.Channel(ev.Channel)+"@"+itoa(ev.Offset))
 		return nil
 	}
@@ -284,26 +285,26 @@ func TestSeededReplayerOracle(t *testing.T) {
 			next[i]++
 		}
 		cut := rng.IntN(len(items))
-		a, err := New(Config{Scope: chans, Names: names})
+		a, err := engine.New(engine.Config{Scope: chans, Names: names})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var want, got []string
-		collect := func(to *[]string) func(*Event) error {
-			return func(ev *Event) error {
-				if ev.Type == EventDeliver {
+		collect := func(to *[]string) func(*engine.Event) error {
+			return func(ev *engine.Event) error {
+				if ev.Type == engine.EventDeliver {
 					*to = append(*to, names.Channel(ev.Channel)+"@"+itoa(ev.Offset))
 				}
 				return nil
 			}
 		}
 		for k := range cut {
-			if err := a.Feed(&items[k], func(*Event) error { return nil }); err != nil {
+			if err := a.Feed(&items[k], func(*engine.Event) error { return nil }); err != nil {
 				t.Fatal(err)
 			}
 		}
 		state := a.Gate().State()
-		b, err := New(Config{Seed: state, Names: names})
+		b, err := engine.New(engine.Config{Seed: state, Names: names})
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}

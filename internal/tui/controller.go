@@ -3,7 +3,7 @@ package tui
 import (
 	"time"
 
-	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -44,8 +44,8 @@ type stepperController struct{ s *view.Stepper }
 
 func (c stepperController) Snapshot() view.Snapshot       { return c.s.Snapshot() }
 func (c stepperController) Step()                         { c.s.Step() }
-func (c stepperController) NextDelivery()                 { c.s.StepTo(replay.EventDeliver) }
-func (c stepperController) NextHold()                     { c.s.StepTo(replay.EventHold) }
+func (c stepperController) NextDelivery()                 { c.s.StepTo(engine.EventDeliver) }
+func (c stepperController) NextHold()                     { c.s.StepTo(engine.EventHold) }
 func (c stepperController) ToggleRun()                    { c.s.SetRunning(!c.s.Running()) }
 func (c stepperController) Running() bool                 { return c.s.Running() }
 func (c stepperController) Faster()                       { c.s.Faster() }

@@ -7,9 +7,9 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
 	"github.com/causalctl/causalctl/internal/view"
 )
@@ -20,20 +20,20 @@ import (
 func Example_live() {
 	var (
 		ctx     = context.Background()
-		r       *replay.Replayer                  // over the watched scope
+		r       *engine.Replayer                  // over the watched scope
 		records <-chan *record.Item               // from the brokers
 		logEnd  func(clock.Channel) (int64, bool) // from ListOffsets, refreshed now and then
 	)
 	snaps := make(chan view.Snapshot, 1)
 	go func() {
 		defer close(snaps)
-		tr := view.NewTracker(50)
+		tr := view.NewEvents(50)
 		rates := &view.RateMeter{}
-		emit := func(ev *replay.Event) error { tr.Observe(ev, time.Now()); return nil }
+		emit := func(ev *engine.Event) error { tr.Observe(ev, time.Now()); return nil }
 		build := func(now time.Time) view.Snapshot {
 			return view.SnapshotOf(r, view.SnapshotOptions{
 				Title: "causalctl watch", Source: "broker:9092", Now: now,
-				Tracker: tr, Rates: rates, StampEvery: time.Second, LogEnd: logEnd,
+				Events: tr, Rates: rates, StampEvery: time.Second, LogEnd: logEnd,
 			})
 		}
 		last := time.Now()
@@ -55,8 +55,8 @@ func Example_live() {
 
 // replay --tui: the stepper is driven from the program's own event loop.
 func Example_stepper() {
-	open := func() (replay.Source, error) { return capture.NewReader(os.Stdin), nil } // re-opens the capture
-	var cfg replay.Config                                                             // scope, starts, names
+	open := func() (engine.Source, error) { return capture.NewReader(os.Stdin), nil } // re-opens the capture
+	var cfg engine.Config                                                             // scope, starts, names
 	s, err := view.NewStepper(open, cfg, view.StepperOptions{Title: "causalctl replay", Source: "capture.ndjson"})
 	if err != nil {
 		return

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -31,21 +31,21 @@ func (h *header) stateBadge() string {
 	st := h.styles
 	s := h.snap
 	switch s.State {
-	case replay.StateRunning:
+	case engine.StateRunning:
 		return st.StateRunning.Render("● RUNNING")
-	case replay.StatePaused:
+	case engine.StatePaused:
 		return st.StatePaused.Render("‖ PAUSED")
-	case replay.StateFinished:
+	case engine.StateFinished:
 		return st.StateFinished.Render("■ FINISHED")
-	case replay.StateFailedClosed:
+	case engine.StateFailedClosed:
 		code := ""
 		if s.Failure != nil {
 			code = " " + s.Failure.Code
 		}
 		return st.StateFailed.Render(st.Glyphs.Undecodable + " FAILED CLOSED" + code)
-	case replay.StateError:
+	case engine.StateError:
 		return st.StateFailed.Render(st.Glyphs.Undecodable + " ERROR")
-	case replay.StateDisconnected:
+	case engine.StateDisconnected:
 		return st.StateFailed.Render("◌ " + view.Retrying(s.RetryingFor))
 	}
 	return view.StateText(s.State)
@@ -108,7 +108,7 @@ func (h *header) View() string {
 	if s.RowsOmitted > 0 {
 		third = append(third, st.Muted.Render("rows: held first, "+count(int64(s.RowsOmitted))+" cut"))
 	}
-	if p := s.Position; p != nil && p.Notice.Kind != replay.NoticeNone {
+	if p := s.Position; p != nil && p.Notice.Kind != engine.NoticeNone {
 		third = append(third, st.Notice.Render(view.NoticeText(p.Notice)))
 	}
 	lines = append(lines, fit(strings.Join(third, "  "), h.width))

@@ -11,9 +11,9 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/causalctl/causalctl/internal/view"
 	tea "github.com/charmbracelet/bubbletea"
@@ -35,14 +35,14 @@ func newStepper(t testing.TB, name string) *view.Stepper {
 	if err != nil {
 		t.Fatal(err)
 	}
-	open := func() (replay.Source, error) { return capture.NewReader(bytes.NewReader(b)), nil }
+	open := func() (engine.Source, error) { return capture.NewReader(bytes.NewReader(b)), nil }
 	names := &clock.Names{}
 	src, _ := open()
-	scope, err := replay.Discover(src, names)
+	scope, err := engine.Discover(src, names)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := view.NewStepper(open, replay.Config{Scope: scope, Names: names},
+	s, err := view.NewStepper(open, engine.Config{Scope: scope, Names: names},
 		view.StepperOptions{Title: "causalctl replay", Source: name})
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func liveModel(w, h int) *Model {
 // shipments/16 (held behind it).
 func liveSnapshot(n int, received int64) view.Snapshot {
 	s := view.Snapshot{
-		Title: "causalctl watch", Source: "broker-1:9092,broker-2:9092", State: replay.StateRunning,
+		Title: "causalctl watch", Source: "broker-1:9092,broker-2:9092", State: engine.StateRunning,
 		Scope: n, Received: received, Delivered: received - int64(n/10)*3, Held: int64(n/10) * 3,
 		RecvRate: 123456.7, DeliverRate: 120001, OldestHold: inspect.Age{D: 83 * time.Second, Known: true},
 		HeldChannels: n / 10, Stamp: "orders/0=41,payments/3=7", StampEntries: 2, Cycles: [][]string{},

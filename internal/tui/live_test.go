@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/causalctl/causalctl/internal/view"
 
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // TestLiveDriver drives the view as watch and demo do: one goroutine runs
@@ -30,7 +30,7 @@ func TestLiveDriver(t *testing.T) {
 		names.Add(fmt.Sprintf("topic%d", k/4), id)
 		scope = append(scope, clock.Channel{Topic: id, Partition: int32(k % 4)})
 	}
-	r, err := replay.New(replay.Config{Scope: scope, Names: names})
+	r, err := engine.New(engine.Config{Scope: scope, Names: names})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,13 +40,13 @@ func TestLiveDriver(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Run(context.Background(), in, &out, Options{Snapshots: ch}) }()
 
-	tr := view.NewTracker(20)
+	tr := view.NewEvents(20)
 	rates := &view.RateMeter{}
 	snapshot := func() view.Snapshot {
 		return view.SnapshotOf(r, view.SnapshotOptions{Title: "causalctl watch", Source: "test", Now: time.Now(),
-			Tracker: tr, Rates: rates, StampEvery: time.Second})
+			Events: tr, Rates: rates, StampEvery: time.Second})
 	}
-	emit := func(ev *replay.Event) error { tr.Observe(ev, time.Now()); return nil }
+	emit := func(ev *engine.Event) error { tr.Observe(ev, time.Now()); return nil }
 	next := make([]int64, channels)
 	offered := 0
 	for n := range records {

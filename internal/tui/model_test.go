@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/view"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -570,7 +570,7 @@ func TestFeed(t *testing.T) {
 // line).
 func TestDisconnected(t *testing.T) {
 	s := liveSnapshot(30, 5000)
-	s.State, s.RetryingFor = replay.StateDisconnected, 7300*time.Millisecond
+	s.State, s.RetryingFor = engine.StateDisconnected, 7300*time.Millisecond
 	m := NewModel(plainStyles(), Options{})
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.Update(SnapshotMsg{Snapshot: s})

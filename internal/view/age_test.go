@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 func TestAgeText(t *testing.T) {
@@ -30,15 +30,15 @@ func TestAgeText(t *testing.T) {
 	}
 }
 
-// TestTrackerTimestampOutOfRange: a held record stamped beyond 2262 (ms
+// TestEventsTimestampOutOfRange: a held record stamped beyond 2262 (ms
 // whose nanoseconds wrap an int64) has no time, rather than a wrapped one
 // that makes a negative or absurd age.
-func TestTrackerTimestampOutOfRange(t *testing.T) {
+func TestEventsTimestampOutOfRange(t *testing.T) {
 	ch := clock.Channel{Topic: clock.TopicID{1, 15: 1}}
-	tr := NewTracker(0)
+	tr := NewEvents(0)
 	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	for off, ms := range []int64{math.MaxInt64, record.MaxTimestamp + 1, at.UnixMilli()} {
-		tr.Observe(&replay.Event{Type: replay.EventHold, Channel: ch, Offset: int64(off), HasTimestamp: true, Timestamp: ms}, at)
+		tr.Observe(&engine.Event{Type: engine.EventHold, Channel: ch, Offset: int64(off), HasTimestamp: true, Timestamp: ms}, at)
 	}
 	for off := range 2 {
 		if ts, ok := tr.Timestamp(ch, int64(off)); ok {

@@ -1,5 +1,5 @@
 // Package view is the live view model: snapshots of a running gate
-// (Snapshot, SnapshotOf, SnapshotOfTasks), the Tracker of the events, hold
+// (Snapshot, SnapshotOf, SnapshotOfTasks), the Events log of recent events, hold
 // times and stop error a gate does not keep, rates (RateMeter), the
 // stepper's snapshots (Stepper), and the words for a feed's state and a
 // stepper's position. It is what tui, live, metrics and the stepper render.

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // Snapshot is the state of a gate and its feed at one moment, as plain
@@ -24,16 +24,16 @@ import (
 type Snapshot struct {
 	Title  string // what is shown, e.g. "causalctl watch"
 	Source string // brokers, or the capture file
-	State  replay.RunState
+	State  engine.RunState
 	// Taken is SnapshotOptions.Now: when the snapshot was taken (zero
 	// when unknown).
 	Taken time.Time
-	// Failure says where the gate failed closed (replay.StateFailedClosed).
+	// Failure says where the gate failed closed (engine.StateFailedClosed).
 	Failure *inspect.Failure
-	// Err is the error that stopped the feed (replay.StateError).
+	// Err is the error that stopped the feed (engine.StateError).
 	Err string
 	// RetryingFor is how long a live feed has been unable to reach its
-	// brokers, while State is replay.StateDisconnected.
+	// brokers, while State is engine.StateDisconnected.
 	RetryingFor time.Duration
 
 	Scope                                       int // channels in scope
@@ -65,12 +65,12 @@ type Snapshot struct {
 	StampEntries int
 
 	// Recent are the last events (deliveries, drops, holds, the failure),
-	// newest last; empty without a Tracker.
+	// newest last; empty without an Events.
 	Recent []RecentEvent
 	// Cycles are the wait-graph cycles (a stamp out of contract).
 	Cycles [][]string
 	// Position is where a stepper stands; nil for a live feed.
-	Position *replay.Position
+	Position *engine.Position
 	// Offline is set for a replay: rates and log ends do not apply.
 	Offline bool
 	// Tasks is one summary per task when the gates are per task
@@ -196,15 +196,15 @@ const (
 // SnapshotOptions say what a snapshot shows beyond the gate's own state.
 type SnapshotOptions struct {
 	Title, Source string
-	// State is the feed's state. A failed gate, or a Tracker that saw the
+	// State is the feed's state. A failed gate, or an Events that saw the
 	// feed stop, overrides it.
-	State replay.RunState
+	State engine.RunState
 	// Now is the time ages are measured to: wall time live, the latest
 	// record timestamp offline. Zero leaves ages unknown.
 	Now time.Time
-	// Tracker supplies recent events, hold times and the stop error; nil
+	// Events supplies recent events, hold times and the stop error; nil
 	// leaves them out.
-	Tracker *Tracker
+	Events *Events
 	// Rates, when set, measures records/s (live drivers).
 	Rates *RateMeter
 	// LogEnd returns a channel's log end offset (live).
@@ -222,22 +222,22 @@ type SnapshotOptions struct {
 	// snapshot whose cost grows with the clocks' entries over the whole
 	// scope (about 9 ms at 10 000 channels). Live drivers over large
 	// scopes pass a second; the stepper leaves it zero (every snapshot).
-	// It needs a Tracker.
+	// It needs an Events.
 	StampEvery time.Duration
 	// Caps; zero means the default.
 	MaxRows, MaxHeads, MaxClockEntries, MaxStampEntries int
 	// Position is copied into the snapshot.
-	Position *replay.Position
+	Position *engine.Position
 }
 
 // SnapshotOf describes the state of r now. It reads the gate and does not
 // change it; its cost grows with the channels in scope and the held heads
 // (see the caps in opts), not with the records received.
-func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
+func SnapshotOf(r *engine.Replayer, opts SnapshotOptions) Snapshot {
 	g := r.Gate()
-	t := opts.Tracker
+	t := opts.Events
 	if t == nil {
-		t = &Tracker{}
+		t = &Events{}
 	}
 	t.lab.Names = r.Names()
 	st := g.Stats()
@@ -366,7 +366,7 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 		rows[rowOf[k]].Head = len(s.Heads)
 		s.Heads = append(s.Heads, t.headDetail(&in, k, &rows[rowOf[k]], maxClock))
 	}
-	if s.State == replay.StateFailedClosed && s.Failure != nil {
+	if s.State == engine.StateFailedClosed && s.Failure != nil {
 		// The gate reads nothing past the record it failed closed on: its
 		// heads are diagnosed as a task failed closed is (inspect's rule;
 		// the view leaves next steps empty).
@@ -414,22 +414,22 @@ func (s *Snapshot) CauseCounts() []CauseCount {
 	return out
 }
 
-// setStop sets State, Failure and Err from the tracker's stop error and
+// setStop sets State, Failure and Err from the Events' stop error and
 // the gate.
-func (s *Snapshot) setStop(t *Tracker, g *gate.Gate) {
+func (s *Snapshot) setStop(t *Events, g *gate.Gate) {
 	if t.stopErr != nil {
-		if ie, ok := replay.FailureOf(t.stopErr); ok {
-			s.State = replay.StateFailedClosed
+		if ie, ok := engine.FailureOf(t.stopErr); ok {
+			s.State = engine.StateFailedClosed
 			s.Failure = inspect.NewFailure(ie)
 			return
 		}
-		s.State = replay.StateError
+		s.State = engine.StateError
 		s.Err = t.stopErr.Error()
 		return
 	}
 	var fc *gate.FailClosedError
 	if errors.As(g.Failed(), &fc) {
-		s.State = replay.StateFailedClosed
+		s.State = engine.StateFailedClosed
 		msg := string(fc.Code)
 		if fc.Err != nil {
 			msg = fc.Err.Error()
@@ -438,7 +438,7 @@ func (s *Snapshot) setStop(t *Tracker, g *gate.Gate) {
 	}
 }
 
-func (t *Tracker) headDetail(in *inspect.Input, k int, row *ChannelRow, maxClock int) HeadDetail {
+func (t *Events) headDetail(in *inspect.Input, k int, row *ChannelRow, maxClock int) HeadDetail {
 	c := &t.chains
 	d := HeadDetail{
 		Head:    c.Describe(in, &t.lab, k, inspect.Limits{ClockEntries: maxClock, Blockers: maxBlockers, Chain: maxChain}),
@@ -461,7 +461,7 @@ func (t *Tracker) headDetail(in *inspect.Input, k int, row *ChannelRow, maxClock
 
 // waitsText is a head's first blocker, e.g. "waits payments/1 ≥ 9,
 // settled 7 (+2)".
-func (t *Tracker) waitsText(head gate.Held, bs []gate.Blocker) string {
+func (t *Events) waitsText(head gate.Held, bs []gate.Blocker) string {
 	if head.Undecodable != "" {
 		return "undecodable (" + head.Undecodable + ")"
 	}
@@ -475,7 +475,7 @@ func (t *Tracker) waitsText(head gate.Held, bs []gate.Blocker) string {
 	return s
 }
 
-func (t *Tracker) blockerText(b gate.Blocker) string {
+func (t *Events) blockerText(b gate.Blocker) string {
 	return "waits " + t.lab.Name(b.Channel) + " ≥ " + strconv.FormatInt(b.Required, 10) + ", settled " + posText(b.Settled)
 }
 
@@ -488,14 +488,14 @@ func posText(p int64) string {
 	return strconv.FormatInt(p, 10)
 }
 
-// Tracker keeps, beside a replay.Replayer, what a snapshot shows that the gate
+// Events keeps, beside a engine.Replayer, what a snapshot shows that the gate
 // does not: the last events, when each held record was received, the error
 // that stopped the feed, and resolved channel names. Feed it every event
 // (Observe) from the goroutine that runs the gate, and pass it in
-// SnapshotOptions. A Tracker serves one replay.Replayer (it caches its names and
+// SnapshotOptions. An Events serves one engine.Replayer (it caches its names and
 // display order); a replay started over needs a new one. The zero value
-// keeps no events; use NewTracker.
-type Tracker struct {
+// keeps no events; use NewEvents.
+type Events struct {
 	lab inspect.Labels
 
 	ring []recentEntry
@@ -521,10 +521,10 @@ type Tracker struct {
 
 // eventGap marks a recent entry that is a gap (ObserveGap), not an event
 // of the replay.
-const eventGap = ^replay.EventType(0)
+const eventGap = ^engine.EventType(0)
 
 type recentEntry struct {
-	typ      replay.EventType // 0 for the stop error, eventGap for a gap
+	typ      engine.EventType // 0 for the stop error, eventGap for a gap
 	seq      int64
 	ch       clock.Channel
 	off      int64
@@ -564,9 +564,9 @@ func (q *holdQueue) compact() {
 // noTime marks an unknown time.
 const noTime = math.MinInt64
 
-// NewTracker returns a Tracker keeping the last recent events.
-func NewTracker(recent int) *Tracker {
-	return &Tracker{ring: make([]recentEntry, max(recent, 0))}
+// NewEvents returns an Events keeping the last recent events.
+func NewEvents(recent int) *Events {
+	return &Events{ring: make([]recentEntry, max(recent, 0))}
 }
 
 func unixNano(at time.Time) int64 {
@@ -580,10 +580,10 @@ func unixNano(at time.Time) int64 {
 // time live, the record's timestamp offline; zero when unknown). Call it
 // from the emit function given to Feed or Run. It allocates nothing in the
 // steady state.
-func (t *Tracker) Observe(ev *replay.Event, at time.Time) {
+func (t *Events) Observe(ev *engine.Event, at time.Time) {
 	ns := unixNano(at)
 	switch ev.Type {
-	case replay.EventHold:
+	case engine.EventHold:
 		if t.holds == nil {
 			t.holds = map[clock.Channel]*holdQueue{}
 		}
@@ -601,7 +601,7 @@ func (t *Tracker) Observe(ev *replay.Event, at time.Time) {
 		q.ats = append(q.ats, ns)
 		q.tss = append(q.tss, ts)
 		t.nHolds++
-	case replay.EventDeliver:
+	case engine.EventDeliver:
 		if t.nHolds > 0 {
 			if q := t.holds[ev.Channel]; q != nil && q.head < len(q.offs) && q.offs[q.head] == ev.Offset {
 				q.head++
@@ -624,7 +624,7 @@ func (t *Tracker) Observe(ev *replay.Event, at time.Time) {
 // ObserveGap records that a read with --allow-gaps went past the offsets
 // from ≤ o < to of ch, deleted before they were read: a recent event of
 // kind "gap", so that the view says what the status line cannot.
-func (t *Tracker) ObserveGap(ch clock.Channel, from, to int64, at time.Time) {
+func (t *Events) ObserveGap(ch clock.Channel, from, to int64, at time.Time) {
 	if len(t.ring) == 0 {
 		return
 	}
@@ -632,15 +632,15 @@ func (t *Tracker) ObserveGap(ch clock.Channel, from, to int64, at time.Time) {
 	t.push()
 }
 
-func (t *Tracker) push() {
+func (t *Events) push() {
 	t.next = (t.next + 1) % len(t.ring)
 	t.n = min(t.n+1, len(t.ring))
 }
 
-// Stop records the error that stopped the feed: an *replay.InputError from a gate
-// that failed closed makes snapshots show replay.StateFailedClosed with its
-// Failure, any other error replay.StateError. A nil error clears it.
-func (t *Tracker) Stop(err error, at time.Time) {
+// Stop records the error that stopped the feed: an *engine.InputError from a gate
+// that failed closed makes snapshots show engine.StateFailedClosed with its
+// Failure, any other error engine.StateError. A nil error clears it.
+func (t *Events) Stop(err error, at time.Time) {
 	t.stopErr = err
 	t.stopAt = unixNano(at)
 	if err == nil || len(t.ring) == 0 {
@@ -651,16 +651,16 @@ func (t *Tracker) Stop(err error, at time.Time) {
 }
 
 // HeldSince returns when the held record at offset on ch was received.
-func (t *Tracker) HeldSince(ch clock.Channel, offset int64) (time.Time, bool) {
+func (t *Events) HeldSince(ch clock.Channel, offset int64) (time.Time, bool) {
 	return t.held(ch, offset, func(q *holdQueue) []int64 { return q.ats })
 }
 
 // Timestamp returns the timestamp of the held record at offset on ch.
-func (t *Tracker) Timestamp(ch clock.Channel, offset int64) (time.Time, bool) {
+func (t *Events) Timestamp(ch clock.Channel, offset int64) (time.Time, bool) {
 	return t.held(ch, offset, func(q *holdQueue) []int64 { return q.tss })
 }
 
-func (t *Tracker) held(ch clock.Channel, offset int64, times func(*holdQueue) []int64) (time.Time, bool) {
+func (t *Events) held(ch clock.Channel, offset int64, times func(*holdQueue) []int64) (time.Time, bool) {
 	if q := t.holds[ch]; q != nil {
 		// The head is the common question: look there first.
 		for k := q.head; k < len(q.offs); k++ {
@@ -688,7 +688,7 @@ func ageSince(since time.Time, ok bool, now time.Time) inspect.Age {
 
 // stamp returns the text of the node's stamp and its number of entries,
 // recomputed as opts.StampEvery allows.
-func (t *Tracker) stamp(g *gate.Gate, opts *SnapshotOptions, limit int) (string, int) {
+func (t *Events) stamp(g *gate.Gate, opts *SnapshotOptions, limit int) (string, int) {
 	if opts.StampEvery > 0 && t.stampValid && !opts.Now.IsZero() && opts.Now.Sub(t.stampAt) < opts.StampEvery {
 		return t.stampText, t.stampEntries
 	}
@@ -699,7 +699,7 @@ func (t *Tracker) stamp(g *gate.Gate, opts *SnapshotOptions, limit int) (string,
 }
 
 // recentEvents formats the ring, oldest first.
-func (t *Tracker) recentEvents() []RecentEvent {
+func (t *Events) recentEvents() []RecentEvent {
 	out := make([]RecentEvent, 0, t.n)
 	for k := range t.n {
 		e := &t.ring[(t.next-t.n+k+len(t.ring))%len(t.ring)]
@@ -713,13 +713,13 @@ func (t *Tracker) recentEvents() []RecentEvent {
 			re.Kind = "gap"
 			re.Text = "gap " + t.lab.Name(e.ch) + ": offsets " + strconv.FormatInt(e.behind, 10) + " to " + strconv.FormatInt(e.off-1, 10) +
 				" deleted before they were read; read on at " + strconv.FormatInt(e.off, 10)
-		case replay.EventDeliver:
+		case engine.EventDeliver:
 			re.Kind = "deliver"
 			re.Text = "deliver #" + strconv.FormatInt(e.seq, 10) + " " + at
-		case replay.EventDrop:
+		case engine.EventDrop:
 			re.Kind = "drop"
 			re.Text = "drop " + at + " (replay guard)"
-		case replay.EventHold:
+		case engine.EventHold:
 			re.Kind = "hold"
 			switch {
 			case e.behind >= 0:
@@ -735,7 +735,7 @@ func (t *Tracker) recentEvents() []RecentEvent {
 				re.Text = "hold " + at
 			}
 		default:
-			if ie, ok := replay.FailureOf(t.stopErr); ok {
+			if ie, ok := engine.FailureOf(t.stopErr); ok {
 				re.Kind = "fail-closed"
 				re.Text = "FAILED CLOSED " + ie.Channel + "@" + strconv.FormatInt(ie.Offset, 10) + " " + string(ie.Code)
 			} else {
@@ -744,7 +744,7 @@ func (t *Tracker) recentEvents() []RecentEvent {
 			}
 			e.line = lineOf(t.stopErr)
 		}
-		if e.line > 0 && e.typ != replay.EventDeliver {
+		if e.line > 0 && e.typ != engine.EventDeliver {
 			re.Text += " · line " + strconv.FormatInt(e.line, 10)
 		}
 		out = append(out, re)
@@ -760,7 +760,7 @@ func errText(err error) string {
 }
 
 func lineOf(err error) int64 {
-	if ie, ok := replay.FailureOf(err); ok {
+	if ie, ok := engine.FailureOf(err); ok {
 		return ie.Line
 	}
 	return 0

@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // testChannel is partition p of topic "t<n>".
@@ -23,11 +23,11 @@ func testChannel(n int, p int32) clock.Channel {
 	return clock.Channel{Topic: id, Partition: p}
 }
 
-// feeder feeds records to a replay.Replayer built over channels of topics t0…
+// feeder feeds records to a engine.Replayer built over channels of topics t0…
 type feeder struct {
 	t   testing.TB
-	r   *replay.Replayer
-	tr  *Tracker
+	r   *engine.Replayer
+	tr  *Events
 	at  time.Time
 	ids map[clock.TopicID]string
 }
@@ -35,7 +35,7 @@ type feeder struct {
 func newFeeder(t testing.TB, scope []clock.Channel, recent int) *feeder {
 	t.Helper()
 	names := &clock.Names{}
-	f := &feeder{t: t, tr: NewTracker(recent), ids: map[clock.TopicID]string{}, at: time.UnixMilli(1_000_000)}
+	f := &feeder{t: t, tr: NewEvents(recent), ids: map[clock.TopicID]string{}, at: time.UnixMilli(1_000_000)}
 	for _, ch := range scope {
 		name := fmt.Sprintf("t%d", int(ch.Topic[14])<<8|int(ch.Topic[15]))
 		if err := names.Add(name, ch.Topic); err != nil {
@@ -43,7 +43,7 @@ func newFeeder(t testing.TB, scope []clock.Channel, recent int) *feeder {
 		}
 		f.ids[ch.Topic] = name
 	}
-	r, err := replay.New(replay.Config{Scope: scope, Names: names})
+	r, err := engine.New(engine.Config{Scope: scope, Names: names})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +53,13 @@ func newFeeder(t testing.TB, scope []clock.Channel, recent int) *feeder {
 
 // record feeds a record on ch at off with clock es, one second after the
 // last, and returns the events it caused.
-func (f *feeder) record(ch clock.Channel, off int64, es ...clock.Entry) []replay.Event {
+func (f *feeder) record(ch clock.Channel, off int64, es ...clock.Entry) []engine.Event {
 	f.t.Helper()
 	f.at = f.at.Add(time.Second)
 	it := &record.Item{Kind: record.KindRecord, TopicID: ch.Topic, Partition: ch.Partition, Offset: off,
 		Headers: []clock.Header{{Key: clock.HeaderCauses, Value: clock.Encode(clock.MustNew(es...))}}}
-	var evs []replay.Event
-	err := f.r.Feed(it, func(ev *replay.Event) error {
+	var evs []engine.Event
+	err := f.r.Feed(it, func(ev *engine.Event) error {
 		f.tr.Observe(ev, f.at)
 		evs = append(evs, *ev)
 		return nil
@@ -71,7 +71,7 @@ func (f *feeder) record(ch clock.Channel, off int64, es ...clock.Entry) []replay
 }
 
 func (f *feeder) snapshot(opts SnapshotOptions) Snapshot {
-	opts.Tracker = f.tr
+	opts.Events = f.tr
 	return SnapshotOf(f.r, opts)
 }
 
@@ -104,7 +104,7 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 			return &record.LogFacts{LastStable: e, HighWatermark: max(e, hws[ch])}, ok
 		}}})
 
-	if s.Title != "watch" || s.Source != "localhost:9092" || s.State != replay.StateRunning || !s.Taken.Equal(now) {
+	if s.Title != "watch" || s.Source != "localhost:9092" || s.State != engine.StateRunning || !s.Taken.Equal(now) {
 		t.Fatalf("title/source/state/taken: %q %q %v %v", s.Title, s.Source, s.State, s.Taken)
 	}
 	if s.Scope != 4 || s.Received != 4 || s.Delivered != 1 || s.Held != 3 || s.HeldChannels != 2 {
@@ -174,13 +174,13 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 		t.Fatalf("recent %q, want %q", got, wantRecent)
 	}
 
-	// Without log ends: not received; without a tracker: no ages, no events.
+	// Without log ends: not received; without an Events: no ages, no events.
 	s = SnapshotOf(f.r, SnapshotOptions{})
 	if k := s.Heads[0].Blockers[0].Cause; k != inspect.CauseNotReceived {
 		t.Fatalf("kind without log end %v", k)
 	}
 	if s.OldestHold.Known || len(s.Recent) != 0 {
-		t.Fatalf("no tracker: oldest %v, recent %v", s.OldestHold, s.Recent)
+		t.Fatalf("no Events: oldest %v, recent %v", s.OldestHold, s.Recent)
 	}
 	s = SnapshotOf(f.r, SnapshotOptions{Facts: inspect.Facts{Exhausted: true}})
 	if k := s.Heads[0].Blockers[0].Cause; k != inspect.CauseBeyondInput {
@@ -192,9 +192,9 @@ func TestSnapshotUndecodable(t *testing.T) {
 	a := testChannel(1, 0)
 	names := &clock.Names{}
 	names.Add("t1", a.Topic)
-	r, _ := replay.New(replay.Config{Scope: []clock.Channel{a}, Names: names, Undecodable: gate.HoldUndecodable})
+	r, _ := engine.New(engine.Config{Scope: []clock.Channel{a}, Names: names, Undecodable: gate.HoldUndecodable})
 	it := &record.Item{Kind: record.KindRecord, TopicID: a.Topic, Offset: 3, Headers: []clock.Header{{Key: clock.HeaderCauses, Value: []byte{2, 0}}}}
-	if err := r.Feed(it, func(*replay.Event) error { return nil }); err != nil {
+	if err := r.Feed(it, func(*engine.Event) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	s := SnapshotOf(r, SnapshotOptions{})
@@ -322,20 +322,20 @@ func TestSnapshotCaps(t *testing.T) {
 	}
 }
 
-func TestTracker(t *testing.T) {
+func TestEvents(t *testing.T) {
 	a := testChannel(1, 0)
-	tr := NewTracker(3)
+	tr := NewEvents(3)
 	t0 := time.Unix(100, 0)
-	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 4, Behind: -1}, t0)
-	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 5, Behind: 4}, time.Time{})
-	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 6, Behind: 4}, t0.Add(time.Second))
+	tr.Observe(&engine.Event{Type: engine.EventHold, Channel: a, Offset: 4, Behind: -1}, t0)
+	tr.Observe(&engine.Event{Type: engine.EventHold, Channel: a, Offset: 5, Behind: 4}, time.Time{})
+	tr.Observe(&engine.Event{Type: engine.EventHold, Channel: a, Offset: 6, Behind: 4}, t0.Add(time.Second))
 	if at, ok := tr.HeldSince(a, 4); !ok || !at.Equal(t0) {
 		t.Fatalf("HeldSince(4) = %v %v", at, ok)
 	}
 	if _, ok := tr.HeldSince(a, 5); ok {
 		t.Fatal("HeldSince of a record received at an unknown time is known")
 	}
-	tr.Observe(&replay.Event{Type: replay.EventDeliver, Seq: 1, Channel: a, Offset: 4}, t0)
+	tr.Observe(&engine.Event{Type: engine.EventDeliver, Seq: 1, Channel: a, Offset: 4}, t0)
 	if _, ok := tr.HeldSince(a, 4); ok {
 		t.Fatal("a delivered record is still held")
 	}
@@ -343,7 +343,7 @@ func TestTracker(t *testing.T) {
 		t.Fatalf("HeldSince(6) = %v %v", at, ok)
 	}
 	tr.lab.Names = &clock.Names{}
-	tr.Stop(&replay.InputError{Line: 9, Channel: "t1/0", Offset: 7, Code: "truncated", Err: fmt.Errorf("truncated")}, t0)
+	tr.Stop(&engine.InputError{Line: 9, Channel: "t1/0", Offset: 7, Code: "truncated", Err: fmt.Errorf("truncated")}, t0)
 	var got []string
 	for _, e := range tr.recentEvents() {
 		got = append(got, e.Kind)
@@ -352,26 +352,26 @@ func TestTracker(t *testing.T) {
 	if want := []string{"hold", "deliver", "fail-closed"}; !slices.Equal(got, want) {
 		t.Fatalf("recent kinds %v, want %v", got, want)
 	}
-	// A tracker without a ring still tracks holds.
-	tr = &Tracker{}
-	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 1, Behind: -1}, t0)
+	// An Events without a ring still tracks holds.
+	tr = &Events{}
+	tr.Observe(&engine.Event{Type: engine.EventHold, Channel: a, Offset: 1, Behind: -1}, t0)
 	if _, ok := tr.HeldSince(a, 1); !ok {
-		t.Fatal("zero Tracker lost a hold")
+		t.Fatal("zero Events lost a hold")
 	}
 }
 
-// TestTrackerQueueNeverDraining: a channel whose hold queue never empties
+// TestEventsQueueNeverDraining: a channel whose hold queue never empties
 // (each delivery leaves the next record held) keeps room for what it holds,
 // not for everything it ever held, and still knows when each was received.
-func TestTrackerQueueNeverDraining(t *testing.T) {
+func TestEventsQueueNeverDraining(t *testing.T) {
 	a := testChannel(1, 0)
-	tr := NewTracker(0)
+	tr := NewEvents(0)
 	t0 := time.Unix(100, 0)
-	tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: 0, Behind: -1}, t0)
+	tr.Observe(&engine.Event{Type: engine.EventHold, Channel: a, Offset: 0, Behind: -1}, t0)
 	const n = 100_000
 	for off := int64(1); off <= n; off++ {
-		tr.Observe(&replay.Event{Type: replay.EventHold, Channel: a, Offset: off, Behind: off - 1}, t0.Add(time.Duration(off)))
-		tr.Observe(&replay.Event{Type: replay.EventDeliver, Channel: a, Offset: off - 1}, t0)
+		tr.Observe(&engine.Event{Type: engine.EventHold, Channel: a, Offset: off, Behind: off - 1}, t0.Add(time.Duration(off)))
+		tr.Observe(&engine.Event{Type: engine.EventDeliver, Channel: a, Offset: off - 1}, t0)
 	}
 	q := tr.holds[a]
 	if held := len(q.offs) - q.head; held != 1 {
@@ -465,7 +465,7 @@ func TestSnapshotAgesAndCauseCounts(t *testing.T) {
 	it := &record.Item{Kind: record.KindRecord, TopicID: b.Topic, Partition: b.Partition, Offset: 0,
 		Timestamp: written.UnixMilli(), HasTimestamp: true,
 		Headers: []clock.Header{{Key: clock.HeaderCauses, Value: clock.Encode(clock.MustNew(clock.Entry{Channel: a, Position: 9}))}}}
-	if err := f.r.Feed(it, func(ev *replay.Event) error { f.tr.Observe(ev, f.at); return nil }); err != nil {
+	if err := f.r.Feed(it, func(ev *engine.Event) error { f.tr.Observe(ev, f.at); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	f.record(c, 0, clock.Entry{Channel: b, Position: 0}) // waits behind t2/0, received a second later
@@ -512,19 +512,19 @@ func TestMostTelling(t *testing.T) {
 	}
 }
 
-// TestTrackerGapEvent: a gap read past (--allow-gaps) is a recent event of
+// TestEventsGapEvent: a gap read past (--allow-gaps) is a recent event of
 // its own kind, naming the channel, the deleted offsets and where the read
 // went on, in order among the replay's events.
-func TestTrackerGapEvent(t *testing.T) {
+func TestEventsGapEvent(t *testing.T) {
 	names := &clock.Names{}
 	id := clock.TopicID{1}
 	if err := names.Add("orders", id); err != nil {
 		t.Fatal(err)
 	}
-	tr := NewTracker(3)
+	tr := NewEvents(3)
 	tr.lab.Names = names
 	ch := clock.Channel{Topic: id, Partition: 0}
-	tr.Observe(&replay.Event{Type: replay.EventDeliver, Seq: 1, Channel: ch, Offset: 4}, time.Time{})
+	tr.Observe(&engine.Event{Type: engine.EventDeliver, Seq: 1, Channel: ch, Offset: 4}, time.Time{})
 	tr.ObserveGap(ch, 5, 100, time.Unix(7, 0))
 	got := tr.recentEvents()
 	want := RecentEvent{Kind: "gap", Text: "gap orders/0: offsets 5 to 99 deleted before they were read; read on at 100", At: time.Unix(7, 0), Repeats: 1}

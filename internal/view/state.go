@@ -6,30 +6,30 @@ import (
 	"strings"
 	"time"
 
-	"github.com/causalctl/causalctl/internal/replay"
+	"github.com/causalctl/causalctl/internal/engine"
 )
 
 // StateText is the state as the view's header shows it.
-func StateText(s replay.RunState) string {
+func StateText(s engine.RunState) string {
 	switch s {
-	case replay.StateRunning:
+	case engine.StateRunning:
 		return "running"
-	case replay.StatePaused:
+	case engine.StatePaused:
 		return "paused"
-	case replay.StateFinished:
+	case engine.StateFinished:
 		return "finished"
-	case replay.StateFailedClosed:
+	case engine.StateFailedClosed:
 		return "failed closed"
-	case replay.StateError:
+	case engine.StateError:
 		return "error"
-	case replay.StateDisconnected:
+	case engine.StateDisconnected:
 		return "disconnected"
 	}
 	return "RunState(" + strconv.Itoa(int(s)) + ")"
 }
 
 // PositionText is a stepper's position, e.g. "item 9 of 10 · line 9 · paused · 10 items/s".
-func PositionText(p replay.Position) string {
+func PositionText(p engine.Position) string {
 	var b strings.Builder
 	b.WriteString("item ")
 	b.WriteString(strconv.FormatInt(p.Item, 10))
@@ -60,26 +60,26 @@ func Retrying(d time.Duration) string {
 
 // NoticeText is what a stepper's last jump says, e.g. "at orders/0@41,
 // item 9, line 9"; "" for the zero Notice.
-func NoticeText(n replay.Notice) string {
+func NoticeText(n engine.Notice) string {
 	item := strconv.FormatInt(n.Item, 10)
 	switch n.Kind {
-	case replay.NoticeStart:
+	case engine.NoticeStart:
 		return "at the start"
-	case replay.NoticeEnd:
+	case engine.NoticeEnd:
 		return "at the end"
-	case replay.NoticeAtItem:
+	case engine.NoticeAtItem:
 		return "at item " + item
-	case replay.NoticeItemNotReached:
+	case engine.NoticeItemNotReached:
 		return "item " + strconv.FormatInt(n.Target, 10) + " not reached: the input stopped at item " + item
-	case replay.NoticeAtOffset:
+	case engine.NoticeAtOffset:
 		s := "at " + n.Channel + "@" + strconv.FormatInt(n.Target, 10) + ", item " + item
 		if n.Line > 0 {
 			s += ", line " + strconv.FormatInt(n.Line, 10)
 		}
 		return s
-	case replay.NoticeOffsetNotReached:
+	case engine.NoticeOffsetNotReached:
 		return n.Channel + "@" + strconv.FormatInt(n.Target, 10) + " not reached: the input stopped at item " + item
-	case replay.NoticeNoEvent:
+	case engine.NoticeNoEvent:
 		return "no " + n.Event.String() + " after item " + strconv.FormatInt(n.From, 10) + ": the input stopped at item " + item
 	}
 	return ""

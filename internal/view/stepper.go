@@ -2,6 +2,8 @@ package view
 
 import (
 	"cmp"
+
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
 
 	"github.com/causalctl/causalctl/internal/replay"
@@ -17,22 +19,22 @@ type StepperOptions struct {
 	Recent int
 }
 
-// Stepper is a replay.Stepper paired with the Tracker of its current
+// Stepper is a replay.Stepper paired with the Events of its current
 // replay, so that it can describe itself as a Snapshot at every step.
 type Stepper struct {
 	*replay.Stepper
 	opts StepperOptions
-	tr   *Tracker
+	tr   *Events
 }
 
 // NewStepper returns a Stepper at the start of the input, paused; open and
 // cfg are as for replay.NewStepper.
-func NewStepper(open func() (replay.Source, error), cfg replay.Config, opts StepperOptions) (*Stepper, error) {
+func NewStepper(open func() (engine.Source, error), cfg engine.Config, opts StepperOptions) (*Stepper, error) {
 	s := &Stepper{opts: opts}
 	recent := cmp.Or(opts.Recent, 50)
 	inner := opts.StepperOptions
-	inner.NewObserver = func(*replay.Replayer) replay.Observer {
-		s.tr = NewTracker(recent)
+	inner.NewObserver = func(*engine.Replayer) replay.Observer {
+		s.tr = NewEvents(recent)
 		return s.tr
 	}
 	st, err := replay.NewStepper(open, cfg, inner)
@@ -48,17 +50,17 @@ func (s *Stepper) Snapshot() Snapshot {
 	pos := s.Position()
 	state := s.State()
 	return SnapshotOf(s.Replayer(), SnapshotOptions{
-		Title:   s.opts.Title,
-		Source:  s.opts.Source,
-		State:   state,
-		Now:     s.Now(),
-		Tracker: s.tr,
+		Title:  s.opts.Title,
+		Source: s.opts.Source,
+		State:  state,
+		Now:    s.Now(),
+		Events: s.tr,
 		Facts: inspect.Facts{
 			Log:      s.Replayer().LogFacts,
 			InputEnd: s.InputEnd,
 			Reads:    s.Reads,
 			// Past the end, whatever is missing is beyond the input.
-			Exhausted: state == replay.StateFinished,
+			Exhausted: state == engine.StateFinished,
 		},
 		Offline:  true,
 		Position: &pos,

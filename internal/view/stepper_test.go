@@ -15,8 +15,8 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
@@ -26,7 +26,7 @@ var captures = testutil.Testdata("captures")
 
 // openFile returns an open function over a capture held in memory, and the
 // scope and names a replay of it uses by default.
-func openFile(t testing.TB, name string) (func() (replay.Source, error), []clock.Channel, *clock.Names) {
+func openFile(t testing.TB, name string) (func() (engine.Source, error), []clock.Channel, *clock.Names) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(captures, name))
 	if err != nil {
@@ -35,12 +35,12 @@ func openFile(t testing.TB, name string) (func() (replay.Source, error), []clock
 	return openBytes(t, b)
 }
 
-func openBytes(t testing.TB, b []byte) (func() (replay.Source, error), []clock.Channel, *clock.Names) {
+func openBytes(t testing.TB, b []byte) (func() (engine.Source, error), []clock.Channel, *clock.Names) {
 	t.Helper()
-	open := func() (replay.Source, error) { return capture.NewReader(bytes.NewReader(b)), nil }
+	open := func() (engine.Source, error) { return capture.NewReader(bytes.NewReader(b)), nil }
 	names := &clock.Names{}
 	src, _ := open()
-	scope, err := replay.Discover(src, names)
+	scope, err := engine.Discover(src, names)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func openBytes(t testing.TB, b []byte) (func() (replay.Source, error), []clock.C
 func newStepper(t testing.TB, name string) *Stepper {
 	t.Helper()
 	open, scope, names := openFile(t, name)
-	s, err := NewStepper(open, replay.Config{Scope: scope, Names: names}, StepperOptions{Title: "test", Source: name})
+	s, err := NewStepper(open, engine.Config{Scope: scope, Names: names}, StepperOptions{Title: "test", Source: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func newStepper(t testing.TB, name string) *Stepper {
 type state struct {
 	item, line                         int64
 	received, delivered, dropped, held int64
-	run                                replay.RunState
+	run                                engine.RunState
 }
 
 func stateOf(s *Stepper) state {
@@ -78,20 +78,20 @@ func TestStepperStepsBasic(t *testing.T) {
 	if got := s.Total(); got != 9 {
 		t.Fatalf("Total = %d, want 9 items", got)
 	}
-	if got, want := stateOf(s), (state{run: replay.StatePaused}); got != want {
+	if got, want := stateOf(s), (state{run: engine.StatePaused}); got != want {
 		t.Fatalf("at start: %+v, want %+v", got, want)
 	}
 	// basic.ndjson, item by item (line 6 is blank).
 	want := []state{
-		{1, 1, 0, 0, 0, 0, replay.StatePaused},  // position orders/0 0
-		{2, 2, 1, 1, 0, 0, replay.StatePaused},  // orders/0@0 delivers
-		{3, 3, 2, 1, 0, 1, replay.StatePaused},  // payments/0@0 waits orders/0 ≥ 1
-		{4, 4, 3, 3, 0, 0, replay.StatePaused},  // orders/0@1 delivers, and releases payments/0@0
-		{5, 5, 4, 3, 1, 0, replay.StatePaused},  // orders/0@1 again: the replay guard drops it
-		{6, 7, 5, 3, 1, 1, replay.StatePaused},  // payments/0@2 waits orders/0 ≥ 5
-		{7, 8, 6, 3, 1, 2, replay.StatePaused},  // payments/0@3 behind it
-		{8, 9, 7, 3, 1, 3, replay.StatePaused},  // shipments/0@0 waits payments/0 ≥ 2 (held)
-		{9, 10, 7, 3, 1, 3, replay.StatePaused}, // position orders/0 3
+		{1, 1, 0, 0, 0, 0, engine.StatePaused},  // position orders/0 0
+		{2, 2, 1, 1, 0, 0, engine.StatePaused},  // orders/0@0 delivers
+		{3, 3, 2, 1, 0, 1, engine.StatePaused},  // payments/0@0 waits orders/0 ≥ 1
+		{4, 4, 3, 3, 0, 0, engine.StatePaused},  // orders/0@1 delivers, and releases payments/0@0
+		{5, 5, 4, 3, 1, 0, engine.StatePaused},  // orders/0@1 again: the replay guard drops it
+		{6, 7, 5, 3, 1, 1, engine.StatePaused},  // payments/0@2 waits orders/0 ≥ 5
+		{7, 8, 6, 3, 1, 2, engine.StatePaused},  // payments/0@3 behind it
+		{8, 9, 7, 3, 1, 3, engine.StatePaused},  // shipments/0@0 waits payments/0 ≥ 2 (held)
+		{9, 10, 7, 3, 1, 3, engine.StatePaused}, // position orders/0 3
 	}
 	for k, w := range want {
 		if !s.Step() {
@@ -104,7 +104,7 @@ func TestStepperStepsBasic(t *testing.T) {
 	if s.Step() {
 		t.Fatal("Step past the end returned true")
 	}
-	if got, want := stateOf(s), (state{9, 10, 7, 3, 1, 3, replay.StateFinished}); got != want {
+	if got, want := stateOf(s), (state{9, 10, 7, 3, 1, 3, engine.StateFinished}); got != want {
 		t.Fatalf("at the end: %+v, want %+v", got, want)
 	}
 	if s.Err() != nil {
@@ -115,15 +115,15 @@ func TestStepperStepsBasic(t *testing.T) {
 func TestStepperStepTo(t *testing.T) {
 	s := newStepper(t, "basic.ndjson")
 	steps := []struct {
-		to    replay.EventType
+		to    engine.EventType
 		found bool
 		item  int64
 	}{
-		{replay.EventDeliver, true, 2},
-		{replay.EventDeliver, true, 4},
-		{replay.EventHold, true, 6},
-		{replay.EventHold, true, 7},
-		{replay.EventDrop, false, 9}, // the only drop (item 5) is behind
+		{engine.EventDeliver, true, 2},
+		{engine.EventDeliver, true, 4},
+		{engine.EventHold, true, 6},
+		{engine.EventHold, true, 7},
+		{engine.EventDrop, false, 9}, // the only drop (item 5) is behind
 	}
 	for _, st := range steps {
 		if got := s.StepTo(st.to); got != st.found {
@@ -133,13 +133,13 @@ func TestStepperStepTo(t *testing.T) {
 			t.Fatalf("StepTo(%v): at item %d, want %d", st.to, s.Item(), st.item)
 		}
 	}
-	if s.State() != replay.StateFinished || !strings.Contains(NoticeText(s.Notice()), "no drop") {
+	if s.State() != engine.StateFinished || !strings.Contains(NoticeText(s.Notice()), "no drop") {
 		t.Fatalf("after a fruitless StepTo: state %v, notice %q", s.State(), NoticeText(s.Notice()))
 	}
 
 	s = newStepper(t, "basic.ndjson")
-	s.StepTo(replay.EventHold) // item 3
-	s.StepTo(replay.EventDrop)
+	s.StepTo(engine.EventHold) // item 3
+	s.StepTo(engine.EventDrop)
 	if s.Item() != 5 {
 		t.Fatalf("StepTo(drop) from item 3 stopped at %d, want 5", s.Item())
 	}
@@ -163,14 +163,14 @@ func TestStepperJumps(t *testing.T) {
 	}
 
 	s.JumpEnd()
-	if got, want := stateOf(s), (state{9, 10, 7, 3, 1, 3, replay.StateFinished}); got != want {
+	if got, want := stateOf(s), (state{9, 10, 7, 3, 1, 3, engine.StateFinished}); got != want {
 		t.Fatalf("JumpEnd: %+v, want %+v", got, want)
 	}
 	// The end is what a plain replay of the whole input reports.
 	open, scope, names := openFile(t, "basic.ndjson")
-	r, _ := replay.New(replay.Config{Scope: scope, Names: names})
+	r, _ := engine.New(engine.Config{Scope: scope, Names: names})
 	src, _ := open()
-	if err := replay.Run(t.Context(), src, r, func(*replay.Event) error { return nil }, nil, time.Now); err != nil {
+	if err := engine.Run(t.Context(), src, r, func(*engine.Event) error { return nil }, nil, time.Now); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := inspect.SummaryOf(s.Replayer(), inspect.Facts{}), inspect.SummaryOf(r, inspect.Facts{}); !reflect.DeepEqual(got, want) {
@@ -180,7 +180,7 @@ func TestStepperJumps(t *testing.T) {
 	if err := s.JumpStart(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := stateOf(s), (state{run: replay.StatePaused}); got != want {
+	if got, want := stateOf(s), (state{run: engine.StatePaused}); got != want {
 		t.Fatalf("JumpStart: %+v, want %+v", got, want)
 	}
 	same("JumpStart", s.Snapshot(), fresh(0))
@@ -196,7 +196,7 @@ func TestStepperJumps(t *testing.T) {
 	if err := s.JumpToItem(50); err != nil {
 		t.Fatal(err)
 	}
-	if s.Item() != 9 || s.State() != replay.StateFinished || !strings.Contains(NoticeText(s.Notice()), "not reached") {
+	if s.Item() != 9 || s.State() != engine.StateFinished || !strings.Contains(NoticeText(s.Notice()), "not reached") {
 		t.Fatalf("JumpToItem(50): item %d, state %v, notice %q", s.Item(), s.State(), NoticeText(s.Notice()))
 	}
 
@@ -239,7 +239,7 @@ func TestStepperRun(t *testing.T) {
 		t.Fatalf("Advance while paused fed %d items", n)
 	}
 	s.SetRunning(true)
-	if s.State() != replay.StateRunning || !s.Snapshot().Position.Running {
+	if s.State() != engine.StateRunning || !s.Snapshot().Position.Running {
 		t.Fatalf("running: state %v", s.State())
 	}
 	// 10 items/s: 250 ms is 2.5 items; the half carries over.
@@ -253,7 +253,7 @@ func TestStepperRun(t *testing.T) {
 	if n := s.Advance(time.Minute); n != 4 {
 		t.Fatalf("Advance(1m) fed %d, want the 4 left", n)
 	}
-	if s.Running() || s.State() != replay.StateFinished {
+	if s.Running() || s.State() != engine.StateFinished {
 		t.Fatalf("at the end: running %v, state %v", s.Running(), s.State())
 	}
 	s.SetRunning(true)
@@ -295,7 +295,7 @@ func TestStepperFailClosed(t *testing.T) {
 	for range 3 {
 		s.Step()
 	}
-	if got, want := stateOf(s), (state{3, 3, 3, 1, 0, 2, replay.StatePaused}); got != want {
+	if got, want := stateOf(s), (state{3, 3, 3, 1, 0, 2, engine.StatePaused}); got != want {
 		t.Fatalf("after 3 steps: %+v, want %+v", got, want)
 	}
 	snap := s.Snapshot()
@@ -305,7 +305,7 @@ func TestStepperFailClosed(t *testing.T) {
 	if !s.Step() {
 		t.Fatal("the failing item was not fed")
 	}
-	if got, want := stateOf(s), (state{4, 4, 3, 1, 0, 2, replay.StateFailedClosed}); got != want {
+	if got, want := stateOf(s), (state{4, 4, 3, 1, 0, 2, engine.StateFailedClosed}); got != want {
 		t.Fatalf("after the failure: %+v, want %+v", got, want)
 	}
 	snap = s.Snapshot()
@@ -316,26 +316,26 @@ func TestStepperFailClosed(t *testing.T) {
 	if last := snap.Recent[len(snap.Recent)-1]; last.Kind != "fail-closed" || last.Text != "FAILED CLOSED c/0@1 unknown-version · line 4" {
 		t.Fatalf("last event %+v", last)
 	}
-	var ie *replay.InputError
+	var ie *engine.InputError
 	if !errors.As(s.Err(), &ie) || ie.Code != "unknown-version" {
 		t.Fatalf("Err = %v", s.Err())
 	}
 	// Nothing moves it on.
-	if s.Step() || s.StepTo(replay.EventDeliver) {
+	if s.Step() || s.StepTo(engine.EventDeliver) {
 		t.Fatal("a failed stepper stepped")
 	}
 	s.SetRunning(true)
 	s.JumpEnd()
-	if s.Item() != 4 || s.State() != replay.StateFailedClosed || s.Running() {
+	if s.Item() != 4 || s.State() != engine.StateFailedClosed || s.Running() {
 		t.Fatalf("failed stepper moved: item %d, state %v", s.Item(), s.State())
 	}
 	// Jumping back recovers, and failing again is the same failure.
 	s.JumpStart()
-	if s.State() != replay.StatePaused || s.Err() != nil {
+	if s.State() != engine.StatePaused || s.Err() != nil {
 		t.Fatalf("after JumpStart: state %v, err %v", s.State(), s.Err())
 	}
 	s.JumpToItem(6)
-	if s.Item() != 4 || s.State() != replay.StateFailedClosed {
+	if s.Item() != 4 || s.State() != engine.StateFailedClosed {
 		t.Fatalf("JumpToItem(6): item %d, state %v", s.Item(), s.State())
 	}
 }
@@ -344,9 +344,9 @@ func TestStepperBadInput(t *testing.T) {
 	b := []byte(`{"topic_id":"00000000-0000-0000-0000-00000000000a","partition":0,"offset":0}
 {"topic_id":"00000000-0000-0000-0000-00000000000a","partition":0,"offset":
 `)
-	open := func() (replay.Source, error) { return capture.NewReader(bytes.NewReader(b)), nil }
+	open := func() (engine.Source, error) { return capture.NewReader(bytes.NewReader(b)), nil }
 	ch := clock.Channel{Topic: clock.TopicID{15: 0x0a}}
-	s, err := NewStepper(open, replay.Config{Scope: []clock.Channel{ch}}, StepperOptions{})
+	s, err := NewStepper(open, engine.Config{Scope: []clock.Channel{ch}}, StepperOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,30 +355,30 @@ func TestStepperBadInput(t *testing.T) {
 	}
 	s.JumpEnd()
 	snap := s.Snapshot()
-	if snap.State != replay.StateError || !strings.Contains(snap.Err, "line 2") || snap.Delivered != 1 {
+	if snap.State != engine.StateError || !strings.Contains(snap.Err, "line 2") || snap.Delivered != 1 {
 		t.Fatalf("state %v, err %q, delivered %d", snap.State, snap.Err, snap.Delivered)
 	}
 
 	// An open that fails is reported by NewStepper and by JumpStart.
 	calls := 0
-	flaky := func() (replay.Source, error) {
+	flaky := func() (engine.Source, error) {
 		calls++
 		if calls > 2 {
 			return nil, io.ErrUnexpectedEOF
 		}
 		return open()
 	}
-	s, err = NewStepper(flaky, replay.Config{Scope: []clock.Channel{ch}}, StepperOptions{})
+	s, err = NewStepper(flaky, engine.Config{Scope: []clock.Channel{ch}}, StepperOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := s.JumpStart(); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Fatalf("JumpStart = %v", err)
 	}
-	if s.Snapshot().State != replay.StateError {
+	if s.Snapshot().State != engine.StateError {
 		t.Fatalf("state %v after a failed re-open", s.Snapshot().State)
 	}
-	if _, err := NewStepper(flaky, replay.Config{Scope: []clock.Channel{ch}}, StepperOptions{}); err == nil {
+	if _, err := NewStepper(flaky, engine.Config{Scope: []clock.Channel{ch}}, StepperOptions{}); err == nil {
 		t.Fatal("NewStepper with a failing open succeeded")
 	}
 }
@@ -395,7 +395,7 @@ func TestFailedGateHeadsWaitForGood(t *testing.T) {
 {"topic":"b","topic_id":"%s","partition":0,"offset":0,"timestamp":2,"headers":[{"key":"parsley.causes","value":"AQ=="}]}
 `, a, claim, b)
 	open, scope, names := openBytes(t, []byte(lines))
-	s, err := NewStepper(open, replay.Config{Scope: scope, Names: names}, StepperOptions{Title: "test"})
+	s, err := NewStepper(open, engine.Config{Scope: scope, Names: names}, StepperOptions{Title: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,7 +405,7 @@ func TestFailedGateHeadsWaitForGood(t *testing.T) {
 	}
 	s.Step()
 	snap := s.Snapshot()
-	if snap.State != replay.StateFailedClosed || len(snap.Heads) != 1 {
+	if snap.State != engine.StateFailedClosed || len(snap.Heads) != 1 {
 		t.Fatalf("state %v, heads %+v: want failed closed, one head", snap.State, snap.Heads)
 	}
 	if h := snap.Heads[0]; h.Cause != inspect.CauseUndecodable || h.Root != "b/0" || h.RootOffset != 0 || h.RootCause != inspect.CauseUndecodable {

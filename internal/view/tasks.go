@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // TaskRow is one task of a per-task snapshot: its gate's counters.
@@ -22,12 +22,12 @@ type TaskRow struct {
 }
 
 // SnapshotOfTasks describes per-task gates as one snapshot: each task's
-// gate is described as SnapshotOf does (trackers[i] serves ts.Tasks[i]),
+// gate is described as SnapshotOf does (events[i] serves ts.Tasks[i]),
 // the rows and heads said with their task, task after task, and the
 // counters summed, with one TaskRow per task. The caps of opts apply per
 // task. A task that failed closed or stopped with an error makes the
 // snapshot's state its own (the first such task).
-func SnapshotOfTasks(ts *replay.Tasks, trackers []*Tracker, opts SnapshotOptions) Snapshot {
+func SnapshotOfTasks(ts *engine.Tasks, events []*Events, opts SnapshotOptions) Snapshot {
 	rates := opts.Rates
 	opts.Rates = nil // measured once over the sums
 	out := Snapshot{
@@ -49,14 +49,14 @@ func SnapshotOfTasks(ts *replay.Tasks, trackers []*Tracker, opts SnapshotOptions
 	var stamps []string
 	recentCap := 0
 	for i, task := range ts.Tasks {
-		var tr *Tracker
-		if i < len(trackers) {
-			tr = trackers[i]
+		var tr *Events
+		if i < len(events) {
+			tr = events[i]
 		}
 		o := opts
-		o.Tracker = tr
+		o.Events = tr
 		s := SnapshotOf(task.Replayer, o)
-		if out.Failure == nil && out.Err == "" && (s.State == replay.StateFailedClosed || s.State == replay.StateError) {
+		if out.Failure == nil && out.Err == "" && (s.State == engine.StateFailedClosed || s.State == engine.StateError) {
 			out.State, out.Failure, out.Err = s.State, s.Failure, s.Err
 		}
 		out.Tasks = append(out.Tasks, TaskRow{Task: task.Task, Scope: s.Scope, Received: s.Received, Delivered: s.Delivered,
@@ -92,7 +92,7 @@ func SnapshotOfTasks(ts *replay.Tasks, trackers []*Tracker, opts SnapshotOptions
 	}
 	out.Stamp = strings.Join(stamps, "; ")
 	// The tasks' recent events, interleaved by time, as many as one
-	// tracker keeps.
+	// Events keeps.
 	slices.SortStableFunc(out.Recent, func(a, b RecentEvent) int { return a.At.Compare(b.At) })
 	out.Recent = CollapseRepeats(out.Recent)
 	if len(out.Recent) > recentCap {
@@ -104,12 +104,12 @@ func SnapshotOfTasks(ts *replay.Tasks, trackers []*Tracker, opts SnapshotOptions
 	return out
 }
 
-// SeedHold tells the tracker of a record its gate holds without a hold
+// SeedHold tells the Events of a record its gate holds without a hold
 // event having been observed: a record of a seeded hold queue
-// (replay.Config.Seed), held since at and written at written (zero when
+// (engine.Config.Seed), held since at and written at written (zero when
 // unknown). Call it before observing any event of the channel, head
 // first.
-func (t *Tracker) SeedHold(ch clock.Channel, offset int64, at, written time.Time) {
+func (t *Events) SeedHold(ch clock.Channel, offset int64, at, written time.Time) {
 	if t.holds == nil {
 		t.holds = map[clock.Channel]*holdQueue{}
 	}

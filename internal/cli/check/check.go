@@ -18,6 +18,7 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect/audit"
 	"github.com/causalctl/causalctl/internal/iostreams"
@@ -216,7 +217,7 @@ func load(ctx context.Context, in *input.Capture, feed func(*record.Item) error)
 	if err != nil {
 		return err
 	}
-	src := replay.Prefetch(replay.WithContext(ctx, r))
+	src := replay.Prefetch(engine.WithContext(ctx, r))
 	defer src.Close()
 	for {
 		it, err := src.Next()
@@ -284,10 +285,10 @@ func resolveScopes(opts *Options, channels []clock.Channel) ([]audit.Scope, erro
 }
 
 // taskScopes are the scopes of the Parsley tasks over scope, by rising
-// task: task p's is partition p of every channel (replay.SplitTasks),
+// task: task p's is partition p of every channel (engine.SplitTasks),
 // named "task P".
 func taskScopes(scope []clock.Channel) []audit.Scope {
-	split := replay.SplitTasks(scope)
+	split := engine.SplitTasks(scope)
 	tasks := slices.Sorted(maps.Keys(split))
 	out := make([]audit.Scope, 0, len(tasks))
 	for _, p := range tasks {

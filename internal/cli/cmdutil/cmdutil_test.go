@@ -19,11 +19,11 @@ import (
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/conn"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 var (
@@ -184,7 +184,7 @@ func TestOpenCaptureErrors(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ios.In = blocking{}
-	if _, err := input.OpenCapture(ctx, ios, "-", capture.DefaultMaxLineSize, &clock.Names{}); !errors.Is(err, replay.ErrInterrupted) && !errors.Is(err, context.Canceled) {
+	if _, err := input.OpenCapture(ctx, ios, "-", capture.DefaultMaxLineSize, &clock.Names{}); !errors.Is(err, engine.ErrInterrupted) && !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/replay"
@@ -153,9 +154,9 @@ func (in *InputFlags) AttachGroup(ctx context.Context, dial func(context.Context
 }
 
 // IsInterruption reports whether err is what a read stopped by Ctrl-C
-// returns: replay.ErrInterrupted, or the context's cancellation.
+// returns: engine.ErrInterrupted, or the context's cancellation.
 func IsInterruption(err error) bool {
-	return errors.Is(err, replay.ErrInterrupted) || errors.Is(err, context.Canceled)
+	return errors.Is(err, engine.ErrInterrupted) || errors.Is(err, context.Canceled)
 }
 
 // Interrupted is the end of a command stopped by Ctrl-C, once it has

@@ -17,6 +17,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/replay"
@@ -101,7 +102,7 @@ func TestInputFlags(t *testing.T) {
 }
 
 // drain reads src to its end, naming each item CHANNEL@OFFSET/KIND.
-func drain(t *testing.T, src replay.Source, n *clock.Names) []string {
+func drain(t *testing.T, src engine.Source, n *clock.Names) []string {
 	t.Helper()
 	var got []string
 	for {
@@ -240,7 +241,7 @@ func TestOpenInputRange(t *testing.T) {
 // TestWhenInterrupted: an interruption, however wrapped, is exit 130 with
 // the command's account; any other error passes unchanged.
 func TestWhenInterrupted(t *testing.T) {
-	for _, err := range []error{fmt.Errorf("c.ndjson: %w", replay.ErrInterrupted), fmt.Errorf("dial: %w", context.Canceled)} {
+	for _, err := range []error{fmt.Errorf("c.ndjson: %w", engine.ErrInterrupted), fmt.Errorf("dial: %w", context.Canceled)} {
 		got := WhenInterrupted(err, "interrupted before the audit ended")
 		if ExitCode(got) != ExitInterrupted || got.Error() != "interrupted before the audit ended" {
 			t.Errorf("%v: %v (exit %d)", err, got, ExitCode(got))

@@ -9,14 +9,14 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
-// Source yields the items to decode; replay.Source, so that a broker range
+// Source yields the items to decode; engine.Source, so that a broker range
 // plugs in as well as a capture file.
-type Source = replay.Source
+type Source = engine.Source
 
 // runRecords decodes every record of the capture or broker range opts
 // name. A capture's first reading learns the topic names of every line, so
@@ -75,7 +75,7 @@ func decodeRecords(src Source, opts *Options, w *cmdutil.LineWriter) error {
 			continue
 		}
 		records++
-		ch, err := replay.ResolveChannel(opts.Names, it)
+		ch, err := engine.ResolveChannel(opts.Names, it)
 		if err != nil {
 			return fmt.Errorf("line %d: %w", it.Line, err)
 		}

@@ -18,13 +18,13 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/demo"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
 	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/process"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
 	"github.com/causalctl/causalctl/internal/view"
 )
@@ -243,7 +243,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("reading the notifier's ordering state: %w", err)
 	}
 	drv, err := live.New(feed, live.Config{
-		Replay:      replay.Config{Names: cl.Names()}, // scopes and starts are the seeds'
+		Replay:      engine.Config{Names: cl.Names()}, // scopes and starts are the seeds'
 		Title:       "causalctl demo",
 		Source:      d.Addr(),
 		Now:         opts.Now,
@@ -339,7 +339,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	stopDriver()
 	if err := <-drvDone; err != nil {
-		if _, ok := replay.FailureOf(err); !ok {
+		if _, ok := engine.FailureOf(err); !ok {
 			return fmt.Errorf("the watched node: %w", err) // not the gate's: a broker error
 		}
 	}
@@ -409,7 +409,7 @@ func statusLine(d *demo.Demo, st live.Status) string {
 }
 
 func stopText(err error) string {
-	ie, ok := replay.FailureOf(err)
+	ie, ok := engine.FailureOf(err)
 	switch {
 	case !ok:
 		return fmt.Sprintf("the notifier stopped: %v", err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/causalctl/causalctl/internal/view"
 
@@ -21,7 +22,6 @@ import (
 	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 func streams() (*iostreams.IOStreams, *testutil.SyncBuffer, *testutil.SyncBuffer) {
@@ -257,7 +257,7 @@ func TestDemoTUIHook(t *testing.T) {
 				t.Errorf("%d snapshots in a second", len(got))
 			}
 			last := got[len(got)-1]
-			if last.Title != "causalctl demo" || last.Scope != 7 || last.Received == 0 || last.State != replay.StateRunning {
+			if last.Title != "causalctl demo" || last.Scope != 7 || last.Received == 0 || last.State != engine.StateRunning {
 				t.Errorf("last snapshot: %q scope %d received %d %v", last.Title, last.Scope, last.Received, last.State)
 			}
 			if strings.Contains(out.String(), "] produced=") {

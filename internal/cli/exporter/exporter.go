@@ -1,6 +1,6 @@
 // Package exporter implements `causalctl exporter`: one Prometheus
 // exporter per cluster reporting every Parsley process's real holds, per
-// process and task, from the ordering changelogs (internal/tracker follows
+// process and task, from the ordering changelogs (internal/fleet follows
 // them, internal/metrics renders what it found).
 package exporter
 
@@ -17,10 +17,10 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/escape"
+	"github.com/causalctl/causalctl/internal/fleet"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/metrics"
-	"github.com/causalctl/causalctl/internal/tracker"
 	"github.com/causalctl/causalctl/internal/upstream"
 )
 
@@ -141,8 +141,8 @@ refresh under way ends, the endpoint closes, and it exits 0.`,
 	cmdutil.AddMetricsMaxChannelsFlag(fs, &opts.MetricsMaxChannels, "the lag series of task channels")
 	fs.IntVar(&opts.MaxSeries, "max-series", metrics.DefaultMaxSeries, "export at most `N` series by task and topic or channel and by start-refusal reason; the tasks beyond are folded into one topic=\"_other\" pair of totals each, the processes beyond export only the refusal reasons met and a total (0: no bound)")
 	fs.StringVar(&opts.AppPrefix, "app-prefix", "", "export only the processes whose application id starts with `PREFIX`")
-	fs.DurationVar(&opts.Refresh, "refresh-interval", tracker.DefaultRefresh, "how often groups, committed offsets and log facts are read and changed tasks diagnosed")
-	fs.DurationVar(&opts.Discover, "discover-interval", tracker.DefaultDiscover, "how often the topics are listed for ordering changelogs created or deleted")
+	fs.DurationVar(&opts.Refresh, "refresh-interval", fleet.DefaultRefresh, "how often groups, committed offsets and log facts are read and changed tasks diagnosed")
+	fs.DurationVar(&opts.Discover, "discover-interval", fleet.DefaultDiscover, "how often the topics are listed for ordering changelogs created or deleted")
 	cmdutil.AddFleetFlag(cmd, &opts.Fleet)
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long a changelog read may make no progress (a broker failing, a leader moving) before that process's refresh fails")
 	fs.DurationVar(&opts.UnhealthyAfter, "unhealthy-after", 2*time.Minute, "how long refreshes may fail, or one run past when it was due, before /healthz answers 503")
@@ -162,7 +162,7 @@ func Run(ctx context.Context, opts *Options) error {
 	// Each refresh's snapshot is rendered once, after the refresh: the
 	// scrapes until the next are served that render.
 	var h *metrics.ProcessMux
-	tr := tracker.New(tracker.Config{Client: cl, AppPrefix: opts.AppPrefix, Refresh: opts.Refresh,
+	tr := fleet.New(fleet.Config{Client: cl, AppPrefix: opts.AppPrefix, Refresh: opts.Refresh,
 		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, Fleet: opts.Fleet, OnError: say, OnRefresh: func() { h.Prepare() }})
 	mopts := metrics.Options{MaxChannels: opts.MetricsMaxChannels, MaxSeries: opts.MaxSeries, Folded: foldedWarning(opts.IO.ErrOut, opts.MaxSeries)}
 	h = metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now, mopts), tr, metrics.HealthBounds{Failing: opts.UnhealthyAfter, Refresh: opts.Refresh}, opts.Now)

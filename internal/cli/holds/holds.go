@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/upstream"
 	"github.com/causalctl/causalctl/internal/view"
 	"github.com/spf13/cobra"
@@ -160,7 +160,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer src.Close()
-	r, err := replay.New(replay.Config{
+	r, err := engine.New(engine.Config{
 		Scope:         scope.Channels,
 		Starts:        scope.Starts,
 		Undecodable:   opts.Undecodable,
@@ -173,8 +173,8 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	// Hold ages run from each record's timestamp: the node has held it
 	// (or not yet read it) since it was written.
-	tr := view.NewTracker(0)
-	observe := func(ev *replay.Event) error {
+	tr := view.NewEvents(0)
+	observe := func(ev *engine.Event) error {
 		var at time.Time
 		if t, ok := record.TimeOf(ev.Timestamp); ev.HasTimestamp && ok { // none past 2262: no age from it
 			at = t
@@ -182,7 +182,7 @@ func Run(ctx context.Context, opts *Options) error {
 		tr.Observe(ev, at)
 		return nil
 	}
-	if err := replay.Run(ctx, src, r, observe, nil, opts.Now); err != nil {
+	if err := engine.Run(ctx, src, r, observe, nil, opts.Now); err != nil {
 		return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", src.Name, err), noReport)
 	}
 	rep := inspect.Diagnose(inspect.Input{

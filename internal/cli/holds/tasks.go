@@ -12,12 +12,12 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -122,24 +122,24 @@ func runProcess(ctx context.Context, opts *Options) error {
 
 // runTasks is holds with one gate per task (--tasks).
 func runTasks(ctx context.Context, opts *Options) error {
-	cfg := replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}
+	cfg := engine.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}
 	src, scope, err := openScoped(ctx, opts, input.Read{LogFacts: true, Gate: cfg})
 	if err != nil {
 		return err
 	}
 	defer src.Close()
 	name, channels, att := src.Name, src.Channels, src.Attached
-	var ts *replay.Tasks
+	var ts *engine.Tasks
 	if att != nil {
 		ts = att.Tasks
 	} else {
 		cfg.Scope, cfg.Starts = scope.Channels, scope.Starts
-		if ts, err = replay.NewTasks(cfg, nil); err != nil {
+		if ts, err = engine.NewTasks(cfg, nil); err != nil {
 			return err
 		}
 	}
-	tr := view.NewTracker(0)
-	observe := func(_ *replay.Task, ev *replay.Event) error {
+	tr := view.NewEvents(0)
+	observe := func(_ *engine.Task, ev *engine.Event) error {
 		var at time.Time
 		if t, ok := record.TimeOf(ev.Timestamp); ev.HasTimestamp && ok { // none past 2262: no age from it
 			at = t
@@ -147,7 +147,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 		tr.Observe(ev, at)
 		return nil
 	}
-	if err := replay.RunTasks(ctx, src, ts, observe); err != nil {
+	if err := engine.RunTasks(ctx, src, ts, observe); err != nil {
 		return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", name, err), noReport)
 	}
 	if att != nil {

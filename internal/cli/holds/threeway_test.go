@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/live"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // liveCauses runs the live view's driver (as watch does) over the
@@ -39,7 +39,7 @@ func liveCauses(t *testing.T, f *fixture, topics []string, n int64) map[string][
 	for _, pc := range fol.Channels() {
 		scope = append(scope, pc.Channel())
 	}
-	d, err := live.New(fol, live.Config{Replay: replay.Config{Scope: scope, Names: cl.Names()}, Interval: 20 * time.Millisecond})
+	d, err := live.New(fol, live.Config{Replay: engine.Config{Scope: scope, Names: cl.Names()}, Interval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

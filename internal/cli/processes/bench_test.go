@@ -15,11 +15,11 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/fleet"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/parsley"
-	"github.com/causalctl/causalctl/internal/tracker"
 )
 
 // BenchmarkProcesses lists a cluster of 200 Parsley processes of 8 tasks
@@ -116,7 +116,7 @@ func benchExporter(b *testing.B, w *world, procs, tasks int) {
 		b.Fatal(err)
 	}
 	defer cl.Close()
-	tr := tracker.New(tracker.Config{Client: cl})
+	tr := fleet.New(fleet.Config{Client: cl})
 	defer tr.Close()
 	b.Run("exporter-first-refresh", func(b *testing.B) {
 		for b.Loop() {

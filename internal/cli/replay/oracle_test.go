@@ -14,11 +14,11 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine/enginetest"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/gate/gatetest"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay/replaytest"
 )
 
 // TestOracleThroughCaptures runs simulated worlds end to end: each world's
@@ -68,8 +68,8 @@ func TestOracleThroughCaptures(t *testing.T) {
 			if failed != nil {
 				failedClosed++
 				wasFailed := t.Failed()
-				replaytest.SummaryFailed(t, failed, failed.Channel, failed.Offset, gate.Code(clock.CodeTruncated))
-				replaytest.FailedClosed(t, err, failed.Channel, failed.Offset, gate.Code(clock.CodeTruncated))
+				enginetest.SummaryFailed(t, failed, failed.Channel, failed.Offset, gate.Code(clock.CodeTruncated))
+				enginetest.FailedClosed(t, err, failed.Channel, failed.Offset, gate.Code(clock.CodeTruncated))
 				if !wasFailed && t.Failed() {
 					t.Logf("seed %d %s: the summary says the gate failed closed at %s offset %d", seed, m, failed.Channel, failed.Offset)
 				}

@@ -9,9 +9,9 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // writer renders a replay in one output format. ndjson events are
@@ -39,7 +39,7 @@ func newWriter(w io.Writer, final *cmdutil.FinalOutput, format string, names *cl
 // replay (stdin fed by hand, a long cascade) still streams.
 const flushEvery = 512
 
-func (w *writer) event(ev *replay.Event) error {
+func (w *writer) event(ev *engine.Event) error {
 	if w.format != "ndjson" {
 		return nil
 	}
@@ -47,7 +47,7 @@ func (w *writer) event(ev *replay.Event) error {
 	b = append(b, `{"type":"`...)
 	b = append(b, ev.Type.String()...)
 	b = append(b, '"')
-	if ev.Type == replay.EventDeliver {
+	if ev.Type == engine.EventDeliver {
 		b = append(b, `,"seq":`...)
 		b = strconv.AppendInt(b, ev.Seq, 10)
 	}
@@ -63,7 +63,7 @@ func (w *writer) event(ev *replay.Event) error {
 		b = append(b, `,"line":`...)
 		b = strconv.AppendInt(b, ev.Line, 10)
 	}
-	if ev.Type == replay.EventHold {
+	if ev.Type == engine.EventHold {
 		if ev.Behind >= 0 {
 			b = append(b, `,"behind":`...)
 			b = strconv.AppendInt(b, ev.Behind, 10)

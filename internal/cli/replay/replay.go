@@ -12,6 +12,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect"
@@ -254,11 +255,11 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	r, err := replay.New(cfg)
+	r, err := engine.New(cfg)
 	if err != nil {
 		return err
 	}
-	var src replay.Source = in
+	var src engine.Source = in
 	if !in.Interleaved {
 		if src, err = reorder(in, opts); err != nil {
 			return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", name, err), interruptedBefore)
@@ -268,18 +269,18 @@ func Run(ctx context.Context, opts *Options) error {
 	w := newWriter(opts.IO.Out, opts.Final, opts.Output, opts.Names)
 	during := inspect.InputFacts(r, channels, false)
 	w.classify = func(b gate.Blocker) inspect.Cause { c, _ := during.Classify(r.Gate(), b); return c }
-	var progress func(replay.Progress)
+	var progress func(engine.Progress)
 	if opts.IO.ErrTTY {
 		progress = progressLine(opts.IO.ErrOut)
 	}
-	runErr := replay.Run(ctx, src, r, w.event, progress, opts.Now)
+	runErr := engine.Run(ctx, src, r, w.event, progress, opts.Now)
 
 	sum := inspect.SummaryOf(r, inspect.InputFacts(r, channels, runErr == nil))
 	sum.Interleave = opts.Interleave.String()
 	sum.SetFailure(runErr)
-	interrupted := errors.Is(runErr, replay.ErrInterrupted)
+	interrupted := errors.Is(runErr, engine.ErrInterrupted)
 	sum.Interrupted = interrupted
-	_, failedClosed := replay.FailureOf(runErr)
+	_, failedClosed := engine.FailureOf(runErr)
 	// What was replayed so far is reported in every case but bad input.
 	report := runErr == nil || interrupted || failedClosed
 	if err := w.finish(report, func() error { return w.summary(sum) }); err != nil {
@@ -302,7 +303,7 @@ const DefaultMaxMemory = 1 << 30
 
 // reorder applies --interleave within --max-memory, saying what to do
 // when the input is too large for it.
-func reorder(src replay.Source, opts *Options) (replay.Source, error) {
+func reorder(src engine.Source, opts *Options) (engine.Source, error) {
 	out, err := replay.Reorder(src, opts.Interleave, opts.Names, int64(opts.MaxMemory))
 	if _, ok := errors.AsType[*replay.MemoryLimitError](err); ok {
 		err = fmt.Errorf("%w (--max-memory): raise it, or use --interleave file, which streams", err)
@@ -316,12 +317,12 @@ const interruptedBefore = "interrupted while reading the input, before the repla
 
 // gateConfig resolves --scope and --start over the channels of the input
 // and returns the gate's configuration: for Run and for the stepper alike.
-func gateConfig(opts *Options, in *input.Source) (replay.Config, error) {
+func gateConfig(opts *Options, in *input.Source) (engine.Config, error) {
 	scope, err := opts.InputFlags.ResolveScope(in)
 	if err != nil {
-		return replay.Config{}, err
+		return engine.Config{}, err
 	}
-	return replay.Config{
+	return engine.Config{
 		Scope:         scope.Channels,
 		Starts:        scope.Starts,
 		Undecodable:   opts.Undecodable,
@@ -332,9 +333,9 @@ func gateConfig(opts *Options, in *input.Source) (replay.Config, error) {
 }
 
 // progressLine returns a progress reporter that rewrites one stderr line.
-func progressLine(w io.Writer) func(replay.Progress) {
+func progressLine(w io.Writer) func(engine.Progress) {
 	shown := false
-	return func(p replay.Progress) {
+	return func(p engine.Progress) {
 		if p.Finished {
 			if shown {
 				fmt.Fprint(w, "\r\x1b[K")

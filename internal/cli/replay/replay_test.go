@@ -15,10 +15,10 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine/enginetest"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
-	"github.com/causalctl/causalctl/internal/replay/replaytest"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
@@ -249,7 +249,7 @@ func TestBadInput(t *testing.T) {
 			if cmdutil.ExitCode(err) != 1 {
 				t.Errorf("exit code %d, want 1 (%v)", cmdutil.ExitCode(err), err)
 			}
-			if ie := replaytest.FailedClosed(t, err, tc.channel, tc.offset, tc.code); ie != nil && ie.Line != tc.line {
+			if ie := enginetest.FailedClosed(t, err, tc.channel, tc.offset, tc.code); ie != nil && ie.Line != tc.line {
 				t.Errorf("failed closed at line %d, want %d", ie.Line, tc.line)
 			}
 		})
@@ -268,7 +268,7 @@ func TestBadInput(t *testing.T) {
 // summary says where the gate failed, and so does the error — whose text,
 // the one line the CLI prints after "causalctl: ", is checked here and
 // nowhere else; every other test asserts a failure from the typed error
-// or summary (replaytest).
+// or summary (enginetest).
 func TestFailClosedKeepsEvents(t *testing.T) {
 	good, _ := os.ReadFile(basicCapture)
 	lines := strings.Split(string(good), "\n")
@@ -279,7 +279,7 @@ func TestFailClosedKeepsEvents(t *testing.T) {
 	if cmdutil.ExitCode(err) != 1 || err.Error() != p+": line 4: orders/0 offset 1: failed closed: null-value: header value is null" {
 		t.Fatalf("error: %v", err)
 	}
-	replaytest.FailedClosed(t, err, "orders/0", 1, gate.Code(clock.CodeNullValue))
+	enginetest.FailedClosed(t, err, "orders/0", 1, gate.Code(clock.CodeNullValue))
 	outLines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(outLines) != 3 || !strings.HasPrefix(outLines[0], `{"type":"deliver","seq":1`) {
 		t.Fatalf("stdout:\n%s", out)
@@ -288,7 +288,7 @@ func TestFailClosedKeepsEvents(t *testing.T) {
 	if err := json.Unmarshal([]byte(outLines[2]), &sum); err != nil {
 		t.Fatal(err)
 	}
-	replaytest.SummaryFailed(t, sum.Failed, "orders/0", 1, gate.Code(clock.CodeNullValue))
+	enginetest.SummaryFailed(t, sum.Failed, "orders/0", 1, gate.Code(clock.CodeNullValue))
 	if sum.Failed != nil && sum.Failed.Line != 4 {
 		t.Errorf("summary: failed at line %d, want 4", sum.Failed.Line)
 	}
@@ -321,7 +321,7 @@ func TestEmptyHeaderValue(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "empty.ndjson")
 	os.WriteFile(p, []byte(`{"topic_id":"00000000-0000-0000-0000-00000000000a","partition":0,"offset":0,"headers":[{"key":"parsley.causes","value":""}]}`+"\n"), 0o644)
 	err, _, _ := exec(t, context.Background(), false, "", "-f", p)
-	replaytest.FailedClosed(t, err, "00000000-0000-0000-0000-00000000000a/0", 0, gate.Code(clock.CodeTruncated))
+	enginetest.FailedClosed(t, err, "00000000-0000-0000-0000-00000000000a/0", 0, gate.Code(clock.CodeTruncated))
 }
 
 // TestInterruptWhileReading: Ctrl-C stops a replay whose stdin is still

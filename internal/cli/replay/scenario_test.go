@@ -11,8 +11,8 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
@@ -255,6 +255,6 @@ func sameFailure(err error, want string) bool {
 	if _, err := fmt.Sscanf(want, "error: gate failed closed at %s offset %d: %s", &ch, &off, &code); err != nil {
 		return false
 	}
-	ie, ok := replay.FailureOf(err)
+	ie, ok := engine.FailureOf(err)
 	return ok && ie.Channel == ch && ie.Offset == off && string(ie.Code) == strings.TrimSuffix(code, ":")
 }

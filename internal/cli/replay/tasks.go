@@ -8,6 +8,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect"
@@ -17,7 +18,7 @@ import (
 // runTasks is replay with one gate per task (--tasks), seeded from a
 // Parsley process's ordering state with --app.
 func runTasks(ctx context.Context, opts *Options) error {
-	read := input.Read{LogFacts: true, Gate: replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}}
+	read := input.Read{LogFacts: true, Gate: engine.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize, Names: opts.Names}}
 	if opts.Shard != nil && opts.Interleave.Mode != replay.Random {
 		read.Partitions = opts.Shard.Has // a broker range fetches the shard's partitions only
 	}
@@ -27,20 +28,20 @@ func runTasks(ctx context.Context, opts *Options) error {
 	}
 	defer in.Close()
 	name, channels, att := in.Name, in.Channels, in.Attached
-	var src replay.Source = in
-	var ts *replay.Tasks
+	var src engine.Source = in
+	var ts *engine.Tasks
 	if att != nil {
 		ts = att.Tasks
 	} else if opts.Shard != nil && len(in.Channels) == 0 {
 		// A broker range of none of the shard's partitions (more shards
 		// than partitions): nothing of its to replay, an empty summary.
-		ts = &replay.Tasks{}
+		ts = &engine.Tasks{}
 	} else {
 		cfg, err := gateConfig(opts, in)
 		if err != nil {
 			return err
 		}
-		if ts, err = replay.NewTasks(cfg, nil); err != nil {
+		if ts, err = engine.NewTasks(cfg, nil); err != nil {
 			return err
 		}
 		// A shard's items are filtered before an interleaving that holds
@@ -70,7 +71,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 		g := task.Gate()
 		classify[task.Task] = func(b gate.Blocker) inspect.Cause { c, _ := during.Classify(g, b); return c }
 	}
-	runErr := replay.RunTasks(ctx, src, ts, func(task *replay.Task, ev *replay.Event) error {
+	runErr := engine.RunTasks(ctx, src, ts, func(task *engine.Task, ev *engine.Event) error {
 		w.task, w.classify = task.Task, classify[task.Task]
 		return w.event(ev)
 	})
@@ -91,9 +92,9 @@ func runTasks(ctx context.Context, opts *Options) error {
 	merged := inspect.MergeTasks(nums, sums)
 	merged.Interleave = opts.Interleave.String()
 	merged.Shard = opts.Shard
-	interrupted := errors.Is(runErr, replay.ErrInterrupted)
+	interrupted := errors.Is(runErr, engine.ErrInterrupted)
 	merged.Interrupted = interrupted
-	_, failedClosed := replay.FailureOf(runErr)
+	_, failedClosed := engine.FailureOf(runErr)
 	report := runErr == nil || interrupted || failedClosed
 	if err := w.finish(report, func() error { return writeTaskSummaries(w, nums, sums, merged) }); err != nil {
 		return err

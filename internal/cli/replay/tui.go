@@ -9,8 +9,8 @@ import (
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/input"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
 	"github.com/causalctl/causalctl/internal/view"
 )
@@ -34,7 +34,7 @@ func runStepper(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	open := func() (replay.Source, error) {
+	open := func() (engine.Source, error) {
 		rd, err := in.Capture.Open(capture.SkipPayloads())
 		if err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/inspect"
@@ -20,7 +21,6 @@ import (
 	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 	"github.com/causalctl/causalctl/internal/tui"
 	"github.com/causalctl/causalctl/internal/upstream"
 	"github.com/causalctl/causalctl/internal/view"
@@ -269,7 +269,7 @@ func pick(ctx context.Context, opts *Options) (string, error) {
 // gate over the scope, one per task (--tasks), or the tasks of a Parsley
 // process seeded from its state (--app).
 func follow(ctx context.Context, opts *Options, read []kafka.ReadOption) (*input.Follow, live.Config, error) {
-	rc := replay.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, Names: opts.Names}
+	rc := engine.Config{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, Names: opts.Names}
 	cfg := live.Config{Title: "causalctl watch", Now: opts.Now, Tasks: opts.Tasks.On()}
 	var fol *input.Follow
 	if opts.Tasks.App != "" {

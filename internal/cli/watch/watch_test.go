@@ -16,12 +16,12 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/conn"
+	"github.com/causalctl/causalctl/internal/engine/enginetest"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/input"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
-	"github.com/causalctl/causalctl/internal/replay/replaytest"
 	"github.com/causalctl/causalctl/internal/testutil"
 	"github.com/causalctl/causalctl/internal/tui"
 	"github.com/causalctl/causalctl/internal/view"
@@ -237,7 +237,7 @@ func TestRunTerminalFeedFails(t *testing.T) {
 		if cmdutil.ExitCode(err) != cmdutil.ExitFailure {
 			t.Errorf("after q: %v (exit %d), want exit 1", err, cmdutil.ExitCode(err))
 		}
-		replaytest.FailedClosed(t, err, "payments/0", 0, gate.Code(clock.CodeTruncated))
+		enginetest.FailedClosed(t, err, "payments/0", 0, gate.Code(clock.CodeTruncated))
 		if last.Failure == nil {
 			t.Errorf("the view was not shown the failure: %+v", last)
 		}

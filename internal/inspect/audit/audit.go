@@ -20,8 +20,8 @@ import (
 	"strings"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // FindingKind names what is wrong with a topic's stamps.
@@ -391,7 +391,7 @@ func (a *Auditor) SetHighWatermark(ch clock.Channel, hwm int64) {
 
 // inputError places err at item it and, when offset ≥ 0, at that record.
 func inputError(it *record.Item, offset int64, err error) error {
-	e := replay.NewInputError(it, err)
+	e := engine.NewInputError(it, err)
 	e.Offset = offset
 	return e
 }
@@ -400,7 +400,7 @@ func (a *Auditor) channelOf(it *record.Item) (clock.Channel, error) {
 	if !it.TopicID.IsZero() && a.loading {
 		return clock.Channel{Topic: it.TopicID, Partition: it.Partition}, nil // names learnt in Index
 	}
-	return replay.ResolveChannel(a.names, it)
+	return engine.ResolveChannel(a.names, it)
 }
 
 // maxLineChannels bounds the lines' channels looked up in a short list

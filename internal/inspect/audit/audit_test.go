@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/record"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // fixture builds the items of a capture by hand: records stamped with
@@ -351,7 +351,7 @@ func TestAuditBadInput(t *testing.T) {
 				break
 			}
 		}
-		var ie *replay.InputError
+		var ie *engine.InputError
 		if !errors.As(err, &ie) || ie.Line != 2 || ie.Offset < 0 {
 			t.Errorf("%s: error %v, want an input error naming line 2 and the offset", name, err)
 		}

@@ -1,4 +1,4 @@
-package tracker
+package fleet
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/causalctl/causalctl/internal/parsley"
 )
 
-// BenchmarkIdleRefresh refreshes a tracker following N idle Parsley
+// BenchmarkIdleRefresh refreshes a refresher following N idle Parsley
 // processes of 8 tasks (two bindings, two fed-up-to positions, a held
 // record on every other task; nothing written after the first refresh).
 // An idle refresh diagnoses no task and reads no changelog — the

@@ -1,4 +1,4 @@
-package tracker
+package fleet
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"github.com/causalctl/causalctl/internal/parsley"
 )
 
-// The tracker's clock in these tests; held records are written 5 minutes
+// The refresher's clock in these tests; held records are written 5 minutes
 // before it.
 var (
 	now     = time.Unix(1700000000, 0)
@@ -101,7 +101,7 @@ func (k *cluster) release(app string, ch clock.Channel, off int64) {
 	kafkatest.Produce(k.t, k.c, k.entry(parsley.ChangelogTopic(app), ch.Partition, parsley.Key{Tag: parsley.TagHeld, Channel: ch, Position: off}, nil))
 }
 
-func newTracker(t *testing.T, k *cluster, prefix string) *Tracker {
+func newRefresher(t *testing.T, k *cluster, prefix string) *Refresher {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
@@ -116,7 +116,7 @@ func newTracker(t *testing.T, k *cluster, prefix string) *Tracker {
 }
 
 // refresh refreshes and returns the snapshot, failing on a refresh error.
-func refresh(t *testing.T, tr *Tracker) *Snapshot {
+func refresh(t *testing.T, tr *Refresher) *Snapshot {
 	t.Helper()
 	if err := tr.Refresh(context.Background()); err != nil {
 		t.Fatal(err)
@@ -150,19 +150,19 @@ func held(tk *Task, topic string) TopicHolds {
 	return TopicHolds{Topic: topic, Held: -1}
 }
 
-// TestTrackerFollows: a process's changelog is read to its end and then
+// TestRefresherFollows: a process's changelog is read to its end and then
 // followed — a hold written after the first refresh is seen at the next,
 // a tombstone releases it — with the holds per task and topic, the oldest
 // record's time, the head's cause, the lags; an idle refresh diagnoses
 // nothing; only the task whose store changed is diagnosed again.
-func TestTrackerFollows(t *testing.T) {
+func TestRefresherFollows(t *testing.T) {
 	k := newCluster(t)
 	k.begin("shop", 0)
 	k.begin("shop", 1)
 	// Task 1 holds payments/1@2, waiting for orders/1@9: never written.
 	k.hold("shop", k.ch("payments", 1), 2, clock.Entry{Channel: k.ch("orders", 1), Position: 9})
 
-	tr := newTracker(t, k, "")
+	tr := newRefresher(t, k, "")
 	if _, ok := tr.Latest(); ok {
 		t.Fatal("a snapshot before the first refresh")
 	}
@@ -229,13 +229,13 @@ func TestTrackerFollows(t *testing.T) {
 	}
 }
 
-// TestTrackerRediscovers: a changelog created later is followed at the
+// TestRefresherRediscovers: a changelog created later is followed at the
 // next discovery, one deleted is dropped, and --app-prefix narrows.
-func TestTrackerRediscovers(t *testing.T) {
+func TestRefresherRediscovers(t *testing.T) {
 	k := newCluster(t)
 	k.begin("shop", 0)
-	tr := newTracker(t, k, "")
-	narrow := newTracker(t, k, "other")
+	tr := newRefresher(t, k, "")
+	narrow := newRefresher(t, k, "other")
 	ctx := context.Background()
 	if err := tr.Discover(ctx); err != nil {
 		t.Fatal(err)
@@ -256,7 +256,7 @@ func TestTrackerRediscovers(t *testing.T) {
 	k.learnIDs()
 	k.begin("other", 0)
 	k.hold("other", k.ch("orders", 0), 2, clock.Entry{Channel: k.ch("payments", 0), Position: 5})
-	for _, x := range []*Tracker{tr, narrow} {
+	for _, x := range []*Refresher{tr, narrow} {
 		if err := x.Discover(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -283,17 +283,17 @@ func TestTrackerRediscovers(t *testing.T) {
 	}
 }
 
-// TestTrackerStartRefusals: a refresh predicts the process's next start
+// TestRefresherStartRefusals: a refresh predicts the process's next start
 // from the live store and cluster — nothing refused while they agree; a
 // received topic deleted while task 1 holds one of its records is
 // CHANNEL_DELETED_WITH_UNDELIVERED_MESSAGES from the next refresh, with
 // no store entry written in between.
-func TestTrackerStartRefusals(t *testing.T) {
+func TestRefresherStartRefusals(t *testing.T) {
 	k := newCluster(t)
 	k.begin("shop", 0)
 	k.begin("shop", 1)
 	k.hold("shop", k.ch("payments", 1), 2, clock.Entry{Channel: k.ch("orders", 1), Position: 9})
-	tr := newTracker(t, k, "")
+	tr := newRefresher(t, k, "")
 	ctx := context.Background()
 	if err := tr.Discover(ctx); err != nil {
 		t.Fatal(err)
@@ -316,14 +316,14 @@ func TestTrackerStartRefusals(t *testing.T) {
 	}
 }
 
-func TestTrackerFollowerFailing(t *testing.T) {
+func TestRefresherFollowerFailing(t *testing.T) {
 	k := newCluster(t)
 	k.begin("shop", 0)
 	k.begin("shop", 1)
 	k.hold("shop", k.ch("payments", 1), 2, clock.Entry{Channel: k.ch("orders", 1), Position: 9})
 	fault := k.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: parsley.ChangelogTopic("shop"), Partitions: []int32{1},
 		Err: kerr.NotLeaderForPartition, Count: -1})
-	tr := newTracker(t, k, "")
+	tr := newRefresher(t, k, "")
 	tr.cfg.TxnWait = 300 * time.Millisecond
 	ctx := context.Background()
 	if err := tr.Discover(ctx); err != nil {
@@ -354,10 +354,10 @@ func TestTrackerFollowerFailing(t *testing.T) {
 	}
 }
 
-// TestTrackerRefreshDropsDeleted: a changelog deleted since the last
+// TestRefresherRefreshDropsDeleted: a changelog deleted since the last
 // discovery is dropped by the next refresh, which reads the others
 // without an error.
-func TestTrackerRefreshDropsDeleted(t *testing.T) {
+func TestRefresherRefreshDropsDeleted(t *testing.T) {
 	k := newCluster(t)
 	k.begin("shop", 0)
 	ctx := context.Background()
@@ -366,7 +366,7 @@ func TestTrackerRefreshDropsDeleted(t *testing.T) {
 	}
 	k.learnIDs()
 	k.begin("other", 0)
-	tr := newTracker(t, k, "")
+	tr := newRefresher(t, k, "")
 	if err := tr.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -381,12 +381,12 @@ func TestTrackerRefreshDropsDeleted(t *testing.T) {
 	}
 }
 
-// TestTrackerRunTellsRefreshes: Run calls OnRefresh after each refresh,
+// TestRefresherRunTellsRefreshes: Run calls OnRefresh after each refresh,
 // once its snapshot is published.
-func TestTrackerRunTellsRefreshes(t *testing.T) {
+func TestRefresherRunTellsRefreshes(t *testing.T) {
 	k := newCluster(t)
 	k.begin("shop", 0)
-	tr := newTracker(t, k, "")
+	tr := newRefresher(t, k, "")
 	told := make(chan *Snapshot, 1)
 	tr.cfg.OnRefresh = func() {
 		s, _ := tr.Latest()
@@ -409,12 +409,12 @@ func TestTrackerRunTellsRefreshes(t *testing.T) {
 	}
 }
 
-// TestTrackerOpenTransaction: a changelog partition an open transaction
+// TestRefresherOpenTransaction: a changelog partition an open transaction
 // holds below its high watermark is read to its last stable offset,
 // without waiting, and its task is behind a transaction, the entry of the
 // open transaction not applied; once it commits, the next refresh reads
 // it and the task is no longer behind.
-func TestTrackerOpenTransaction(t *testing.T) {
+func TestRefresherOpenTransaction(t *testing.T) {
 	k := newCluster(t)
 	k.begin("shop", 0)
 	k.begin("shop", 1)
@@ -434,7 +434,7 @@ func TestTrackerOpenTransaction(t *testing.T) {
 	if err := w.ProduceSync(ctx, k.entry(parsley.ChangelogTopic("shop"), 1, parsley.Key{Tag: parsley.TagHeld, Channel: k.ch("payments", 1), Position: 2}, v)).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	tr := newTracker(t, k, "")
+	tr := newRefresher(t, k, "")
 	if err := tr.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -458,9 +458,9 @@ func TestTrackerOpenTransaction(t *testing.T) {
 	}
 }
 
-// TestTrackerDescribesGroupsAtOnce: a refresh describes every process's
+// TestRefresherDescribesGroupsAtOnce: a refresh describes every process's
 // group in one request, not one a process.
-func TestTrackerDescribesGroupsAtOnce(t *testing.T) {
+func TestRefresherDescribesGroupsAtOnce(t *testing.T) {
 	k := newCluster(t)
 	ctx := context.Background()
 	for _, app := range []string{"a", "b", "c"} {
@@ -472,7 +472,7 @@ func TestTrackerDescribesGroupsAtOnce(t *testing.T) {
 	for _, app := range []string{"a", "b", "c"} {
 		k.begin(app, 0)
 	}
-	tr := newTracker(t, k, "")
+	tr := newRefresher(t, k, "")
 	if err := tr.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tracker
+package fleet
 
 import (
 	"time"
@@ -8,7 +8,7 @@ import (
 	"github.com/causalctl/causalctl/internal/upstream"
 )
 
-// Snapshot is what the tracker knows after its latest refresh: every
+// Snapshot is what the refresher knows after its latest refresh: every
 // process it follows, and its own health. A published snapshot is shared
 // and never changed.
 type Snapshot struct {
@@ -24,17 +24,17 @@ type Snapshot struct {
 	FailingSince time.Time
 	// LastError is the latest refresh's error; "" when it succeeded.
 	LastError string
-	// Errors counts the failed reads since the tracker started (a refresh
+	// Errors counts the failed reads since the refresher started (a refresh
 	// that fails for two processes counts two).
 	Errors uint64
 	// RefreshDuration is how long the latest refresh took.
 	RefreshDuration time.Duration
 	// Followed is the number of ordering changelogs followed.
 	Followed int
-	// Diagnosed counts the task diagnoses since the tracker started: a
+	// Diagnosed counts the task diagnoses since the refresher started: a
 	// refresh diagnoses only the tasks whose store, group or facts changed.
 	Diagnosed uint64
-	// ChangelogReads counts the changelog reads since the tracker started:
+	// ChangelogReads counts the changelog reads since the refresher started:
 	// a refresh reads only the changelogs whose end moved.
 	ChangelogReads uint64
 }

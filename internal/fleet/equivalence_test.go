@@ -1,4 +1,4 @@
-package tracker_test
+package fleet_test
 
 import (
 	"bytes"
@@ -18,21 +18,21 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/fleet"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/metrics"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/parsley/parsleytest"
 	"github.com/causalctl/causalctl/internal/process"
-	"github.com/causalctl/causalctl/internal/tracker"
 )
 
 // TestRefreshMatchesFullRead: over a random sequence of writes to many
 // processes — held records and their tombstones, fed-up-to positions,
 // some in transactions, business records, committed offsets, processes'
-// changelogs created and deleted — a tracker refreshed after every step,
+// changelogs created and deleted — a refresher refreshed after every step,
 // which reads only what moved and reads processes concurrently, exports
-// exactly what a tracker made anew at that step exports (every parsley_
+// exactly what a refresher made anew at that step exports (every parsley_
 // series of the exposition); a step that writes nothing reads no
 // changelog and diagnoses no task.
 func TestRefreshMatchesFullRead(t *testing.T) {
@@ -92,7 +92,7 @@ func TestRefreshMatchesFullRead(t *testing.T) {
 	next := 12
 	var gone []string
 
-	inc := newTracker(t, c, ctx)
+	inc := newRefresher(t, c, ctx)
 	for step := range steps {
 		var apps []string
 		for app := range live {
@@ -167,7 +167,7 @@ func TestRefreshMatchesFullRead(t *testing.T) {
 			t.Errorf("step %d wrote nothing, yet the refresh diagnosed %d tasks and read %d changelogs",
 				step, after.Diagnosed-before.Diagnosed, after.ChangelogReads-before.ChangelogReads)
 		}
-		anew := newTracker(t, c, ctx)
+		anew := newRefresher(t, c, ctx)
 		if err := anew.Discover(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestRefreshMatchesFullRead(t *testing.T) {
 		}
 		got, want := exposition(t, inc), exposition(t, anew)
 		if got != want {
-			t.Fatalf("step %d: the refreshed tracker exports\n%s\nread anew:\n%s", step, got, want)
+			t.Fatalf("step %d: the refreshed Refresher exports\n%s\nread anew:\n%s", step, got, want)
 		}
 		if n := strings.Count(got, "parsley_group_members{"); n != len(live) {
 			t.Fatalf("step %d: %d processes exported, want %d", step, n, len(live))
@@ -186,11 +186,11 @@ func TestRefreshMatchesFullRead(t *testing.T) {
 	}
 }
 
-// agree checks that the tracker's snapshot and `processes` (the one
+// agree checks that the refresher's snapshot and `processes` (the one
 // reader, process.Summarize, and the one summary, inspect.SummarizeProcess)
 // say the same of every process: records held, heads by cause, ready
 // heads, failed tasks and the next start's refusals.
-func agree(t *testing.T, ctx context.Context, c *kfake.Cluster, step int, tr *tracker.Tracker) {
+func agree(t *testing.T, ctx context.Context, c *kfake.Cluster, step int, tr *fleet.Refresher) {
 	t.Helper()
 	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: c.ListenAddrs()})
 	if err != nil {
@@ -203,7 +203,7 @@ func agree(t *testing.T, ctx context.Context, c *kfake.Cluster, step int, tr *tr
 		t.Fatal(err)
 	}
 	snap, _ := tr.Latest()
-	byApp := map[string]tracker.Process{}
+	byApp := map[string]fleet.Process{}
 	for _, p := range snap.Processes {
 		byApp[p.App] = p
 	}
@@ -248,21 +248,21 @@ func agree(t *testing.T, ctx context.Context, c *kfake.Cluster, step int, tr *tr
 	}
 }
 
-// newTracker is a tracker of its own client on c, with a clock that
+// newRefresher is a Refresher of its own client on c, with a clock that
 // does not move.
-func newTracker(t *testing.T, c *kfake.Cluster, ctx context.Context) *tracker.Tracker {
+func newRefresher(t *testing.T, c *kfake.Cluster, ctx context.Context) *fleet.Refresher {
 	t.Helper()
 	cl, err := kafka.Dial(ctx, kafka.Config{Brokers: c.ListenAddrs()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	return tracker.New(tracker.Config{Client: cl, Now: func() time.Time { return time.Unix(1700000000, 0) }, TxnWait: 10 * time.Second})
+	return fleet.New(fleet.Config{Client: cl, Now: func() time.Time { return time.Unix(1700000000, 0) }, TxnWait: 10 * time.Second})
 }
 
 // exposition is the parsley_ series the exporter's collector renders of
 // tr's latest snapshot, in the text format.
-func exposition(t *testing.T, tr *tracker.Tracker) string {
+func exposition(t *testing.T, tr *fleet.Refresher) string {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(metrics.NewProcessCollector(tr, func() time.Time { return time.Unix(1700000000, 0) }, metrics.Options{}))

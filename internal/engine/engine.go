@@ -1,12 +1,18 @@
-// Package replay drives the delivery gate from a source of capture items —
-// a capture file or a broker range — and reports what a node consuming
-// those channels would have delivered, held and dropped, and why.
+// Package engine is the gate-driving engine every runtime drives — live
+// (watch), replay (the offline replay and the stepper) and demo: it feeds a
+// source of capture items — a capture file, a broker range, a live follow —
+// to the delivery gate and reports what a node consuming those channels
+// would have delivered, held and dropped, and why.
 //
 // A Replayer owns one gate. Feed hands it one item at a time and emits the
 // resulting events; Summary describes the state at any moment. Run is the
-// loop over a Source, with cancellation and progress. Nothing here does I/O
-// of its own: sources and event writers are the caller's.
-package replay
+// loop over a Source, with cancellation and progress. Tasks runs one
+// Replayer per Parsley task (a partition number) over one input. RunState,
+// Position and Notice say what a feed is doing and where it stands. Nothing
+// here does I/O of its own: sources and event writers are the caller's. It
+// knows nothing of the offline replay above it (internal/replay: the
+// stepper, the interleavings, shards, merges, prefetching).
+package engine
 
 import (
 	"context"
@@ -486,6 +492,17 @@ var ErrInterrupted = errors.New("interrupted")
 // pass, an interleaving), so that Ctrl-C stops them too.
 func WithContext(ctx context.Context, src Source) Source {
 	return &ctxSource{ctx: ctx, src: src}
+}
+
+// Underlying returns the source and context a source made by WithContext
+// wraps, or src and a nil context for any other: a reader that can read
+// ahead on its own (replay's prefetcher) reads the underlying source under
+// that context.
+func Underlying(src Source) (Source, context.Context) {
+	if c, ok := src.(*ctxSource); ok {
+		return c.src, c.ctx
+	}
+	return src, nil
 }
 
 type ctxSource struct {

@@ -1,4 +1,4 @@
-// Package tracker follows every Parsley process of a cluster, for
+// Package fleet follows every Parsley process of a cluster (its Refresher), for
 // `causalctl exporter`: it discovers the ordering changelogs (topics named
 // APP-__parsley.ordering-changelog) and on every refresh reads each
 // process's group and committed offsets, reads its changelog
@@ -9,7 +9,7 @@
 // (inspect.DiagnoseTask), and publishes a Snapshot. The processes are read
 // concurrently, a bounded number at once. Broker reads are read-only:
 // groups are described, never joined.
-package tracker
+package fleet
 
 import (
 	"cmp"
@@ -44,9 +44,9 @@ const (
 	DefaultReaders = 16
 )
 
-// Config configures a Tracker.
+// Config configures a Refresher.
 type Config struct {
-	// Client reads the cluster; the tracker does not close it.
+	// Client reads the cluster; the refresher does not close it.
 	Client *kafka.Client
 	// AppPrefix, when set, narrows the processes to the application ids
 	// that start with it.
@@ -67,11 +67,11 @@ type Config struct {
 	// Now reads the clock (default time.Now).
 	Now func() time.Time
 	// OnError, when set, is called with each failed discovery's or
-	// refresh's error as it fails, on the tracker's goroutine: a snapshot
+	// refresh's error as it fails, on the refresher's goroutine: a snapshot
 	// keeps only the latest refresh's, which a quick success clears.
 	OnError func(error)
 	// OnRefresh, when set, is called by Run after each refresh, on the
-	// tracker's goroutine, once its snapshot is published (the exporter
+	// refresher's goroutine, once its snapshot is published (the exporter
 	// renders it then).
 	OnRefresh func()
 	// Fleet says who writes which topics where the cluster cannot tell
@@ -79,9 +79,9 @@ type Config struct {
 	Fleet upstream.Writers
 }
 
-// Tracker follows the processes of one cluster. Discover, Refresh and Run
+// Refresher follows the processes of one cluster. Discover, Refresh and Run
 // are called from one goroutine; Latest from any.
-type Tracker struct {
+type Refresher struct {
 	cfg    Config
 	names  *clock.Names
 	procs  map[string]*process // by changelog topic
@@ -94,8 +94,8 @@ type Tracker struct {
 	failingSince time.Time
 }
 
-// New returns a tracker; it reads nothing until Discover or Run.
-func New(cfg Config) *Tracker {
+// New returns a refresher; it reads nothing until Discover or Run.
+func New(cfg Config) *Refresher {
 	if cfg.Refresh <= 0 {
 		cfg.Refresh = DefaultRefresh
 	}
@@ -111,11 +111,11 @@ func New(cfg Config) *Tracker {
 	if cfg.Readers <= 0 {
 		cfg.Readers = DefaultReaders
 	}
-	return &Tracker{cfg: cfg, names: &clock.Names{}, procs: map[string]*process{}}
+	return &Refresher{cfg: cfg, names: &clock.Names{}, procs: map[string]*process{}}
 }
 
 // Latest returns the latest snapshot; false before the first refresh.
-func (t *Tracker) Latest() (*Snapshot, bool) {
+func (t *Refresher) Latest() (*Snapshot, bool) {
 	s := t.latest.Load()
 	return s, s != nil
 }
@@ -124,7 +124,7 @@ func (t *Tracker) Latest() (*Snapshot, bool) {
 // rediscovers every Discover until ctx is done.
 // A failed refresh or discovery is kept in the snapshot (LastError,
 // Errors) and retried at the next tick; Run returns only ctx.Err().
-func (t *Tracker) Run(ctx context.Context) error {
+func (t *Refresher) Run(ctx context.Context) error {
 	defer t.Close()
 	t.Discover(ctx)
 	t.refreshed(ctx)
@@ -145,7 +145,7 @@ func (t *Tracker) Run(ctx context.Context) error {
 }
 
 // refreshed refreshes and tells OnRefresh.
-func (t *Tracker) refreshed(ctx context.Context) {
+func (t *Refresher) refreshed(ctx context.Context) {
 	t.Refresh(ctx)
 	if t.cfg.OnRefresh != nil && ctx.Err() == nil {
 		t.cfg.OnRefresh()
@@ -153,13 +153,13 @@ func (t *Tracker) refreshed(ctx context.Context) {
 }
 
 // Close forgets every process.
-func (t *Tracker) Close() { clear(t.procs) }
+func (t *Refresher) Close() { clear(t.procs) }
 
 // Discover lists the cluster's topics, starts following every ordering
 // changelog not followed yet (read from its log start at the next
 // refresh) and stops following those deleted. A failed listing is recorded as a refresh
 // error would be, and changes nothing.
-func (t *Tracker) Discover(ctx context.Context) error {
+func (t *Refresher) Discover(ctx context.Context) error {
 	topics, changed := t.topics(ctx)
 	err := errors.Join(changed...)
 	if topics == nil {
@@ -193,7 +193,7 @@ func (t *Tracker) Discover(ctx context.Context) error {
 // followed anew from the new topic's start when it is one, and the
 // listing retried. nil when the listing failed (the error last in
 // changed).
-func (t *Tracker) topics(ctx context.Context) (map[string][]int32, []error) {
+func (t *Refresher) topics(ctx context.Context) (map[string][]int32, []error) {
 	var changed []error
 	for range 16 {
 		topics, err := t.cfg.Client.TopicPartitions(ctx)
@@ -213,7 +213,7 @@ func (t *Tracker) topics(ctx context.Context) (map[string][]int32, []error) {
 // client forgets its old ID, and a changelog followed under its name is
 // followed anew — a new store from the new topic's log start, never merged
 // with the old one's; the old store is no longer published.
-func (t *Tracker) identityChanged(ice *kafka.IdentityChangedError) error {
+func (t *Refresher) identityChanged(ice *kafka.IdentityChangedError) error {
 	t.cfg.Client.Forget(ice.Topic)
 	p, ok := t.procs[ice.Topic]
 	if !ok {
@@ -224,7 +224,7 @@ func (t *Tracker) identityChanged(ice *kafka.IdentityChangedError) error {
 }
 
 // fail records a failed read.
-func (t *Tracker) fail(err error) {
+func (t *Refresher) fail(err error) {
 	if t.cfg.OnError != nil {
 		t.cfg.OnError(err)
 	}
@@ -250,7 +250,7 @@ func (t *Tracker) fail(err error) {
 // whose store and inputs did not move is not diagnosed again. A process
 // that cannot be read keeps its last state in the snapshot, and the error
 // is recorded (LastError, Errors); the refresh goes on with the others.
-func (t *Tracker) Refresh(ctx context.Context) error {
+func (t *Refresher) Refresh(ctx context.Context) error {
 	start := t.cfg.Now()
 	exist, errs := t.topics(ctx)
 	if exist != nil {
@@ -298,7 +298,7 @@ func (t *Tracker) Refresh(ctx context.Context) error {
 // ahead of it — then the business topics' log facts, then the diagnoses.
 // A process whose step fails skips the later ones; the errors are
 // returned, named by process.
-func (t *Tracker) refreshAll(ctx context.Context, exist map[string][]int32) []error {
+func (t *Refresher) refreshAll(ctx context.Context, exist map[string][]int32) []error {
 	c := t.cfg.Client
 	var ps []*process
 	var errs []error
@@ -360,7 +360,7 @@ func (t *Tracker) refreshAll(ctx context.Context, exist map[string][]int32) []er
 
 // each calls f for every process of ps whose failed entry is nil, at most
 // Readers at once, and notes its error there.
-func (t *Tracker) each(ps []*process, failed []error, f func(*process) error) {
+func (t *Refresher) each(ps []*process, failed []error, f func(*process) error) {
 	sem := make(chan struct{}, t.cfg.Readers)
 	var wg sync.WaitGroup
 	for i, p := range ps {
@@ -380,7 +380,7 @@ func (t *Tracker) each(ps []*process, failed []error, f func(*process) error) {
 // by topic and partition: in one listing, or, when that fails (a topic
 // deleted meanwhile, one the credentials may not read), one listing per
 // process, so that the error is the process's own.
-func (t *Tracker) changelogEnds(ctx context.Context, ps []*process, failed []error) map[string]map[int32]*record.LogFacts {
+func (t *Refresher) changelogEnds(ctx context.Context, ps []*process, failed []error) map[string]map[int32]*record.LogFacts {
 	var sels []kafka.TopicSel
 	for i, p := range ps {
 		if failed[i] == nil {
@@ -438,7 +438,7 @@ func listFacts(ctx context.Context, c *kafka.Client, sels []kafka.TopicSel) (map
 // businessFacts lists the log facts of the business topics of every
 // process of ps not failed — those its group subscribes to and those its
 // stores bind — in one listing, or one per process when that fails.
-func (t *Tracker) businessFacts(ctx context.Context, ps []*process, failed []error, exist map[string][]int32) map[*process]*listed {
+func (t *Refresher) businessFacts(ctx context.Context, ps []*process, failed []error, exist map[string][]int32) map[*process]*listed {
 	out := map[*process]*listed{}
 	union := map[string]bool{}
 	learned := t.cfg.Client.Names()
@@ -509,7 +509,7 @@ type process struct {
 	behind    map[int32]bool // partitions an open transaction holds below their end
 	dirty     map[int32]bool // partitions whose store changed since diagnosed
 	decoded   map[int32]*parsley.Task
-	reads     uint64 // changelog reads since the tracker last counted
+	reads     uint64 // changelog reads since the refresher last counted
 	committed map[clock.Channel]int64
 	tasks     map[int32]*cachedTask
 	state     *Process
@@ -526,7 +526,7 @@ type cachedTask struct {
 }
 
 // follow starts following topic: nothing is read before the next refresh.
-func (t *Tracker) follow(app, topic string) *process {
+func (t *Refresher) follow(app, topic string) *process {
 	return &process{app: app, topic: topic, cl: parsley.NewChangelog(topic, clock.TopicID{}),
 		dirty: map[int32]bool{}, committed: map[clock.Channel]int64{}, tasks: map[int32]*cachedTask{}, logStarts: map[int32]int64{}}
 }
@@ -707,7 +707,7 @@ func (p *process) wanted(learned *clock.Names) []string {
 // since their last diagnosis, from what this refresh read of it and the
 // business topics' log facts (a listing of at least its wanted topics),
 // and rebuilds its state.
-func (t *Tracker) rebuild(ctx context.Context, p *process, l *listed) error {
+func (t *Refresher) rebuild(ctx context.Context, p *process, l *listed) error {
 	proc := inspect.NewProcess(p.app, p.cl, t.names)
 	proc.Group, proc.Committed = p.group, p.committed
 	if l != nil {
@@ -897,7 +897,7 @@ func topicName(n *clock.Names, id clock.TopicID) string {
 // processes of s as the fleet's nodes, the writers of the topics their
 // tasks wait on learned from the cluster and the fleet file. The tasks are
 // copies of the followed state: a root is the latest refresh's.
-func (t *Tracker) resolveUpstream(ctx context.Context, s *Snapshot) error {
+func (t *Refresher) resolveUpstream(ctx context.Context, s *Snapshot) error {
 	var nodes []upstream.Node
 	var apps, waited []string
 	for i := range s.Processes {

@@ -1,4 +1,4 @@
-package replay
+package engine
 
 import (
 	"context"
@@ -188,4 +188,18 @@ func RunTasks(ctx context.Context, src Source, t *Tasks, emit func(*Task, *Event
 			return err
 		}
 	}
+}
+
+// Keep drops the tasks keep refuses. Their items are then outside every
+// task: counted by Skipped as records no task receives, never fed.
+func (t *Tasks) Keep(keep func(task int32) bool) {
+	var kept []*Task
+	for _, task := range t.Tasks {
+		if keep(task.Task) {
+			kept = append(kept, task)
+		} else {
+			delete(t.byNum, task.Task)
+		}
+	}
+	t.Tasks = kept
 }

@@ -1,22 +1,22 @@
-// Package replaytest holds the assertions tests make on replays: that the
+// Package enginetest holds the assertions tests make on replays: that the
 // gate failed closed, and where, read from the typed error or summary
 // rather than from the text a person reads. Only tests import it.
-package replaytest
+package enginetest
 
 import (
 	"testing"
 
+	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/replay"
 )
 
 // FailedClosed fails t unless err says the gate failed closed
-// (replay.FailureOf) at offset on channel, written as people write it
+// (engine.FailureOf) at offset on channel, written as people write it
 // ("orders/0"), with code. It returns the failure, nil when there is none.
-func FailedClosed(t testing.TB, err error, channel string, offset int64, code gate.Code) *replay.InputError {
+func FailedClosed(t testing.TB, err error, channel string, offset int64, code gate.Code) *engine.InputError {
 	t.Helper()
-	ie, ok := replay.FailureOf(err)
+	ie, ok := engine.FailureOf(err)
 	if !ok {
 		t.Errorf("error %v: the gate did not fail closed; want it to at %s offset %d (%s)", err, channel, offset, code)
 		return nil

@@ -1,4 +1,4 @@
-package replay
+package engine
 
 // RunState is what the feed of a gate is doing; internal/view says it
 // in words (view.StateText).

@@ -1,4 +1,4 @@
-package tracker_test
+package fleet_test
 
 import (
 	"context"
@@ -10,10 +10,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/fleet"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/parsley/parsleytest"
-	"github.com/causalctl/causalctl/internal/tracker"
 )
 
 // TestExporterSeesPurgedChangelog: a changelog purged whole
@@ -52,7 +52,7 @@ func TestExporterSeesPurgedChangelog(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	before := newTracker(t, c, ctx)
+	before := newRefresher(t, c, ctx)
 	if err := before.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -73,13 +73,13 @@ func TestExporterSeesPurgedChangelog(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	after := newTracker(t, c, ctx)
+	after := newRefresher(t, c, ctx)
 	if err := after.Discover(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for i, tr := range []struct {
 		what string
-		t    *tracker.Tracker
+		t    *fleet.Refresher
 	}{{"read before the purge", before}, {"started after the purge", after}} {
 		_ = tr.t.Refresh(ctx) // the gap is reported as an error once
 		agree(t, ctx, c, i+1, tr.t)
