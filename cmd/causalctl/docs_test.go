@@ -274,6 +274,15 @@ func (fx *fixtures) prepare(t *testing.T, dir string, path []string, line string
 		if w == "--scopes" && i+1 < len(words) {
 			write(filepath.Join(dir, words[i+1]), []byte("notifier: orders,payments,shipments\nshipper: orders,shipments\n"))
 		}
+		// A Parsley export the line replays: the public one testdata keeps
+		// under that name.
+		if name := strings.Trim(w, `"'`); strings.HasSuffix(name, ".edn") && !filepath.IsAbs(name) {
+			b, err := os.ReadFile(filepath.Join("../../testdata/parsley-exports", filepath.Base(name)))
+			if err != nil {
+				t.Fatalf("an example replays %s, which testdata/parsley-exports does not hold: %v", name, err)
+			}
+			write(filepath.Join(dir, name), b)
+		}
 		// capture writes its -f file rather than reading it.
 		if name := strings.Trim(w, `"'`); strings.HasSuffix(name, ".ndjson") && !filepath.IsAbs(name) &&
 			!(len(path) > 0 && path[0] == "capture") {

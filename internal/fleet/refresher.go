@@ -613,7 +613,12 @@ func (p *process) readOn(ctx context.Context, c *kafka.Client, facts map[int32]*
 		}
 	}
 	for ch, off := range p.offsets {
-		if !p.behind[ch.Partition] {
+		// Behind an open transaction the offsets paired with the store
+		// last are kept; a channel with none yet takes what the group
+		// has committed (an open transaction's offsets are not visible:
+		// they are the store's, as state reads them), lest it look never
+		// read (PARTITION_ADDED).
+		if _, paired := p.committed[ch]; !p.behind[ch.Partition] || !paired {
 			p.committed[ch] = off
 		}
 	}

@@ -135,7 +135,7 @@ decided it). Exit 4 when a unit diverges.`,
   causalctl replay -f capture.ndjson --tasks        # one gate per Parsley task, as the process runs
   causalctl replay --brokers localhost:9092 --app notifier -o json   # from its state to the log end
   causalctl replay -f capture.ndjson --tasks --shard 1/4 -o json > shard1.json   # tasks 1, 5, 9 and so on: one of 4 machines
-  causalctl replay --parsley-export honest-seed-1.edn -o json   # exit 4 when a unit diverges
+  causalctl replay --parsley-export honest-dead-holds-scenario.edn -o json   # exit 4 when a unit diverges
   causalctl replay --merge <(causalctl replay -f capture.ndjson --tasks --shard 0/2 -o json) <(causalctl replay -f capture.ndjson --tasks --shard 1/2 -o json)`,
 		Args: func(c *cobra.Command, args []string) error {
 			if merge {

@@ -307,6 +307,10 @@ func follow(ctx context.Context, opts *Options, read []kafka.ReadOption) (*input
 // not end it: the error is said on stderr at once, and the endpoint goes
 // on reporting the failure (and the holds ageing) until ctx is done (then
 // exit 1).
+// finalSnapshotWait bounds how long a stopped driver's last snapshot is
+// waited for: it comes at once, unless the machine is starved.
+const finalSnapshotWait = 5 * time.Second
+
 func statusLines(ctx context.Context, opts *Options, drv *live.Driver, serving bool) error {
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
@@ -333,13 +337,24 @@ func statusLines(ctx context.Context, opts *Options, drv *live.Driver, serving b
 				return err
 			}
 		case <-stopped:
-			// Take the final state, print it, and say why it stopped.
-			select {
-			case s, ok := <-drv.Snapshots():
-				if ok {
+			// Take the final state, print it, and say why it stopped. A
+			// snapshot queued before the stop still says running: read on
+			// to the one taken after it (the driver publishes it at once).
+			wait := time.After(finalSnapshotWait)
+		final:
+			for {
+				select {
+				case s, ok := <-drv.Snapshots():
+					if !ok {
+						break final
+					}
 					last, have = s, true
+					if s.State != engine.StateRunning && s.State != engine.StateDisconnected {
+						break final
+					}
+				case <-wait:
+					break final
 				}
-			case <-time.After(2 * opts.Interval):
 			}
 			if err := print(); err != nil {
 				return err
