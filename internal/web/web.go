@@ -26,6 +26,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/escape"
@@ -136,7 +137,34 @@ func (s *server) render(w http.ResponseWriter, status int, name string, p page) 
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	fmt.Fprint(w, b.String())
+	fmt.Fprint(w, controlsAsText(b.String()))
+}
+
+// controlsAsText writes every control byte, bidi override and invalid
+// byte of the page as escape.Text writes it: html/template escapes markup,
+// not a terminal escape in a topic name. Our templates hold none but
+// newlines, so only broker strings are changed.
+func controlsAsText(page string) string {
+	var b strings.Builder
+	for i, r := range page {
+		switch {
+		case r == '\n' || r == '\t':
+		case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069,
+			r == utf8.RuneError && strings.HasPrefix(page[i:], "\xef\xbf\xbd") == false:
+			if b.Len() == 0 {
+				b.WriteString(page[:i])
+			}
+			b.WriteString(escape.Text(string(r)))
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteRune(r)
+		}
+	}
+	if b.Len() == 0 {
+		return page
+	}
+	return b.String()
 }
 
 func cmp(a, b string) string {
