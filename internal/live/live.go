@@ -408,10 +408,24 @@ func (d *Driver) finish() error {
 	s := d.snapshot(replay.StateFinished)
 	d.offer(s)
 	close(d.snaps)
+	ends, hws := d.src.LogEnds(), d.highWatermarks()
+	var sum *inspect.Summary
 	if d.ts != nil {
-		return d.Err() // no one summary of many gates
+		// One summary of many gates: each task's, merged as replay
+		// --tasks merges them; the failure is the failed task's.
+		var nums []int32
+		var sums []*inspect.Summary
+		for _, task := range d.ts.Tasks {
+			ts := inspect.SummaryOf(task.Replayer, d.facts(task.Replayer, ends, hws))
+			if task.Gate().Failed() != nil {
+				ts.SetFailure(d.Err())
+			}
+			nums, sums = append(nums, task.Task), append(sums, ts)
+		}
+		sum = inspect.MergeTasks(nums, sums)
+	} else {
+		sum = inspect.SummaryOf(d.r, d.facts(d.r, ends, hws))
 	}
-	sum := inspect.SummaryOf(d.r, d.facts(d.r, d.src.LogEnds(), d.highWatermarks()))
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	sum.SetFailure(d.err)

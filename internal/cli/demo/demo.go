@@ -228,11 +228,22 @@ func Run(ctx context.Context, opts *Options) error {
 	defer cl.Close()
 	feed := d.Watch(fol)
 	defer feed.Close()
+	// The view is the notifier as the one process model reads it: its
+	// tasks (task p receives partition p of every topic), each gate seeded
+	// from its ordering state (process.ReadAttach, as watch --app and
+	// holds --app read a process), fed what the notifier is fed.
+	att, err := process.ReadAttach(ctx, cl, demo.NotifierApp, kafka.DefaultTxnWait, cl.Names())
+	if err != nil {
+		return fmt.Errorf("reading the notifier's ordering state: %w", err)
+	}
 	drv, err := live.New(feed, live.Config{
-		Replay: replay.Config{Scope: d.Channels(), Names: cl.Names()},
-		Title:  "causalctl demo",
-		Source: d.Addr(),
-		Now:    opts.Now,
+		Replay:      replay.Config{Names: cl.Names()}, // scopes and starts are the seeds'
+		Title:       "causalctl demo",
+		Source:      d.Addr(),
+		Now:         opts.Now,
+		Tasks:       true,
+		Seeds:       att.Tasks,
+		SeedWritten: att.SeedWritten,
 	})
 	if err != nil {
 		return err

@@ -38,7 +38,7 @@ func run(ctx context.Context, ios *iostreams.IOStreams, args ...string) int {
 
 var (
 	addrRE   = regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
-	statusRE = regexp.MustCompile(`(?m)^\[ *\d+s\] produced=\d+ state=running scope=7 received=\d+ delivered=\d+ dropped=\d+ ` +
+	statusRE = regexp.MustCompile(`(?m)^\[ *\d+s\] produced=\d+ state=running scope=7 tasks=3 task_heads=[0-9:,]+ task_held=[0-9:,]+ received=\d+ delivered=\d+ dropped=\d+ ` +
 		`held=\d+ held_channels=\d+ oldest_hold=\S+( causes=[a-z:,0-9-]+)? in=\d+/s out=\d+/s lag=\d+$`)
 	tookRE = regexp.MustCompile(`The notifier after ([0-9.]+s)`)
 )
