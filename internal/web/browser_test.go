@@ -20,7 +20,7 @@ import (
 func TestBrowserHostileAndLive(t *testing.T) {
 	ctx, logged := testutil.Browser(t)
 	w := world(3)
-	srv := httptest.NewServer(Handler(w, nil, Options{Refresh: 200 * time.Millisecond}))
+	srv := httptest.NewServer(Handler(w, nil, Options{Refresh: 300 * time.Millisecond}))
 	defer srv.Close()
 	app := "stuck" + hostile
 	taskURL := srv.URL + "/processes/" + pathEscape(app) + "/tasks/0"
@@ -36,15 +36,15 @@ func TestBrowserHostileAndLive(t *testing.T) {
 	}
 	_, e := chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/"))
 	must(e)
-	first, e = chromedp.Run(ctx, chromedp.Text("#processes tbody tr:first-child th"))
+	first, e = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#processes tbody tr:first-child th").innerText`))
 	must(e)
 	_, e = chromedp.Run(ctx, chromedp.Navigate(srv.URL+"/processes/"+pathEscape(app)))
 	must(e)
-	procText, e = chromedp.Run(ctx, chromedp.Text("main"))
+	procText, e = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("main").innerText`))
 	must(e)
 	_, e = chromedp.Run(ctx, chromedp.Navigate(taskURL))
 	must(e)
-	text, e = chromedp.Run(ctx, chromedp.Text("main"))
+	text, e = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("main").innerText`))
 	must(e)
 	pwned, e = chromedp.Run(ctx, chromedp.Evaluate[string](`String(window.pwned)`))
 	must(e)
@@ -81,7 +81,7 @@ func TestBrowserHostileAndLive(t *testing.T) {
 	var kept bool
 	_, e = chromedp.Run(ctx, chromedp.WaitVisible(".ok-text"))
 	must(e)
-	cleared, e = chromedp.Run(ctx, chromedp.Text(".ok-text"))
+	cleared, e = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector(".ok-text").innerText`))
 	must(e)
 	kept, e = chromedp.Run(ctx, chromedp.Evaluate[bool](`window.notReloaded === true`))
 	must(e)
