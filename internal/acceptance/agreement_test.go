@@ -14,6 +14,26 @@ import (
 	"github.com/causalctl/causalctl/internal/demo/demotest"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/tracker"
+	"github.com/causalctl/causalctl/internal/view"
+)
+
+// The parts of the commands' JSON the agreement tests read.
+type (
+	// jsonAt is a record by channel and offset (a failed closed task's).
+	jsonAt struct {
+		Channel string
+		Offset  int64
+	}
+	// jsonRoot is a root of held heads.
+	jsonRoot struct {
+		Channel string
+		Offset  int64
+		Cause   string
+	}
+	// jsonNextStart is a next start's prediction.
+	jsonNextStart struct {
+		Refusals []struct{ Reason string }
+	}
 )
 
 // story is what every way into a Parsley process must say alike: its
@@ -86,6 +106,11 @@ func TestEveryWayTellsOneStory(t *testing.T) {
 			if ex := exporterStory(t, ctx, d.Addr(), now); !sameStory(ex, want, false) {
 				t.Errorf("the exporter says\n  %s\nstate --app says\n  %s", ex, want)
 			}
+			snap := watchSnapshotOf(t, "the demo", demo.NotifierApp, d.Addr(), now)
+			if w := watchStory(snap, want); !sameStory(w, want, true) {
+				t.Errorf("watch --app says\n  %s\nstate --app says\n  %s", w, want)
+			}
+			checkFaultGoldens(t, name, d.Addr(), now, snap)
 		})
 	}
 }
@@ -100,19 +125,10 @@ func stateStory(t *testing.T, addr string, now time.Time) story {
 			Channels []struct {
 				Head *struct{ Cause string }
 			}
-			Roots []struct {
-				Channel string
-				Offset  int64
-				Cause   string
-			}
-			FailedClosed *struct {
-				Channel string
-				Offset  int64
-			} `json:"failed_closed"`
+			Roots        []jsonRoot
+			FailedClosed *jsonAt `json:"failed_closed"`
 		}
-		NextStart struct {
-			Refusals []struct{ Reason string }
-		} `json:"next_start"`
+		NextStart jsonNextStart `json:"next_start"`
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("state: exit %d: %v: %s", code, err, stderr)
@@ -152,10 +168,7 @@ func holdsStory(t *testing.T, addr string, now time.Time, args ...string) story 
 		}
 		Heads []struct{ Cause string }
 		Tasks []struct {
-			FailedClosed *struct {
-				Channel string
-				Offset  int64
-			} `json:"failed_closed"`
+			FailedClosed *jsonAt `json:"failed_closed"`
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -192,9 +205,7 @@ func processesStory(t *testing.T, addr string, now time.Time) story {
 				Channel string
 				Offset  int64
 			} `json:"failed_closed"`
-			NextStart struct {
-				Refusals []struct{ Reason string }
-			} `json:"next_start"`
+			NextStart jsonNextStart `json:"next_start"`
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || len(rep.Processes) != 1 {
@@ -264,4 +275,24 @@ func topicNameOf(t *testing.T, cl *kafka.Client, id string) string {
 		}
 	}
 	return id
+}
+
+// watchStory is what watch --app's live view model shows of the notifier
+// once it has read on to the log's end: its held heads, their causes and
+// roots, and the task failed closed. The records it counts are those its
+// gates still hold, not the store's, and it predicts no next start: the
+// state's stand in (from state), so that only what watch shows is
+// compared.
+func watchStory(snap view.Snapshot, state story) story {
+	s := story{Heads: len(snap.Heads), Records: state.Records, Causes: map[string]int{}, Refusals: state.Refusals}
+	roots := map[string]bool{}
+	for _, h := range snap.Heads {
+		s.Causes[string(h.Cause)]++
+		roots[fmt.Sprintf("%s@%d %s", h.Root, h.RootOffset, h.RootCause)] = true
+	}
+	s.Roots = slices.Sorted(maps.Keys(roots))
+	if f := snap.Failure; f != nil {
+		s.FailedClosed = []string{fmt.Sprintf("%s@%d", f.Channel, f.Offset)}
+	}
+	return s
 }

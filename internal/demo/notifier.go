@@ -97,10 +97,11 @@ func (d *Demo) StartNotifier(ctx context.Context) (n *Notifier, err error) {
 	if err := d.createChangelog(ctx); err != nil {
 		return nil, err
 	}
-	n = &Notifier{d: d, done: make(chan struct{}), joined: make(chan struct{}), next: map[clock.Channel]int64{}, progress: make(chan struct{})}
+	started := &Notifier{d: d, done: make(chan struct{}), joined: make(chan struct{}), next: map[clock.Channel]int64{}, progress: make(chan struct{})}
+	n = started
 	defer func() {
 		if err != nil {
-			n.closeClients()
+			started.closeClients() // n is nil on an error return
 		}
 	}()
 	if n.prod, err = kgo.NewClient(

@@ -24,13 +24,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/clock/clocktest"
 	"github.com/causalctl/causalctl/internal/gate"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
@@ -38,107 +36,29 @@ import (
 var update = flag.Bool("update", false, "rewrite the expected traces in testdata/gate/*.txt")
 
 func TestScenarios(t *testing.T) {
-	files, err := filepath.Glob(testutil.Testdata("gate", "*.txt"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenarios: %v", err)
-	}
-	for _, file := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
-			runScenarioFile(t, file)
-		})
-	}
+	testutil.RunScenarios(t, "gate", *update, func() testutil.ScenarioDriver {
+		sn := clocktest.NewNames()
+		return &driver{sn: sn, names: sn.Names}
+	})
 }
 
-type block struct {
-	pre      []string // comment and blank lines before the commands
-	cmds     []string
-	cmdLines []int // 1-based line numbers of cmds
-	want     []string
-}
-
-func parseBlocks(t *testing.T, file string) (blocks []block, tail []string) {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	var cur block
-	for n := 0; n < len(lines); n++ {
-		l := lines[n]
-		switch {
-		case l == "----":
-			if len(cur.cmds) == 0 {
-				t.Fatalf("%s:%d: ---- without commands", file, n+1)
-			}
-			for n+1 < len(lines) && lines[n+1] != "" {
-				n++
-				cur.want = append(cur.want, lines[n])
-			}
-			blocks = append(blocks, cur)
-			cur = block{}
-		case len(cur.cmds) == 0 && (l == "" || strings.HasPrefix(l, "#")):
-			cur.pre = append(cur.pre, l)
-		default:
-			cur.cmds = append(cur.cmds, l)
-			cur.cmdLines = append(cur.cmdLines, n+1)
-		}
-	}
-	if len(cur.cmds) > 0 {
-		t.Fatalf("%s: commands at the end without ----", file)
-	}
-	return blocks, cur.pre
-}
-
-func runScenarioFile(t *testing.T, file string) {
-	blocks, tail := parseBlocks(t, file)
-	d := &driver{t: t, names: new(clock.Names)}
-	var out strings.Builder
-	for bi := range blocks {
-		b := &blocks[bi]
-		var got []string
-		for k, cmd := range b.cmds {
-			d.where = fmt.Sprintf("%s:%d", file, b.cmdLines[k])
-			got = append(got, d.exec(cmd)...)
-		}
-		if len(got) == 0 {
-			got = []string{"ok"}
-		}
-		if !*update && strings.Join(got, "\n") != strings.Join(b.want, "\n") {
-			t.Errorf("%s:%d:\n%s\n---- got\n%s\n---- want\n%s", file, b.cmdLines[0],
-				strings.Join(b.cmds, "\n"), strings.Join(got, "\n"), strings.Join(b.want, "\n"))
-		}
-		for _, l := range b.pre {
-			out.WriteString(l + "\n")
-		}
-		for _, l := range b.cmds {
-			out.WriteString(l + "\n")
-		}
-		out.WriteString("----\n")
-		for _, l := range got {
-			out.WriteString(l + "\n")
-		}
-	}
-	for _, l := range tail {
-		out.WriteString(l + "\n")
-	}
-	if *update {
-		if err := os.WriteFile(file, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+// Exec runs one command of a scenario (testutil.ScenarioDriver).
+func (d *driver) Exec(t *testing.T, where, cmd string) []string {
+	d.t, d.where = t, where
+	t.Helper()
+	return d.exec(cmd)
 }
 
 type driver struct {
 	t     *testing.T
 	where string
-	names *clock.Names
+	sn    *clocktest.Names
+	names *clock.Names // sn's
 	// configuration of the next gate
-	scope  []clock.Channel
-	opts   []gate.Option
-	g      *gate.Gate
-	evs    []gate.Event
-	uuids  *strings.Replacer
-	topics []string
+	scope []clock.Channel
+	opts  []gate.Option
+	g     *gate.Gate
+	evs   []gate.Event
 }
 
 func (d *driver) fatalf(format string, args ...any) {
@@ -146,72 +66,22 @@ func (d *driver) fatalf(format string, args ...any) {
 	d.t.Fatalf("%s: %s", d.where, fmt.Sprintf(format, args...))
 }
 
-// topicID is the fake UUID of a topic name: its bytes, zero-padded, so that
-// UUID order is name order.
-func topicID(name string) clock.TopicID {
-	var id clock.TopicID
-	copy(id[:], name)
-	return id
-}
-
 func (d *driver) channel(s string) clock.Channel {
-	d.t.Helper()
-	topic, _, ok := strings.Cut(s, "/")
-	if !ok || topic == "" || len(topic) > 16 {
-		d.fatalf("bad channel %q", s)
-	}
-	if _, known := d.names.ID(topic); !known {
-		if err := d.names.Add(topic, topicID(topic)); err != nil {
-			d.fatalf("%v", err)
-		}
-		d.topics = append(d.topics, topic)
-		d.uuids = nil
-	}
-	ch, err := d.names.ParseChannel(s)
-	if err != nil {
-		d.fatalf("%v", err)
-	}
-	return ch
+	return d.sn.MustChannel(d.t, d.where, s)
 }
 
 func (d *driver) int(s string) int64 {
-	d.t.Helper()
-	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		d.fatalf("bad number %q", s)
-	}
-	return n
+	return clocktest.MustInt(d.t, d.where, s)
 }
 
 func (d *driver) clock(s string) clock.Clock {
-	d.t.Helper()
-	if s == "{}" {
-		return clock.Clock{}
-	}
-	for part := range strings.SplitSeq(s, ",") {
-		ch, _, _ := strings.Cut(part, "=")
-		d.channel(ch)
-	}
-	c, err := d.names.Parse(s)
-	if err != nil {
-		d.fatalf("%v", err)
-	}
-	return c
+	return d.sn.MustClock(d.t, d.where, s)
 }
 
 func (d *driver) ch(c clock.Channel) string { return d.names.Channel(c) }
 
 // text replaces fake UUIDs in s by topic names.
-func (d *driver) text(s string) string {
-	if d.uuids == nil {
-		var pairs []string
-		for _, name := range d.topics {
-			pairs = append(pairs, topicID(name).String(), name)
-		}
-		d.uuids = strings.NewReplacer(pairs...)
-	}
-	return d.uuids.Replace(s)
-}
+func (d *driver) text(s string) string { return d.sn.Text(s) }
 
 func (d *driver) gate() *gate.Gate {
 	d.t.Helper()
@@ -227,13 +97,7 @@ func (d *driver) gate() *gate.Gate {
 
 func (d *driver) exec(line string) []string {
 	d.t.Helper()
-	f := strings.Fields(line)
-	cmd, args := f[0], f[1:]
-	arity := func(lo, hi int) {
-		if len(args) < lo || len(args) > hi {
-			d.fatalf("%s: want %d to %d arguments", cmd, lo, hi)
-		}
-	}
+	cmd, args, arity := testutil.ScenarioCommand(d.t, d.where, line)
 	var err error
 	switch cmd {
 	case "scope":

@@ -115,15 +115,7 @@ func (t *Task) readOn(p *Process, on *ReadOn, now time.Time) {
 		at := p.Names.Channel(f.Channel)
 		step := FailedClosedStep(at, f)
 		for i := range heads {
-			h := &heads[i]
-			if resolvedByReading(h.Cause) {
-				// What it waits on lies past the record the task stops
-				// at: it is never read.
-				h.Cause = CauseUndecodable
-			}
-			if resolvedByReading(h.RootCause) {
-				h.Root, h.RootOffset, h.RootCause, h.NextStep = at, f.Offset, CauseUndecodable, step
-			}
+			StoppedAt(&heads[i], at, f.Offset, step)
 		}
 	}
 	t.Report = regroup(t.Report, heads)
@@ -134,6 +126,22 @@ func (t *Task) readOn(p *Process, on *ReadOn, now time.Time) {
 		if ch, err := p.Names.ParseChannel(h.Channel); err == nil {
 			t.Heads[ch] = h
 		}
+	}
+}
+
+// StoppedAt is head h of a gate that failed closed at the record
+// at@offset, which reads nothing past it: the one rule of the diagnosis of
+// every task failed closed (read on, DiagnoseTask, or live, the view). A
+// head held for what reading resolves waits for good: its cause is
+// undecodable — but a head held by another held head stays held, its
+// root saying what that one waits on — and a root that waits on reading
+// further is the failed record, with step as its next step.
+func StoppedAt(h *Head, at string, offset int64, step string) {
+	if h.Cause != CauseHeld && resolvedByReading(h.Cause) {
+		h.Cause = CauseUndecodable
+	}
+	if resolvedByReading(h.RootCause) {
+		h.Root, h.RootOffset, h.RootCause, h.NextStep = at, offset, CauseUndecodable, step
 	}
 }
 

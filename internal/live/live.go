@@ -123,20 +123,29 @@ type Driver struct {
 	trs      []*view.Tracker
 	emitTask func(*replay.Task, *replay.Event) error
 	failed   int32 // the task of the item fed last
-	rate     view.RateMeter
-	emit     func(*replay.Event) error
-	at       time.Time // when the items being fed arrived
+	// down are the tasks whose gate failed closed while others read on
+	// (Config.Tasks), as Parsley stops a task and runs the others.
+	down map[int32]bool
+	rate view.RateMeter
+	emit func(*replay.Event) error
+	at   time.Time // when the items being fed arrived
 
 	snaps   chan view.Snapshot
 	stopped chan struct{}
+	// taskStopped is closed when the first task fails closed while the
+	// others read on (TaskFailed).
+	taskStopped chan struct{}
 
 	mu      sync.Mutex
 	latest  view.Snapshot
 	have    bool // latest is set
 	status  Status
 	err     error // what stopped the feed
-	summary *inspect.Summary
-	ran     bool
+	taskErr error // the first task failed closed while the others read on
+	// taskErrs are the failures of the tasks in down, by task.
+	taskErrs map[int32]error
+	summary  *inspect.Summary
+	ran      bool
 }
 
 // New returns a Driver over src; it reads nothing until Run.
@@ -157,10 +166,11 @@ func New(src Source, cfg Config) (*Driver, error) {
 		cfg.Replay.Names = &clock.Names{}
 	}
 	d := &Driver{
-		src:     src,
-		cfg:     cfg,
-		snaps:   make(chan view.Snapshot, 1),
-		stopped: make(chan struct{}),
+		src:         src,
+		cfg:         cfg,
+		snaps:       make(chan view.Snapshot, 1),
+		stopped:     make(chan struct{}),
+		taskStopped: make(chan struct{}),
 	}
 	if cfg.Tasks || cfg.Seeds != nil {
 		return d, d.newTasks()
@@ -217,6 +227,9 @@ func (d *Driver) newTasks() error {
 // feed gives one item to the gate of its task, or the one gate.
 func (d *Driver) feed(it *record.Item) error {
 	if d.ts != nil {
+		if d.down[it.Partition] {
+			return nil // its task failed closed: it reads nothing past the record
+		}
 		d.failed = it.Partition
 		return d.ts.Feed(it, d.emitTask)
 	}
@@ -341,6 +354,9 @@ func (d *Driver) Run(ctx context.Context) error {
 					d.observeGap(it)
 				}
 				if err := d.feed(it); err != nil {
+					if d.stopTask(err) {
+						continue
+					}
 					b.err = err
 					break
 				}
@@ -385,6 +401,53 @@ func (d *Driver) read(ctx context.Context, out chan<- batch) {
 	}
 }
 
+// stopTask stops the task of the item fed last when its gate failed
+// closed (err, an InputError with a code) and another task still reads:
+// per-task gates fail closed one by one, as Parsley's tasks do (the
+// process's other tasks run on, process.ReadOn reads them on), so the
+// view shows every task as state and holds --app tell it. It reports
+// whether the feed goes on.
+func (d *Driver) stopTask(err error) bool {
+	var ie *replay.InputError
+	if d.ts == nil || !errors.As(err, &ie) || ie.Code == "" || len(d.down)+1 >= len(d.ts.Tasks) {
+		return false
+	}
+	for i, task := range d.ts.Tasks {
+		if task.Task == d.failed {
+			d.trs[i].Stop(err, d.cfg.Now())
+		}
+	}
+	if d.down == nil {
+		d.down = map[int32]bool{}
+	}
+	d.down[d.failed] = true
+	d.mu.Lock()
+	if d.taskErr == nil {
+		d.taskErr = err
+		close(d.taskStopped)
+	}
+	if d.taskErrs == nil {
+		d.taskErrs = map[int32]error{}
+	}
+	d.taskErrs[d.failed] = err
+	d.mu.Unlock()
+	return true
+}
+
+// TaskStopped is closed when the first task fails closed while the others
+// read on (TaskFailed says how); Stopped is closed only once every task
+// has.
+func (d *Driver) TaskStopped() <-chan struct{} { return d.taskStopped }
+
+// TaskFailed returns the failure of the first task that failed closed
+// while the others read on (Config.Tasks, stopTask), nil when none: the
+// feed goes on, Err stays nil until it stops.
+func (d *Driver) TaskFailed() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.taskErr
+}
+
 func (d *Driver) stop(err error) {
 	now := d.cfg.Now()
 	if d.tr != nil {
@@ -418,7 +481,13 @@ func (d *Driver) finish() error {
 		for _, task := range d.ts.Tasks {
 			ts := inspect.SummaryOf(task.Replayer, d.facts(task.Replayer, ends, hws))
 			if task.Gate().Failed() != nil {
-				ts.SetFailure(d.Err())
+				d.mu.Lock()
+				err, ok := d.taskErrs[task.Task]
+				d.mu.Unlock()
+				if !ok {
+					err = d.Err()
+				}
+				ts.SetFailure(err)
 			}
 			nums, sums = append(nums, task.Task), append(sums, ts)
 		}

@@ -229,3 +229,47 @@ func TestTaskGateDeliversCrossPartitionClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestTaskFailsClosedAlone: with one gate per task, a task whose gate
+// fails closed stops there and the others read on, as Parsley's tasks do
+// (and as process.ReadOn reads a process on): the snapshot shows the
+// failure, the failed task reads nothing past the record, the other task
+// delivers what comes after, and the feed stops only once every task has
+// failed.
+func TestTaskFailsClosedAlone(t *testing.T) {
+	undecodable := clock.Header{Key: clock.HeaderCauses, Value: []byte{1}}
+	src := newFake()
+	d, stop := start(t, src, Config{Tasks: true, Replay: replay.Config{Scope: []clock.Channel{a0, a1, b0, b1}}})
+	go func() {
+		for _, it := range []*record.Item{recordAt(a0, 0, undecodable), recordAt(a0, 1), recordAt(b1, 0), recordAt(a1, 0, causes(clock.Entry{Channel: b1, Position: 0}))} {
+			src.items <- it
+		}
+	}()
+	s := waitSnapshot(t, d, "task 1 delivered past task 0's failure", func(s *view.Snapshot) bool {
+		return len(s.Tasks) == 2 && s.Tasks[1].Delivered == 2
+	})
+	if s.State != replay.StateFailedClosed || s.Failure == nil || s.Failure.Offset != 0 {
+		t.Errorf("state %v, failure %+v: want failed closed at a/0@0", s.State, s.Failure)
+	}
+	if s.Tasks[0].Received != 0 || s.Tasks[0].Delivered != 0 {
+		t.Errorf("task 0 read past the record it failed closed on: %+v", s.Tasks[0])
+	}
+	select {
+	case <-d.Stopped():
+		t.Fatal("the feed stopped while task 1 still reads")
+	default:
+	}
+	if d.TaskFailed() == nil || d.Err() != nil {
+		t.Errorf("TaskFailed %v, Err %v: want task 0's failure, and no error while the feed reads", d.TaskFailed(), d.Err())
+	}
+	// Task 1 fails closed too: nothing reads on, the feed stops.
+	src.items <- recordAt(b1, 1, undecodable)
+	select {
+	case <-d.Stopped():
+	case <-time.After(5 * time.Second):
+		t.Fatal("every task failed closed and the feed goes on")
+	}
+	if err := stop(); err == nil {
+		t.Error("Run returned no error after every task failed closed")
+	}
+}

@@ -219,6 +219,33 @@ type ReadOnOptions struct {
 // errors end the read (a *kafka.RangeError names the channel and its
 // position).
 func (a *Attach) ReadOn(ctx context.Context, cl *kafka.Client, opts ReadOnOptions) (map[int32]*inspect.ReadOn, error) {
+	return a.ReadOnFrom(func() (ItemSource, error) {
+		// A resume position below the log start reads on from the log
+		// start: the records between are lost to the process, which its
+		// next start reports (POSITIONS_DISCARDED_UNREAD); what lies past
+		// them is still what it reads next.
+		on := *a
+		on.Starts = maps.Clone(a.Starts)
+		for ch, start := range on.Starts {
+			if lf, ok := a.Process.Facts[ch]; ok && lf.LogStart > start {
+				on.Starts[ch] = lf.LogStart
+			}
+		}
+		rng, err := on.OpenRange(ctx, cl)
+		if err != nil {
+			return nil, err
+		}
+		return func() (*record.Item, error) { return rng.Next(ctx) }, nil
+	}, opts)
+}
+
+// ItemSource yields the items of a read on, io.EOF at its end.
+type ItemSource func() (*record.Item, error)
+
+// ReadOnFrom is ReadOn over the items open yields (called only when a
+// task holds a channel to read on): the one feeding of a read on, from
+// the cluster or from a scenario's items (testdata/inspect).
+func (a *Attach) ReadOnFrom(open func() (ItemSource, error), opts ReadOnOptions) (map[int32]*inspect.ReadOn, error) {
 	p := a.Process
 	if !slices.ContainsFunc(a.Tasks, func(t replay.TaskSeed) bool { return len(t.State) > 0 }) {
 		return map[int32]*inspect.ReadOn{}, nil // no task holds a channel: nothing to read on
@@ -253,24 +280,13 @@ func (a *Attach) ReadOn(ctx context.Context, cl *kafka.Client, opts ReadOnOption
 	if len(a.Channels) == 0 {
 		return out, nil
 	}
-	// A resume position below the log start reads on from the log start:
-	// the records between are lost to the process, which its next start
-	// reports (POSITIONS_DISCARDED_UNREAD); what lies past them is still
-	// what it reads next.
-	on := *a
-	on.Starts = maps.Clone(a.Starts)
-	for ch, start := range on.Starts {
-		if lf, ok := p.Facts[ch]; ok && lf.LogStart > start {
-			on.Starts[ch] = lf.LogStart
-		}
-	}
-	rng, err := on.OpenRange(ctx, cl)
+	next, err := open()
 	if err != nil {
 		return nil, err
 	}
 	var records int64
 	for opts.MaxRecords <= 0 || records < opts.MaxRecords {
-		it, err := rng.Next(ctx)
+		it, err := next()
 		if errors.Is(err, io.EOF) {
 			break
 		}

@@ -345,6 +345,14 @@ func SnapshotOf(r *replay.Replayer, opts SnapshotOptions) Snapshot {
 		rows[rowOf[k]].Head = len(s.Heads)
 		s.Heads = append(s.Heads, t.headDetail(&in, k, &rows[rowOf[k]], maxClock))
 	}
+	if s.State == replay.StateFailedClosed && s.Failure != nil {
+		// The gate reads nothing past the record it failed closed on: its
+		// heads are diagnosed as a task failed closed is (inspect's rule;
+		// the view leaves next steps empty).
+		for i := range s.Heads {
+			inspect.StoppedAt(&s.Heads[i].Head, s.Failure.Channel, s.Failure.Offset, "")
+		}
+	}
 	s.Channels = rows
 
 	s.Stamp, s.StampEntries = t.stamp(g, &opts, maxStamp)

@@ -2,7 +2,9 @@ package view
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -378,5 +380,35 @@ func TestStepperBadInput(t *testing.T) {
 	}
 	if _, err := NewStepper(flaky, replay.Config{Scope: []clock.Channel{ch}}, StepperOptions{}); err == nil {
 		t.Fatal("NewStepper with a failing open succeeded")
+	}
+}
+
+// TestFailedGateHeadsWaitForGood: once the gate fails closed it reads
+// nothing past the record, so a head waiting on what reading would bring
+// waits for good: its cause is undecodable and its root the failed record
+// (inspect.StoppedAt, the rule of a Parsley task failed closed).
+func TestFailedGateHeadsWaitForGood(t *testing.T) {
+	a := clock.TopicID{15: 0xa0}
+	b := clock.TopicID{15: 0xb0}
+	claim := base64.StdEncoding.EncodeToString(clock.Encode(clock.MustNew(clock.Entry{Channel: clock.Channel{Topic: b}, Position: 5})))
+	lines := fmt.Sprintf(`{"topic":"a","topic_id":"%s","partition":0,"offset":0,"timestamp":1,"headers":[{"key":"parsley.causes","value":"%s"}]}
+{"topic":"b","topic_id":"%s","partition":0,"offset":0,"timestamp":2,"headers":[{"key":"parsley.causes","value":"AQ=="}]}
+`, a, claim, b)
+	open, scope, names := openBytes(t, []byte(lines))
+	s, err := NewStepper(open, replay.Config{Scope: scope, Names: names}, StepperOptions{Title: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Step()
+	if heads := s.Snapshot().Heads; len(heads) != 1 || heads[0].Cause == inspect.CauseUndecodable {
+		t.Fatalf("before the failure: heads %+v, want a/0@0 waiting on b/0", heads)
+	}
+	s.Step()
+	snap := s.Snapshot()
+	if snap.State != replay.StateFailedClosed || len(snap.Heads) != 1 {
+		t.Fatalf("state %v, heads %+v: want failed closed, one head", snap.State, snap.Heads)
+	}
+	if h := snap.Heads[0]; h.Cause != inspect.CauseUndecodable || h.Root != "b/0" || h.RootOffset != 0 || h.RootCause != inspect.CauseUndecodable {
+		t.Errorf("head %s@%d: cause %s, root %s@%d %s; want undecodable, root b/0@0 undecodable", h.Channel, h.Offset, h.Cause, h.Root, h.RootOffset, h.RootCause)
 	}
 }

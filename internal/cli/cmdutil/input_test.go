@@ -67,6 +67,11 @@ func TestInputFlags(t *testing.T) {
 		{full, []string{"-f", "c.ndjson", "--offsets", "end"}, "--offsets reads from the brokers", 0},
 		{full, []string{"--app", "notifier"}, "", replay.File},
 		{full, []string{"--app", "notifier", "--scope", "a"}, "drop --scope", 0},
+		// --from-group may name a Parsley process, read as --app: the wait
+		// for its changelog is given as --app's.
+		{full, []string{"-t", "a", "--from-group", "g", "--txn-wait", "1s"}, "", replay.Timestamp},
+		{full, []string{"-t", "a", "--txn-wait", "1s"}, "give --app", 0},
+		{full, []string{"-t", "a", "--from-group", "g", "--txn-wait", "-1s"}, "must not be negative", 0},
 		{InputSpec{Optional: true}, nil, "", 0},
 		{InputSpec{Optional: true}, []string{"--from-group", "g"}, "--from-group reads from the brokers", 0},
 	} {

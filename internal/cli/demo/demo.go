@@ -364,7 +364,7 @@ func headless(ctx context.Context, opts *Options, d *demo.Demo, drv *live.Driver
 		defer t.Stop()
 		deadline = t.C
 	}
-	stopped := drv.Stopped()
+	stopped, taskStopped := drv.Stopped(), drv.TaskStopped()
 	faulted := d.Faulted()
 	for {
 		var line string
@@ -381,6 +381,11 @@ func headless(ctx context.Context, opts *Options, d *demo.Demo, drv *live.Driver
 		case <-stopped:
 			stopped = nil
 			line = stopText(drv.Err())
+		case <-taskStopped:
+			// A task failed closed; the notifier's other tasks read on,
+			// as Parsley's do.
+			taskStopped = nil
+			line = stopText(drv.TaskFailed())
 		case <-notifierStopped:
 			notifierStopped = nil
 			line = fmt.Sprintf("the notifier process stopped (--stop-notifier-after): its state stays in %s, its offsets in group %s; the live view goes on as its shadow",

@@ -106,6 +106,9 @@ type jsonChannel struct {
 	Committed     *int64    `json:"committed"`
 	Lag           *int64    `json:"lag"`
 	Head          *jsonHead `json:"head"`
+	// BehindReady is the held head behind a ready head (Head): held once
+	// the ready one is delivered; nil when Head is no ready head.
+	BehindReady *jsonHead `json:"behind_ready,omitempty"`
 }
 
 type jsonHead struct {
@@ -227,17 +230,28 @@ func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time
 	}
 	// The head shown is the diagnosed one (the store's, or the one behind
 	// it or read on when the store's delivers); a ready head is the
-	// store's own.
+	// store's own, and the held head behind it, diagnosed, is behind_ready.
 	dh := t.Heads[ch]
 	if _, catching := t.CatchingUp[ch]; catching && dh == nil {
 		return jc // no head: it delivers once the process reads on
 	}
 	if t.Ready[ch] || dh == nil {
-		dh = nil
 		if c == nil || len(c.Held) == 0 {
 			return jc
 		}
+		jc.Head = headJSON(w, c, nil, jc.Channel, now)
+		if dh != nil {
+			jc.BehindReady = headJSON(w, c, dh, jc.Channel, now)
+		}
+		return jc
 	}
+	jc.Head = headJSON(w, c, dh, jc.Channel, now)
+	return jc
+}
+
+// headJSON describes a head of channel c (named name): the diagnosed held
+// head dh, or with dh nil the store's ready head.
+func headJSON(w *inspect.Process, c *parsley.Channel, dh *inspect.Head, name string, now time.Time) *jsonHead {
 	jh := &jsonHead{Blockers: []jsonBlocker{}}
 	var rec *parsley.HeldRecord
 	switch {
@@ -280,7 +294,7 @@ func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time
 		ago := now.Sub(ts).Milliseconds()
 		jh.Timestamp, jh.WrittenMsAgo = &s, &ago
 	}
-	here := jc.Channel + "@" + strconv.FormatInt(jh.Offset, 10)
+	here := name + "@" + strconv.FormatInt(jh.Offset, 10)
 	if dh == nil {
 		jh.Cause = inspect.CauseReady
 		jh.NextStep = inspect.NextStep(inspect.CauseReady, here, nil, nil)
@@ -297,8 +311,7 @@ func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time
 			jh.Blockers = append(jh.Blockers, jb)
 		}
 	}
-	jc.Head = jh
-	return jc
+	return jh
 }
 
 func write(wr io.Writer, format string, rep jsonReport) error {

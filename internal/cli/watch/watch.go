@@ -77,7 +77,9 @@ in the background of its terminal (watch … &), it prints one plain status
 line per --interval instead, never an escape sequence. Either way a feed
 that fails (the cluster gone for --request-timeout, the gate failed closed)
 ends it with exit 1 and a one-line error; the view shows the failure first
-and stays until q.
+and stays until q. With --tasks or --app a task that fails closed stops
+alone, as Parsley's does, and the others read on: watch goes on, and ends
+with exit 1 and that task's error when stopped.
 
 Where to start: --from-group GROUP starts every partition at the watched
 node's committed offsets, so the holds it has now appear; --offsets takes
@@ -229,7 +231,9 @@ func Run(ctx context.Context, opts *Options) error {
 		case <-drv.Stopped():
 			return drv.Err()
 		default:
-			return nil // q while the feed was running
+			// q while the feed was running: exit 1 still when a task
+			// failed closed while the others read on.
+			return drv.TaskFailed()
 		}
 	}
 	return statusLines(ctx, opts, drv, srv != nil)
@@ -347,6 +351,11 @@ func statusLines(ctx context.Context, opts *Options, drv *live.Driver, serving b
 				// A gate that failed while metrics were served: its error
 				// was said on stderr when it failed.
 				return cmdutil.ErrStoppedFailed
+			}
+			if err := drv.TaskFailed(); err != nil {
+				// A task failed closed while the others read on: its
+				// error, exit 1.
+				return err
 			}
 			// Stopped as asked, the last status line written: a clean stop.
 			return cmdutil.ErrStopped
