@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	toolkit "github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/causalctl/causalctl/internal/engine"
 	"github.com/causalctl/causalctl/internal/escape"
@@ -112,6 +114,19 @@ func Listen(addr string, src Snapshots, opts Options) (*Server, error) {
 // Serve binds addr (HOST:PORT; port 0 picks a free one) and serves h there
 // until Close.
 func Serve(addr string, h http.Handler) (*Server, error) {
+	return ServeWeb(addr, h, "")
+}
+
+// ServeWeb is Serve with a web configuration file (--web.config.file, the
+// Prometheus exporters' format read by exporter-toolkit): TLS and basic
+// auth with bcrypt hashes, for every path served. "" serves plain HTTP.
+// The file is checked before anything listens.
+func ServeWeb(addr string, h http.Handler, webConfig string) (*Server, error) {
+	if webConfig != "" {
+		if err := toolkit.Validate(webConfig); err != nil {
+			return nil, fmt.Errorf("--web.config.file %s: %w", webConfig, err)
+		}
+	}
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		return nil, fmt.Errorf("metrics address %q: %w", addr, err)
 	}
@@ -128,7 +143,10 @@ func Serve(addr string, h http.Handler) (*Server, error) {
 		},
 		done: make(chan error, 1),
 	}
-	go func() { s.done <- s.srv.Serve(ln) }()
+	flags := &toolkit.FlagConfig{WebConfigFile: &webConfig}
+	// The toolkit logs only its TLS handshake errors: not ours to print.
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	go func() { s.done <- toolkit.Serve(ln, s.srv, flags, quiet) }()
 	return s, nil
 }
 

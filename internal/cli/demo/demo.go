@@ -27,6 +27,7 @@ import (
 	"github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/tui"
 	"github.com/causalctl/causalctl/internal/view"
+	"github.com/causalctl/causalctl/internal/web"
 )
 
 // Options are the parsed flags and dependencies of demo.
@@ -255,7 +256,12 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	if opts.MetricsAddr != "" {
-		srv, err := metrics.Listen(opts.MetricsAddr, drv, metrics.Options{MaxChannels: metrics.DefaultMaxChannels})
+		// The pages of the exporter, for the notifier alone, beside the
+		// live driver's metrics.
+		m := metrics.Handler(metrics.NewRegistry(drv, metrics.Options{MaxChannels: metrics.DefaultMaxChannels}), drv)
+		pages := web.Handler(&web.Cluster{Client: cl, Select: process.Selection{App: demo.NotifierApp}, TxnWait: kafka.DefaultTxnWait,
+			Concurrency: 1, RetentionWarn: inspect.DefaultRetentionWarn, MaxAge: time.Second, Now: opts.Now}, m, web.Options{Title: "causalctl demo", Now: opts.Now})
+		srv, err := metrics.Serve(opts.MetricsAddr, pages)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -18,10 +19,13 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/fleet"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/metrics"
+	"github.com/causalctl/causalctl/internal/process"
 	"github.com/causalctl/causalctl/internal/upstream"
+	"github.com/causalctl/causalctl/internal/web"
 )
 
 // DefaultMetricsAddr is where the exporter listens by default: every
@@ -47,6 +51,12 @@ type Options struct {
 	// UnhealthyAfter is how long refreshes may fail before /healthz says
 	// 503.
 	UnhealthyAfter time.Duration
+	// ExternalURL is where users reach the pages (--web.external-url):
+	// its path prefixes every route; nil when not given.
+	ExternalURL *url.URL
+	externalURL string
+	// WebConfig is the --web.config.file (TLS, basic auth); "" none.
+	WebConfig string
 
 	// Dial connects to the cluster (Factory.Dial).
 	Dial func(context.Context) (*kafka.Client, error)
@@ -99,6 +109,15 @@ Held and refusal totals stay right; only detail is dropped. Application
 ids and topic names are exported escaped where they are not printable
 UTF-8 (causalctl_exporter_series_escaped).
 
+Beside them it serves pages (docs/web.md), read-only: / lists every
+process, stuck first; /processes/APP its tasks; /processes/APP/tasks/N
+every held head with its cause, blockers, chain to the root, ages, next
+step and the record's metadata (never its key or value); /api/v1/… the
+same as JSON in the documents of processes -o json and holds --app -o
+json. --web.external-url is where users reach them (the alert rules link
+there); --web.config.file enables TLS and basic auth (the Prometheus
+exporters' web configuration) for every path, /metrics included.
+
 /metrics serves the metrics (docs/metrics.md), /healthz answers 200 while
 refreshing works and 503 once it has failed, or a refresh has run past
 when it was due, for longer than --unhealthy-after, and while the latest
@@ -107,6 +126,7 @@ and every failed refresh is said there. Ctrl-C or SIGTERM ends it: the
 refresh under way ends, the endpoint closes, and it exits 0.`,
 		Example: `  causalctl exporter --brokers kafka:9092 --metrics-addr :9464
   causalctl exporter --app-prefix shop- --refresh-interval 30s
+  causalctl exporter --web.external-url https://parsley.example.com/ --web.config.file web.yml
   curl -s localhost:9464/metrics | grep '^parsley_records_held'`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -130,6 +150,13 @@ refresh under way ends, the endpoint closes, and it exits 0.`,
 					return cmdutil.Usagef("%s must be positive", d.flag)
 				}
 			}
+			if opts.externalURL != "" {
+				u, err := url.Parse(opts.externalURL)
+				if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					return cmdutil.Usagef("--web.external-url %q: want an absolute http or https URL", opts.externalURL)
+				}
+				opts.ExternalURL = u
+			}
 			if runF != nil {
 				return runF(c.Context(), opts)
 			}
@@ -146,6 +173,8 @@ refresh under way ends, the endpoint closes, and it exits 0.`,
 	cmdutil.AddFleetFlag(cmd, &opts.Fleet)
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long a changelog read may make no progress (a broker failing, a leader moving) before that process's refresh fails")
 	fs.DurationVar(&opts.UnhealthyAfter, "unhealthy-after", 2*time.Minute, "how long refreshes may fail, or one run past when it was due, before /healthz answers 503")
+	fs.StringVar(&opts.externalURL, "web.external-url", "", "the `URL` users reach the pages at (behind a proxy): its path prefixes every route, and the pages' and alerts' links start with it")
+	fs.StringVar(&opts.WebConfig, "web.config.file", "", "a web configuration `FILE` (Prometheus exporter-toolkit format) enabling TLS and basic auth for the pages, the API and /metrics")
 	return cmd
 }
 
@@ -166,7 +195,10 @@ func Run(ctx context.Context, opts *Options) error {
 		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, Fleet: opts.Fleet, OnError: say, OnRefresh: func() { h.Prepare() }})
 	mopts := metrics.Options{MaxChannels: opts.MetricsMaxChannels, MaxSeries: opts.MaxSeries, Folded: foldedWarning(opts.IO.ErrOut, opts.MaxSeries)}
 	h = metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now, mopts), tr, metrics.HealthBounds{Failing: opts.UnhealthyAfter, Refresh: opts.Refresh}, opts.Now)
-	srv, err := metrics.Serve(opts.MetricsAddr, h)
+	pages := web.Handler(&web.Cluster{Client: cl, Select: process.Selection{Prefix: opts.AppPrefix}, TxnWait: opts.TxnWait,
+		Concurrency: process.DefaultConcurrency, RetentionWarn: inspect.DefaultRetentionWarn, MaxAge: opts.Refresh, Now: opts.Now},
+		h, web.Options{ExternalURL: opts.ExternalURL, Title: "causalctl exporter", Now: opts.Now})
+	srv, err := metrics.ServeWeb(opts.MetricsAddr, pages, opts.WebConfig)
 	if err != nil {
 		return err
 	}

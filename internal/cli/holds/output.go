@@ -9,7 +9,6 @@ import (
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/inspect"
-	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/view"
 )
 
@@ -31,178 +30,16 @@ func writeJSON(w io.Writer, rep jsonReport) error {
 }
 
 // SchemaVersion names the JSON document holds writes and its version.
-const SchemaVersion = "causalctl.holds/v2"
+const SchemaVersion = render.HoldsSchema
 
-// The JSON schema (docs/holds.md). Field names are stable; a field is
-// null when unknown, never left out, except the optional ones marked so.
-type jsonReport struct {
-	// Schema names the document's schema and its version (docs/json-output.md).
-	Schema          string     `json:"schema"`
-	Now             string     `json:"now"`
-	PositionAdvance bool       `json:"position_advance"`
-	OlderThanMs     int64      `json:"older_than_ms"`
-	RetentionWarnMs int64      `json:"retention_warn_ms"`
-	HeldHeads       int        `json:"held_heads"`
-	HeldRecords     int64      `json:"held_records"`
-	Roots           []jsonRoot `json:"roots"`
-	Heads           []jsonHead `json:"heads"`
-	Cycles          [][]string `json:"cycles"`
-	// With --tasks or --app only: the process and the tasks.
-	App   string     `json:"app,omitempty"`
-	Tasks []jsonTask `json:"tasks,omitempty"`
-	// With --app only, when there is one: the stuck process upstream its
-	// holds wait on (docs/fleet.md).
-	Upstream *render.Upstream `json:"upstream,omitempty"`
-}
-
-// jsonTask is one task's gate: its scope and what it holds.
-type jsonTask struct {
-	Task        int32    `json:"task"`
-	Scope       []string `json:"scope"`
-	HeldHeads   int      `json:"held_heads"`
-	HeldRecords int64    `json:"held_records"`
-	// FailedClosed is the record the task fails closed on (--app); left
-	// out when none.
-	FailedClosed *jsonFailedClosed `json:"failed_closed,omitempty"`
-	// BehindTransactionFrom is where the changelog's read stopped behind a
-	// transaction still open (--app): the state is partial, as of there
-	// (SPEC §6); left out when the read reached the end.
-	BehindTransactionFrom *int64 `json:"behind_transaction_from,omitempty"`
-	// Ready are the store's held heads nothing blocks any more (--app),
-	// channel@offset; left out when none.
-	Ready []string `json:"ready,omitempty"`
-}
-
-// jsonFailedClosed is the record a task fails closed on, as state writes
-// it.
-type jsonFailedClosed struct {
-	Channel  string `json:"channel"`
-	Offset   int64  `json:"offset"`
-	Code     string `json:"code"`
-	Detail   string `json:"detail"`
-	NextStep string `json:"next_step"`
-}
-
-type jsonRoot struct {
-	Channel  string        `json:"channel"`
-	Offset   int64         `json:"offset"`
-	Cause    inspect.Cause `json:"cause"`
-	NextStep string        `json:"next_step"`
-	Heads    []string      `json:"heads"`
-	Cycle    []string      `json:"cycle,omitempty"`
-	Task     *int32        `json:"task,omitempty"` // --tasks, --app
-}
-
-type jsonHead struct {
-	Channel     string         `json:"channel"`
-	TopicID     string         `json:"topic_id"`
-	Offset      int64          `json:"offset"`
-	Timestamp   *string        `json:"timestamp"`
-	HoldAgeMs   *int64         `json:"hold_age_ms"`
-	Queued      int            `json:"queued"`
-	Clock       string         `json:"clock"`
-	Undecodable string         `json:"undecodable,omitempty"`
-	Cause       inspect.Cause  `json:"cause"`
-	Root        jsonRootRef    `json:"root"`
-	Chain       []string       `json:"chain"`
-	ChainLength int            `json:"chain_length"`
-	Cycle       []string       `json:"cycle,omitempty"`
-	CycleLength int            `json:"cycle_length,omitempty"`
-	Blockers    []jsonBlocker  `json:"blockers"`
-	Retention   *jsonRetention `json:"retention"`
-	NextStep    string         `json:"next_step"`
-	Task        *int32         `json:"task,omitempty"` // --tasks, --app
-}
-
-type jsonRootRef struct {
-	Channel string        `json:"channel"`
-	Offset  int64         `json:"offset"`
-	Cause   inspect.Cause `json:"cause"`
-}
-
-type jsonBlocker struct {
-	Channel  string        `json:"channel"`
-	Required int64         `json:"required"`
-	Settled  *int64        `json:"settled"`
-	Cause    inspect.Cause `json:"cause"`
-	Root     string        `json:"root,omitempty"`
-	Log      *jsonLog      `json:"log,omitempty"`
-	Producer *jsonProducer `json:"producer,omitempty"`
-}
-
-// jsonProducer is the open transaction pinning the blocking channel's last
-// stable offset; pins_last_stable is false when its first offset is not
-// that offset (the facts were read at two moments).
-type jsonProducer struct {
-	record.OpenTransaction
-	PinsLastStable bool `json:"pins_last_stable"`
-}
-
-type jsonLog struct {
-	LogStart      int64 `json:"log_start"`
-	LastStable    int64 `json:"last_stable"`
-	HighWatermark int64 `json:"high_watermark"`
-}
-
-type jsonRetention struct {
-	RetentionMs int64  `json:"retention_ms"`
-	DeletesAt   string `json:"deletes_at"`
-	HeadroomMs  int64  `json:"headroom_ms"`
-	Warn        bool   `json:"warn"`
-}
+type jsonReport = render.HoldsJSON
 
 func reportJSON(rep *inspect.Report, opts *Options) jsonReport {
-	out := jsonReport{
-		Schema: SchemaVersion,
-		Now:    render.Time(rep.Now), PositionAdvance: !opts.ReceiptOnly,
-		OlderThanMs: opts.OlderThan.Milliseconds(), RetentionWarnMs: opts.RetentionWarn.Milliseconds(),
-		HeldHeads: len(rep.Heads), HeldRecords: rep.RecordsHeld,
-		Roots: []jsonRoot{}, Heads: []jsonHead{}, Cycles: rep.Cycles,
-	}
-	if out.Cycles == nil {
-		out.Cycles = [][]string{}
-	}
-	for _, r := range rep.Roots {
-		out.Roots = append(out.Roots, jsonRoot{Channel: r.Channel, Offset: r.Offset, Cause: r.Cause, NextStep: r.NextStep, Heads: r.Heads, Cycle: r.Cycle})
-	}
-	for _, h := range rep.Heads {
-		jh := jsonHead{Channel: h.Channel, TopicID: h.TopicID, Offset: h.Offset, Queued: h.Queued, Clock: h.Clock,
-			Undecodable: h.Undecodable, Cause: h.Cause, Chain: h.Chain, ChainLength: h.ChainLen, Blockers: []jsonBlocker{}, NextStep: h.NextStep,
-			Root: jsonRootRef{Channel: h.Root, Offset: h.RootOffset, Cause: h.RootCause}}
-		if h.Cycle != nil {
-			// Each head names at most MaxChain members of its cycle, as of
-			// its chain; the root's cycle and the report's cycles list it
-			// whole, once.
-			jh.Cycle, jh.CycleLength = h.Cycle[:min(len(h.Cycle), inspect.MaxChain)], len(h.Cycle)
-		}
-		if !h.Timestamp.IsZero() {
-			s := render.Time(h.Timestamp)
-			jh.Timestamp = &s
-		}
-		if h.Age.Known {
-			ms := h.Age.D.Milliseconds()
-			jh.HoldAgeMs = &ms
-		}
-		for _, b := range h.Blockers {
-			jb := jsonBlocker{Channel: b.Channel, Required: b.Required, Cause: b.Cause, Root: b.Root}
-			if t := b.Producer; t != nil {
-				jb.Producer = &jsonProducer{OpenTransaction: *t, PinsLastStable: b.Log != nil && b.Log.PinAgrees(t)}
-			}
-			if b.Settled >= 0 {
-				s := b.Settled
-				jb.Settled = &s
-			}
-			if b.Log != nil {
-				jb.Log = &jsonLog{LogStart: b.Log.LogStart, LastStable: b.Log.LastStable, HighWatermark: b.Log.HighWatermark}
-			}
-			jh.Blockers = append(jh.Blockers, jb)
-		}
-		if r := h.Retention; r != nil {
-			jh.Retention = &jsonRetention{RetentionMs: r.RetentionMs, DeletesAt: render.Time(r.DeletesAt), HeadroomMs: r.Left.Milliseconds(), Warn: r.Warn}
-		}
-		out.Heads = append(out.Heads, jh)
-	}
-	return out
+	return render.Holds(rep, opts.holdsOptions())
+}
+
+func (opts *Options) holdsOptions() render.HoldsOptions {
+	return render.HoldsOptions{ReceiptOnly: opts.ReceiptOnly, OlderThan: opts.OlderThan, RetentionWarn: opts.RetentionWarn}
 }
 
 // reportText groups the heads by root, draws each root's chains as a tree

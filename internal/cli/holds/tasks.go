@@ -197,31 +197,11 @@ func runTasks(ctx context.Context, opts *Options) error {
 // JSON one report whose roots and heads say their task.
 func writeTasks(w io.Writer, format string, reps []taskReport, up *render.Upstream, now time.Time, opts *Options) error {
 	if format == "json" {
-		merged := reportJSON(&inspect.Report{Now: now}, opts)
-		merged.App, merged.Upstream = opts.Tasks.App, up
-		merged.Tasks = []jsonTask{}
+		tasks := make([]render.TaskHolds, 0, len(reps))
 		for _, r := range reps {
-			j := reportJSON(r.rep, opts)
-			task := r.task
-			for i := range j.Roots {
-				j.Roots[i].Task = &task
-			}
-			for i := range j.Heads {
-				j.Heads[i].Task = &task
-			}
-			merged.HeldHeads += j.HeldHeads
-			merged.HeldRecords += j.HeldRecords
-			merged.Roots = append(merged.Roots, j.Roots...)
-			merged.Heads = append(merged.Heads, j.Heads...)
-			merged.Cycles = append(merged.Cycles, j.Cycles...)
-			jt := jsonTask{Task: task, Scope: r.scope, HeldHeads: j.HeldHeads, HeldRecords: j.HeldRecords, BehindTransactionFrom: r.behindFrom, Ready: r.ready}
-			if f := r.failed; f != nil {
-				at := opts.Names.Channel(f.Channel)
-				jt.FailedClosed = &jsonFailedClosed{Channel: at, Offset: f.Offset, Code: string(f.Code), Detail: f.Detail, NextStep: inspect.FailedClosedStep(at, f)}
-			}
-			merged.Tasks = append(merged.Tasks, jt)
+			tasks = append(tasks, render.TaskHolds{Task: r.task, Scope: r.scope, Rep: r.rep, Failed: r.failed, BehindFrom: r.behindFrom, Ready: r.ready})
 		}
-		return writeJSON(w, merged)
+		return writeJSON(w, render.HoldsTasks(opts.Tasks.App, tasks, up, now, opts.Names, opts.holdsOptions()))
 	}
 	var b strings.Builder
 	b.WriteString(up.Text())

@@ -34,7 +34,7 @@ func TestHostileNamesInTheTable(t *testing.T) {
 	for _, tty := range []bool{true, false} {
 		ios, _, out, _ := iostreams.Test()
 		ios.OutTTY = tty
-		if err := rep.write(ios, "text"); err != nil {
+		if err := write(rep, ios, "text"); err != nil {
 			t.Fatal(err)
 		}
 		testutil.NoRawHostile(t, "processes", out.String())
@@ -65,7 +65,7 @@ func TestJSONKeepsNonUTF8Names(t *testing.T) {
 		{App: "good", Changelog: "good-__parsley.ordering-changelog", NextStart: inspect.NextStartOK},
 	}}
 	ios, _, out, _ := iostreams.Test()
-	if err := rep.write(ios, "json"); err != nil {
+	if err := write(rep, ios, "json"); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {

@@ -178,7 +178,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	process.RootsFirst(rows, roots)
 	rep := report{Now: now, Rows: rows, Roots: roots, CheckOlder: opts.CheckOlder, OlderThan: opts.OlderThan}
-	if err := opts.Final.Do(func() error { return rep.write(opts.IO, opts.Output) }); err != nil {
+	if err := opts.Final.Do(func() error { return write(rep, opts.IO, opts.Output) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	var failed []string
