@@ -91,7 +91,6 @@ type ProcessesReport struct {
 	OlderThan  time.Duration
 }
 
-
 // jsonName is a broker's name as JSON carries it: as it is when in UTF-8;
 // otherwise escaped (escape.Text: each invalid byte \xNN, visibly
 // rewritten) with its exact bytes in base64 beside it.
