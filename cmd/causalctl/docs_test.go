@@ -271,6 +271,11 @@ func (fx *fixtures) prepare(t *testing.T, dir string, path []string, line string
 	write(filepath.Join(home, ".config/causalctl/config.yaml"), []byte(config))
 	words := strings.Fields(line)
 	for i, w := range words {
+		// A web configuration (exporter-toolkit's format): basic auth for
+		// one user, so the example serves as written.
+		if w == "--web.config.file" && i+1 < len(words) {
+			write(filepath.Join(dir, words[i+1]), []byte("basic_auth_users:\n  oncall: $2y$10$Yk2OlbHqKNgzcK0xbL2Mn.bScd9UMSjdfoIkd9mN/Zt5k4qyHLyDC\n"))
+		}
 		if w == "--scopes" && i+1 < len(words) {
 			write(filepath.Join(dir, words[i+1]), []byte("notifier: orders,payments,shipments\nshipper: orders,shipments\n"))
 		}
