@@ -520,7 +520,7 @@ func holdsFacts(t *testing.T, wd *world, raw []byte) facts {
 			Channel string
 			Offset  int64
 			Cause   string
-			Age     *int64 `json:"hold_age_ms"`
+			Age     *int64 `json:"written_ms_ago"`
 			Task    int32
 		}
 		Tasks []struct {

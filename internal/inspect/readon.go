@@ -89,10 +89,13 @@ func (t *Task) readOn(p *Process, on *ReadOn, now time.Time) {
 		return time.Time{}, false
 	}
 	next := Diagnose(Input{
-		Gate:          on.Gate,
-		Names:         p.Names,
-		Facts:         Facts{Log: p.LogFacts},
-		Timestamp:     written,
+		Gate:      on.Gate,
+		Names:     p.Names,
+		Facts:     Facts{Log: p.LogFacts},
+		Timestamp: written,
+		Sizes: func(ch clock.Channel, offset int64) (int, int, bool) {
+			return HeldSizes(t.State, ch, offset)
+		},
 		Now:           now,
 		RetentionWarn: p.RetentionWarn,
 	})
