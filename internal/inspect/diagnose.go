@@ -54,6 +54,8 @@ type Report struct {
 
 // Head is one held head and why it is held.
 type Head struct {
+	// At is the head's channel; Channel is its name as reports print it.
+	At      clock.Channel
 	Channel string
 	TopicID string
 	Offset  int64
@@ -258,6 +260,7 @@ func (c *Chains) Describe(in *Input, t *Labels, k int, lim Limits) Head {
 	g := in.Gate
 	h := &c.held[k]
 	hd := Head{
+		At:           h.ch,
 		Channel:      t.Name(h.ch),
 		TopicID:      t.TopicID(h.ch),
 		Offset:       h.head.Offset,

@@ -53,6 +53,7 @@ func naiveDiagnose(in Input) *Report {
 	for k := range held {
 		h := &held[k]
 		hd := Head{
+			At:           h.ch,
 			Channel:      t.Name(h.ch),
 			TopicID:      t.TopicID(h.ch),
 			Offset:       h.head.Offset,

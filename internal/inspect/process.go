@@ -231,10 +231,7 @@ func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
 		RetentionWarn: p.RetentionWarn,
 	})
 	for i := range t.Report.Heads {
-		h := &t.Report.Heads[i]
-		if ch, err := p.Names.ParseChannel(h.Channel); err == nil {
-			t.Heads[ch] = h
-		}
+		t.Heads[t.Report.Heads[i].At] = &t.Report.Heads[i]
 	}
 	if on := p.ReadOn[task]; on != nil {
 		t.readOn(p, on, now)
