@@ -177,7 +177,7 @@ func exporterSeries(t *testing.T, addr, app string, now time.Time) []string {
 	if err := tr.Refresh(ctx); err != nil {
 		t.Fatalf("%s: the exporter's refresh: %v", app, err)
 	}
-	mfs, err := metrics.NewProcessRegistry(tr, func() time.Time { return now }, metrics.Options{}).Gather()
+	mfs, err := metrics.NewRegistry(metrics.FleetSource(tr, metrics.HealthBounds{}, func() time.Time { return now }, metrics.Options{})).Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

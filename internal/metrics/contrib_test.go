@@ -41,7 +41,7 @@ func exporterLabels(t *testing.T) (map[string]bool, map[string]map[string]bool) 
 	t.Helper()
 	src := &fixedProcesses{}
 	src.set(notifierSnapshot())
-	mfs, err := NewProcessRegistry(src, func() time.Time { return scrapeTime }, Options{}).Gather()
+	mfs, err := NewRegistry(FleetSource(src, HealthBounds{}, func() time.Time { return scrapeTime }, Options{})).Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func exported(t *testing.T) map[string]bool {
 	t.Helper()
 	src := &fixed{}
 	src.set(twoChannels())
-	mfs, err := NewRegistry(src, Options{}).Gather()
+	mfs, err := NewRegistry(LiveSource(src, Options{}, nil)).Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,14 +2,12 @@ package metrics
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/causalctl/causalctl/internal/fleet"
 	"github.com/causalctl/causalctl/internal/inspect"
@@ -147,20 +145,14 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 				}
 				part := strconv.Itoa(int(chn.Partition))
 				b.take(2)
-				if chn.FedLag >= 0 {
-					e.gauge(c.fedLag, float64(chn.FedLag), p.App, task, chn.Topic, part)
-				}
-				if chn.CommittedLag >= 0 {
-					e.gauge(c.committedLag, float64(chn.CommittedLag), p.App, task, chn.Topic, part)
-				}
+				e.position(c.fedLag, float64(chn.FedLag), chn.FedLag >= 0, p.App, task, chn.Topic, part)
+				e.position(c.committedLag, float64(chn.CommittedLag), chn.CommittedLag >= 0, p.App, task, chn.Topic, part)
 			}
 		}
 		for _, rc := range p.Retention {
 			part := strconv.Itoa(int(rc.Partition))
-			e.gauge(c.headroomPos, float64(rc.Headroom), p.App, rc.Topic, part)
-			if rc.Known {
-				e.gauge(c.headroomSecs, rc.DeletesAt.Sub(now).Seconds(), p.App, rc.Topic, part)
-			}
+			e.position(c.headroomPos, float64(rc.Headroom), true, p.App, rc.Topic, part)
+			e.position(c.headroomSecs, rc.DeletesAt.Sub(now).Seconds(), rc.Known, p.App, rc.Topic, part)
 		}
 		for _, r := range reasons {
 			if p.StartRefusals[r] > 0 {
@@ -188,9 +180,7 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		e.gauge(c.refusedTotal, float64(total), p.App)
 	}
-	if !s.LastSuccess.IsZero() {
-		e.gauge(c.lastSuccess, float64(s.LastSuccess.UnixNano())/1e9)
-	}
+	e.position(c.lastSuccess, float64(s.LastSuccess.UnixNano())/1e9, !s.LastSuccess.IsZero())
 	e.counter(c.errors, float64(s.Errors))
 	e.counter(c.diagnosed, float64(s.Diagnosed))
 	e.gauge(c.followed, float64(s.Followed))
@@ -302,51 +292,3 @@ func ProcessHealth(src Processes, b HealthBounds, now time.Time) (ok bool, why s
 	}
 	return true, "ok"
 }
-
-// NewProcessRegistry returns a registry of its own holding a
-// ProcessCollector over src and the standard Go and process collectors.
-func NewProcessRegistry(src Processes, now func() time.Time, opts Options) *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		NewProcessCollector(src, now, opts),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-	return reg
-}
-
-// ProcessMux serves the exporter's endpoints: reg at /metrics as Handler
-// does, and the exporter's health at /healthz (ProcessHealth: 200 "ok",
-// 503 with the reason). A render serves every scrape of its snapshot:
-// between refreshes, scrapes cost no render, and the held records' ages
-// are those of the render. Prepare renders a new snapshot ahead of the
-// scrapes.
-type ProcessMux struct {
-	*http.ServeMux
-	renders *sharedRenders
-}
-
-// ProcessHandler returns the exporter's endpoints over reg and src. Its
-// /healthz is ProcessHealth, and unhealthy too while the latest render
-// of the metrics (after a refresh, or for a scrape) dropped a series.
-func ProcessHandler(reg *prometheus.Registry, src Processes, b HealthBounds, now func() time.Time) *ProcessMux {
-	if now == nil {
-		now = time.Now
-	}
-	g := &gatherWatch{Gatherer: reg}
-	renders := shareRenders(promHandler(reg, g), processesKey(src), now, false)
-	health := func() (bool, string) {
-		ok, why := ProcessHealth(src, b, now())
-		if dropped := g.lastDropped(); ok && dropped != "" {
-			return false, "the latest render dropped series: " + dropped
-		}
-		return ok, why
-	}
-	return &ProcessMux{ServeMux: serveMux(renders, health, "causalctl exporter"), renders: renders}
-}
-
-// Prepare renders the latest snapshot for each kind of scrape seen so far
-// (their Accept and Accept-Encoding headers), so that the next scrapes
-// are served at once; nothing when no scrape came since the last Prepare.
-// The exporter calls it after each refresh.
-func (m *ProcessMux) Prepare() { m.renders.prepare() }

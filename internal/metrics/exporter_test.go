@@ -208,7 +208,7 @@ func TestProcessCollectorBeforeFirstRefresh(t *testing.T) {
 func TestProcessHealth(t *testing.T) {
 	src := &fixedProcesses{}
 	now := scrapeTime
-	h := ProcessHandler(NewProcessRegistry(src, func() time.Time { return now }, Options{}), src, HealthBounds{Failing: time.Minute}, func() time.Time { return now })
+	h := NewEndpoint(FleetSource(src, HealthBounds{Failing: time.Minute}, func() time.Time { return now }, Options{}), "causalctl exporter", func() time.Time { return now })
 	get := func() (int, string) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", "/healthz", nil))

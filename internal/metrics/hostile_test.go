@@ -18,7 +18,7 @@ import (
 // hostileMux serves the exporter's endpoints over src, on the test's clock.
 func hostileMux(src Processes, now *time.Time, opts Options) func(path string) (int, string) {
 	clock := func() time.Time { return *now }
-	h := ProcessHandler(NewProcessRegistry(src, clock, opts), src, HealthBounds{Failing: time.Minute, Refresh: 15 * time.Second}, clock)
+	h := NewEndpoint(FleetSource(src, HealthBounds{Failing: time.Minute, Refresh: 15 * time.Second}, clock, opts), "causalctl exporter", clock)
 	return func(path string) (int, string) {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	toolkit "github.com/prometheus/exporter-toolkit/web"
 
@@ -19,29 +18,6 @@ import (
 	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/view"
 )
-
-// NewRegistry returns a registry of its own holding a Collector over src
-// and the standard Go and process collectors.
-func NewRegistry(src Snapshots, opts Options) *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(
-		NewCollector(src, opts),
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	)
-	return reg
-}
-
-// Handler serves reg at /metrics — OpenMetrics to a scraper that asks for
-// it (Prometheus does), the Prometheus text format otherwise — and the
-// health of src at /healthz: 200 "ok" while the gate runs (also while it
-// retries unreachable brokers, saying so), 503 with the reason before the
-// first snapshot and once the gate failed closed or its feed stopped.
-// Scrapes of one snapshot within one second share one render
-// (sharedRenders).
-func Handler(reg *prometheus.Registry, src Snapshots) http.Handler {
-	return serveMux(shareRenders(promHandler(reg, reg), snapshotKey(src), time.Now, true), func() (bool, string) { return Health(src) }, "causalctl")
-}
 
 // promHandler serves the metrics g gathers from reg, in the format the
 // scrape asks; a series that cannot be gathered is left out, the others
@@ -103,12 +79,6 @@ type Server struct {
 	ln   net.Listener
 	srv  *http.Server
 	done chan error
-}
-
-// Listen binds addr (HOST:PORT; port 0 picks a free one) and serves
-// Handler(NewRegistry(src, opts), src) there until Close.
-func Listen(addr string, src Snapshots, opts Options) (*Server, error) {
-	return Serve(addr, Handler(NewRegistry(src, opts), src))
 }
 
 // Serve binds addr (HOST:PORT; port 0 picks a free one) and serves h there

@@ -36,7 +36,7 @@ func get(t *testing.T, url, accept string) (*http.Response, string) {
 // /healthz following the gate's state.
 func TestServer(t *testing.T) {
 	src := &fixed{}
-	srv, err := Listen("127.0.0.1:0", src, Options{})
+	srv, err := Serve("127.0.0.1:0", liveEndpoint(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,16 +110,21 @@ func TestServer(t *testing.T) {
 	}
 }
 
-func TestListenErrors(t *testing.T) {
-	if _, err := Listen("9464", &fixed{}, Options{}); err == nil || !strings.Contains(err.Error(), `metrics address "9464"`) {
+// liveEndpoint is watch's endpoint over src.
+func liveEndpoint(src Snapshots) *Endpoint {
+	return NewEndpoint(LiveSource(src, Options{}, nil), "causalctl", nil)
+}
+
+func TestServeErrors(t *testing.T) {
+	if _, err := Serve("9464", liveEndpoint(&fixed{})); err == nil || !strings.Contains(err.Error(), `metrics address "9464"`) {
 		t.Errorf("an address without a port: %v", err)
 	}
-	srv, err := Listen("127.0.0.1:0", &fixed{}, Options{})
+	srv, err := Serve("127.0.0.1:0", liveEndpoint(&fixed{}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	if _, err := Listen(srv.Addr(), &fixed{}, Options{}); err == nil || !strings.Contains(err.Error(), "metrics endpoint") {
+	if _, err := Serve(srv.Addr(), liveEndpoint(&fixed{})); err == nil || !strings.Contains(err.Error(), "metrics endpoint") {
 		t.Errorf("an address in use: %v", err)
 	}
 }

@@ -152,8 +152,8 @@ func NewCollector(src Snapshots, opts Options) *Collector {
 
 		chHeld:       channel("held_records", "Records held in the channel's hold queue."),
 		chHeadAge:    channel("head_age_seconds", "Age of the channel's held head (0 when nothing is held)."),
-		chSettled:    channel("settled_offset", "The channel's settled position: every record at or below it is delivered (-1: none yet)."),
-		chReceived:   channel("received_offset", "The highest position received or advanced past on the channel (-1: none yet)."),
+		chSettled:    channel("settled_offset", "The channel's settled position: every record at or below it is delivered; absent while none is."),
+		chReceived:   channel("received_offset", "The highest position received or advanced past on the channel; absent while none is."),
 		chLogEnd:     channel("log_end_offset", "The channel's high watermark: the offset the next record written gets (absent until known)."),
 		chLastStable: channel("last_stable_offset", "The channel's last stable offset: the end a read_committed reader reads up to (absent until known)."),
 		chDropped:    node("metrics_channels_dropped", "Channels in scope this scrape exports no per-channel series of: over --metrics-max-channels (held channels are kept first), or beyond the snapshot's row cap."),
@@ -192,9 +192,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		retrying = max(s.RetryingFor, 0).Seconds()
 	}
 	gauge(c.disconnected, retrying)
-	if !s.Taken.IsZero() {
-		gauge(c.lastSnapshot, float64(s.Taken.UnixNano())/1e9)
-	}
+	e.position(c.lastSnapshot, float64(s.Taken.UnixNano())/1e9, !s.Taken.IsZero())
 	failed, reason := 0.0, ""
 	if s.Failure != nil {
 		failed, reason = 1, s.Failure.Code
@@ -215,14 +213,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		gauge(c.chHeld, float64(row.Held), labels...)
 		gauge(c.chHeadAge, ageSeconds(row.HeadAge), labels...)
-		gauge(c.chSettled, float64(row.Settled), labels...)
-		gauge(c.chReceived, float64(row.ReceivedUpTo), labels...)
-		if row.HighWatermark >= 0 {
-			gauge(c.chLogEnd, float64(row.HighWatermark), labels...)
-		}
-		if row.LogEnd >= 0 {
-			gauge(c.chLastStable, float64(row.LogEnd), labels...)
-		}
+		e.position(c.chSettled, float64(row.Settled), row.Settled >= 0, labels...)
+		e.position(c.chReceived, float64(row.ReceivedUpTo), row.ReceivedUpTo >= 0, labels...)
+		e.position(c.chLogEnd, float64(row.HighWatermark), row.HighWatermark >= 0, labels...)
+		e.position(c.chLastStable, float64(row.LogEnd), row.LogEnd >= 0, labels...)
 	}
 }
 

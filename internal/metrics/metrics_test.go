@@ -107,13 +107,11 @@ causalctl_channel_last_stable_offset{partition="1",topic="orders",topic_id="` + 
 # HELP causalctl_channel_log_end_offset The channel's high watermark: the offset the next record written gets (absent until known).
 # TYPE causalctl_channel_log_end_offset gauge
 causalctl_channel_log_end_offset{partition="1",topic="orders",topic_id="` + ordersID + `"} 46
-# HELP causalctl_channel_received_offset The highest position received or advanced past on the channel (-1: none yet).
+# HELP causalctl_channel_received_offset The highest position received or advanced past on the channel; absent while none is.
 # TYPE causalctl_channel_received_offset gauge
-causalctl_channel_received_offset{partition="0",topic="` + unnamedID + `",topic_id="` + unnamedID + `"} -1
 causalctl_channel_received_offset{partition="1",topic="orders",topic_id="` + ordersID + `"} 43
-# HELP causalctl_channel_settled_offset The channel's settled position: every record at or below it is delivered (-1: none yet).
+# HELP causalctl_channel_settled_offset The channel's settled position: every record at or below it is delivered; absent while none is.
 # TYPE causalctl_channel_settled_offset gauge
-causalctl_channel_settled_offset{partition="0",topic="` + unnamedID + `",topic_id="` + unnamedID + `"} -1
 causalctl_channel_settled_offset{partition="1",topic="orders",topic_id="` + ordersID + `"} 40
 # HELP causalctl_disconnected_seconds How long the shadow node has been unable to reach its brokers, retrying (0 while connected).
 # TYPE causalctl_disconnected_seconds gauge
@@ -171,7 +169,7 @@ causalctl_failed_closed{reason="truncated"} 1
 func TestRegistryLint(t *testing.T) {
 	src := &fixed{}
 	src.set(twoChannels())
-	reg := NewRegistry(src, Options{})
+	reg := NewRegistry(LiveSource(src, Options{}, nil))
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatal(err)
@@ -355,7 +353,7 @@ causalctl_channel_held_records{partition="1",task="1",topic="orders",topic_id="`
 	if err := testutil.CollectAndCompare(NewCollector(src, Options{Tasks: true}), strings.NewReader(want), "causalctl_channel_held_records"); err != nil {
 		t.Error(err)
 	}
-	if err := testutil.CollectAndCompare(NewRegistry(src, Options{Tasks: true}), strings.NewReader(want), "causalctl_channel_held_records"); err != nil {
+	if err := testutil.CollectAndCompare(NewRegistry(LiveSource(src, Options{Tasks: true}, nil)), strings.NewReader(want), "causalctl_channel_held_records"); err != nil {
 		t.Errorf("registry: %v", err)
 	}
 	// Without the option the series stay as they were.

@@ -27,8 +27,23 @@ type emitter struct {
 	escaped int
 }
 
+// The one rule for series of nothing, both surfaces' (docs/metrics.md,
+// "Zero and absent"): an amount — a count, an age, a duration, a 0/1
+// flag — is sent always, 0 when there is none, so that alerts and graphs
+// see it from the first scrape; a position — an offset, a lag, a
+// timestamp — only when known, never as 0 or −1, which would read as a
+// real position.
+
+// gauge sends an amount.
 func (e *emitter) gauge(d *prometheus.Desc, v float64, labels ...string) {
 	e.send(d, prometheus.GaugeValue, v, labels)
+}
+
+// position sends a position when known; nothing while it is not.
+func (e *emitter) position(d *prometheus.Desc, v float64, known bool, labels ...string) {
+	if known {
+		e.send(d, prometheus.GaugeValue, v, labels)
+	}
 }
 
 func (e *emitter) counter(d *prometheus.Desc, v float64, labels ...string) {

@@ -99,9 +99,9 @@ func BenchmarkScrape(b *testing.B) {
 			for _, parallel := range []int{1, 10} {
 				b.Run(fmt.Sprintf("%s/max=%d/parallel=%d", name, limit, parallel), func(b *testing.B) {
 					live, proc := &fixed{}, &fixedProcesses{}
-					h := Handler(NewRegistry(live, Options{MaxChannels: limit}), live)
+					h := http.Handler(NewEndpoint(LiveSource(live, Options{MaxChannels: limit}, nil), "causalctl", nil))
 					if name == "exporter" {
-						h = ProcessHandler(NewProcessRegistry(proc, nil, Options{MaxChannels: limit}), proc, HealthBounds{Failing: time.Minute}, nil)
+						h = NewEndpoint(FleetSource(proc, HealthBounds{Failing: time.Minute}, nil, Options{MaxChannels: limit}), "causalctl exporter", nil)
 					}
 					b.ReportAllocs()
 					var sizes []int
@@ -137,7 +137,7 @@ func TestCollectorMaxChannels(t *testing.T) {
 		{4, []string{"0", "1", "10", "20"}, 31},
 		{2, []string{"0", "10"}, 33},
 	} {
-		mfs, err := NewRegistry(src, Options{MaxChannels: c.max}).Gather()
+		mfs, err := NewRegistry(LiveSource(src, Options{MaxChannels: c.max}, nil)).Gather()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestScrapesShareARender(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	src := &fixedProcesses{}
 	src.set(notifierSnapshot())
-	h := ProcessHandler(NewProcessRegistry(src, clock, Options{}), src, HealthBounds{Failing: time.Minute}, clock)
+	h := NewEndpoint(FleetSource(src, HealthBounds{Failing: time.Minute}, clock, Options{}), "causalctl exporter", clock)
 	scrape := func(accept string) string {
 		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 		req.Header.Set("Accept", accept)

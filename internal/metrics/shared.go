@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"net/http"
 	"sync"
-	"time"
-
-	"github.com/causalctl/causalctl/internal/view"
 )
 
 // maxVariants bounds the renders kept at once: one per kind of scrape
@@ -15,8 +12,8 @@ import (
 // few suffice; a scrape of a kind beyond them is rendered for itself.
 const maxVariants = 4
 
-// sharedRenders serves the scrapes of one snapshot (within one second,
-// with perSecond) from one render: the first scrape renders the whole
+// sharedRenders serves the scrapes of one snapshot (Source.Snapshot) from
+// one render: the first scrape renders the whole
 // response (every collector, encoded and compressed as it asked) and
 // every scrape of the same kind that arrives while it renders, or after
 // it, is sent the same bytes. Parallel scrapes of tens of thousands of
@@ -26,16 +23,9 @@ type sharedRenders struct {
 	// key identifies what a render shows, or is nil when there is nothing
 	// to share (no snapshot yet): it must be comparable.
 	key func() any
-	now func() time.Time
-	// perSecond makes a render serve one second only (watch's: its
-	// snapshots carry no age); without it, a render serves every scrape
-	// of its snapshot (the exporter's, whose snapshots change once a
-	// refresh).
-	perSecond bool
 
 	mu     sync.Mutex
-	at     any   // the key of the renders kept
-	sec    int64 // and the second they were made in
+	at     any // the key of the renders kept
 	byKind map[string]*render
 	kinds  map[string]*http.Request // a scrape of each kind seen, for prepare
 	asked  bool                     // a scrape came since the last prepare
@@ -49,11 +39,8 @@ type render struct {
 	body   []byte
 }
 
-func shareRenders(next http.Handler, key func() any, now func() time.Time, perSecond bool) *sharedRenders {
-	if now == nil {
-		now = time.Now
-	}
-	return &sharedRenders{next: next, key: key, now: now, perSecond: perSecond, byKind: map[string]*render{}, kinds: map[string]*http.Request{}}
+func shareRenders(next http.Handler, key func() any) *sharedRenders {
+	return &sharedRenders{next: next, key: key, byKind: map[string]*render{}, kinds: map[string]*http.Request{}}
 }
 
 // prepare renders the current snapshot for every kind of scrape seen so
@@ -121,10 +108,6 @@ func (s *sharedRenders) renderFor(req *http.Request) (*render, bool) {
 	if key == nil {
 		return nil, false
 	}
-	var sec int64
-	if s.perSecond {
-		sec = s.now().Unix()
-	}
 	kind := req.Header.Get("Accept") + "\x00" + req.Header.Get("Accept-Encoding")
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -134,8 +117,8 @@ func (s *sharedRenders) renderFor(req *http.Request) (*render, bool) {
 		k.Header.Set("Accept-Encoding", req.Header.Get("Accept-Encoding"))
 		s.kinds[kind] = k
 	}
-	if s.at != key || s.sec != sec {
-		s.at, s.sec = key, sec
+	if s.at != key {
+		s.at = key
 		clear(s.byKind)
 	}
 	if r, ok := s.byKind[kind]; ok {
@@ -159,32 +142,3 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *recorder) WriteHeader(code int)        { r.status = code }
-
-// snapshotKey identifies a live snapshot: its rows, made afresh for each
-// snapshot, and when it was taken. A snapshot without rows is not shared.
-func snapshotKey(src Snapshots) func() any {
-	type key struct {
-		rows  *view.ChannelRow
-		n     int
-		taken int64
-	}
-	return func() any {
-		s, ok := src.Latest()
-		if !ok || len(s.Channels) == 0 {
-			return nil
-		}
-		return key{&s.Channels[0], len(s.Channels), s.Taken.UnixNano()}
-	}
-}
-
-// processesKey identifies an exporter snapshot: a published one is never
-// changed, so its pointer.
-func processesKey(src Processes) func() any {
-	return func() any {
-		s, ok := src.Latest()
-		if !ok {
-			return nil
-		}
-		return s
-	}
-}

@@ -258,7 +258,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.MetricsAddr != "" {
 		// The pages of the exporter, for the notifier alone, beside the
 		// live driver's metrics.
-		m := metrics.Handler(metrics.NewRegistry(drv, metrics.Options{MaxChannels: metrics.DefaultMaxChannels}), drv)
+		m := metrics.NewEndpoint(metrics.LiveSource(drv, metrics.Options{MaxChannels: metrics.DefaultMaxChannels}, opts.Now), "causalctl", opts.Now)
 		pages := web.Handler(&web.Cluster{Client: cl, Select: process.Selection{App: demo.NotifierApp}, TxnWait: kafka.DefaultTxnWait,
 			Concurrency: 1, RetentionWarn: inspect.DefaultRetentionWarn, MaxAge: time.Second, Now: opts.Now}, m, web.Options{Title: "causalctl demo", Now: opts.Now})
 		srv, err := metrics.Serve(opts.MetricsAddr, pages)

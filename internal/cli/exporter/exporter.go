@@ -190,11 +190,11 @@ func Run(ctx context.Context, opts *Options) error {
 	say := errorLines(opts.IO.ErrOut)
 	// Each refresh's snapshot is rendered once, after the refresh: the
 	// scrapes until the next are served that render.
-	var h *metrics.ProcessMux
+	var h *metrics.Endpoint
 	tr := fleet.New(fleet.Config{Client: cl, AppPrefix: opts.AppPrefix, Refresh: opts.Refresh,
 		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, Fleet: opts.Fleet, OnError: say, OnRefresh: func() { h.Prepare() }})
 	mopts := metrics.Options{MaxChannels: opts.MetricsMaxChannels, MaxSeries: opts.MaxSeries, Folded: foldedWarning(opts.IO.ErrOut, opts.MaxSeries)}
-	h = metrics.ProcessHandler(metrics.NewProcessRegistry(tr, opts.Now, mopts), tr, metrics.HealthBounds{Failing: opts.UnhealthyAfter, Refresh: opts.Refresh}, opts.Now)
+	h = metrics.NewEndpoint(metrics.FleetSource(tr, metrics.HealthBounds{Failing: opts.UnhealthyAfter, Refresh: opts.Refresh}, opts.Now, mopts), "causalctl exporter", opts.Now)
 	pages := web.Handler(&web.Cluster{Client: cl, Select: process.Selection{Prefix: opts.AppPrefix}, TxnWait: opts.TxnWait,
 		Concurrency: process.DefaultConcurrency, RetentionWarn: inspect.DefaultRetentionWarn, MaxAge: opts.Refresh, Now: opts.Now},
 		h, web.Options{ExternalURL: opts.ExternalURL, Title: "causalctl exporter", Now: opts.Now})

@@ -139,7 +139,7 @@ func benchExporter(b *testing.B, w *world, procs, tasks int) {
 			}
 		}
 	})
-	h := metrics.ProcessHandler(metrics.NewProcessRegistry(tr, nil, metrics.Options{MaxChannels: metrics.DefaultMaxChannels}), tr, metrics.HealthBounds{Failing: time.Minute}, nil)
+	h := metrics.NewEndpoint(metrics.FleetSource(tr, metrics.HealthBounds{Failing: time.Minute}, nil, metrics.Options{MaxChannels: metrics.DefaultMaxChannels}), "causalctl exporter", nil)
 	for _, parallel := range []int{1, 10} {
 		b.Run(fmt.Sprintf("exporter-scrape/parallel=%d", parallel), func(b *testing.B) {
 			b.ReportAllocs()

@@ -203,7 +203,7 @@ func Run(ctx context.Context, opts *Options) error {
 	var srv *metrics.Server
 	if opts.MetricsAddr != "" {
 		mo := metrics.Options{MaxChannels: opts.MetricsMaxChannels, Tasks: cfg.Tasks || cfg.Seeds != nil}
-		if srv, err = metrics.Listen(opts.MetricsAddr, drv, mo); err != nil {
+		if srv, err = metrics.Serve(opts.MetricsAddr, metrics.NewEndpoint(metrics.LiveSource(drv, mo, nil), "causalctl", nil)); err != nil {
 			return err
 		}
 		defer srv.Close()
