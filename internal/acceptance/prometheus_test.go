@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/demo"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
@@ -82,6 +83,31 @@ type promResult struct {
 			Value  [2]any            `json:"value"`
 		} `json:"result"`
 	} `json:"data"`
+}
+
+// alertAnnotation is annotation name of the firing alert named alert.
+func (p promAPI) alertAnnotation(alert, name string) string {
+	p.t.Helper()
+	code, body := httpGet(p.t, p.base+"/api/v1/alerts")
+	var r struct {
+		Data struct {
+			Alerts []struct {
+				Labels      map[string]string `json:"labels"`
+				Annotations map[string]string `json:"annotations"`
+				State       string            `json:"state"`
+			} `json:"alerts"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(body), &r); err != nil {
+		p.t.Fatalf("alerts: %d %s", code, body)
+	}
+	for _, a := range r.Data.Alerts {
+		if a.Labels["alertname"] == alert && a.State == "firing" {
+			return a.Annotations[name]
+		}
+	}
+	p.t.Fatalf("no firing %s in %s", alert, body)
+	return ""
 }
 
 // query runs an instant query; a query Prometheus refuses fails the test.
@@ -277,8 +303,10 @@ func TestPrometheusScrapesExporter(t *testing.T) {
 	if addr == "" {
 		addr = testutil.FreeAddr(t)
 	}
+	// The pages' external URL is the exporter's own address, so that the
+	// alerts' links (their page annotation) can be followed here.
 	_, stderr, stop := startAsync(t, false, "exporter", "--brokers", broker, "--metrics-addr", addr,
-		"--refresh-interval", "500ms", "--discover-interval", "2s")
+		"--refresh-interval", "500ms", "--discover-interval", "2s", "--web.external-url", "http://"+addr+"/")
 	target := metricsURL(t, stderr)
 
 	// The rules as shipped, but firing after 5s instead of minutes.
@@ -308,6 +336,14 @@ func TestPrometheusScrapesExporter(t *testing.T) {
 	if r := api.query(`ALERTS{alertname=~"ParsleyCorruptState|ParsleyHoldingUnassigned|ParsleyExporterNotRefreshing"}`); len(r.Data.Result) != 0 {
 		t.Errorf("alerts that should not fire: %+v", r.Data.Result)
 	}
+	// The alert links to the notifier's page, and a browser opened at the
+	// exporter's / reaches that page in one click: the notifier first, then
+	// the root of its holds and the next step, as holds --app says them.
+	page := api.alertAnnotation("ParsleyHeadBeyondLogEnd", "page")
+	if want := "http://" + addr + "/processes/" + demo.NotifierApp; page != want {
+		t.Errorf("the alert's page annotation %q, want %q", page, want)
+	}
+	followAlertInBrowser(t, broker, target, page)
 	scrape := checkMetrics(t, target)
 	if !strings.Contains(scrape, `parsley_held_heads{app="notifier",cause="beyond-log-end",task="1"} 1`) {
 		t.Errorf("the scrape lacks the dangling head:\n%s", scrape)

@@ -38,7 +38,7 @@ type ProcessCollector struct {
 	fedLag, committedLag, members, entries, refused, gap                 *prometheus.Desc
 	refusedTotal, upstreamRoot, restartClears, headroomSecs, headroomPos *prometheus.Desc
 	lastSuccess, errors, followed, refreshDuration                       *prometheus.Desc
-	diagnosed, dropped, folded, refusalsFolded, escaped                  *prometheus.Desc
+	diagnosed, dropped, folded, refusalsFolded, escaped, webInfo         *prometheus.Desc
 }
 
 // NewProcessCollector returns a ProcessCollector over src; ages are
@@ -87,6 +87,7 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 		folded:          desc("causalctl_exporter_tasks_folded", "Tasks this scrape folds, beyond --max-series (series by task and topic or channel, counted over the processes by application id and their tasks in order): their holds are one series pair of topic \"_other\" (the task's totals), without per-topic or lag series."),
 		refusalsFolded:  desc("causalctl_exporter_refusals_folded", "Processes this scrape exports the start refusals of only by the reasons met, with a total (parsley_process_start_refusals_all), beyond --max-series."),
 		escaped:         desc("causalctl_exporter_series_escaped", "Series this scrape exports with a label value escaped (an application id or topic name that is not valid UTF-8 or holds control characters, written as Go escapes such as \\xff)."),
+		webInfo:         desc("causalctl_exporter_web_info", "1, with external_url where people reach the exporter's pages (--web.external-url): the alert rules link each alert to its process's page with it. No series without --web.external-url.", "external_url"),
 		dropped:         desc("causalctl_exporter_channels_dropped", "Task channels this scrape exports no lag series of: beyond --metrics-max-channels, counted over the processes by application id, their tasks and channels in order."),
 	}
 }
@@ -95,7 +96,7 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		c.held, c.heldAge, c.heads, c.ready, c.assigned, c.corrupt, c.behind, c.failed, c.fedLag, c.committedLag, c.members, c.entries, c.refused, c.gap,
-		c.refusedTotal, c.upstreamRoot, c.restartClears, c.headroomSecs, c.headroomPos, c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed, c.dropped, c.folded, c.refusalsFolded, c.escaped,
+		c.refusedTotal, c.upstreamRoot, c.restartClears, c.headroomSecs, c.headroomPos, c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed, c.dropped, c.folded, c.refusalsFolded, c.escaped, c.webInfo,
 	} {
 		ch <- d
 	}
@@ -192,6 +193,9 @@ func (c *ProcessCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	e.gauge(c.refreshDuration, s.RefreshDuration.Seconds())
 	e.gauge(c.escaped, float64(e.escaped))
+	if u := c.opts.ExternalURL; u != "" {
+		e.gauge(c.webInfo, 1, u)
+	}
 }
 
 // seriesBudget counts series against --max-series (0: no bound): the

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -291,4 +292,28 @@ func registryOf(t *testing.T, c prometheus.Collector) *prometheus.Registry {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestWebInfo: the exporter's pages' external URL is a label of
+// causalctl_exporter_web_info, which the alert rules link with; no series
+// without one.
+func TestWebInfo(t *testing.T) {
+	src := &fixedProcesses{s: &fleet.Snapshot{Processes: []fleet.Process{{App: "a"}}}}
+	for _, u := range []string{"", "https://ops.example/causalctl"} {
+		mfs, err := NewRegistry(FleetSource(src, HealthBounds{}, nil, Options{ExternalURL: u})).Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, mf := range mfs {
+			if mf.GetName() == "causalctl_exporter_web_info" {
+				for _, m := range mf.GetMetric() {
+					got = append(got, m.GetLabel()[0].GetValue())
+				}
+			}
+		}
+		if want := []string{u}; (u == "" && len(got) != 0) || (u != "" && !slices.Equal(got, want)) {
+			t.Errorf("external URL %q: web_info series %q", u, got)
+		}
+	}
 }

@@ -94,6 +94,12 @@ type Options struct {
 	// many tasks it folded and how many processes' start refusals it
 	// exported only by the reasons met (the exporter warns on stderr).
 	Folded func(tasks, refusals int)
+	// ExternalURL (the exporter's --web.external-url) is where people reach
+	// the pages served beside /metrics: exported as the external_url label
+	// of causalctl_exporter_web_info, which the alert rules' annotations
+	// read to link each alert to its process's page. "" exports no series
+	// (the annotations then link to the scraped instance).
+	ExternalURL string
 }
 
 // OtherTopic is the topic label of a folded task's holds (MaxSeries).

@@ -194,6 +194,9 @@ func Run(ctx context.Context, opts *Options) error {
 	tr := fleet.New(fleet.Config{Client: cl, AppPrefix: opts.AppPrefix, Refresh: opts.Refresh,
 		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, Fleet: opts.Fleet, OnError: say, OnRefresh: func() { h.Prepare() }})
 	mopts := metrics.Options{MaxChannels: opts.MetricsMaxChannels, MaxSeries: opts.MaxSeries, Folded: foldedWarning(opts.IO.ErrOut, opts.MaxSeries)}
+	if opts.ExternalURL != nil {
+		mopts.ExternalURL = strings.TrimSuffix(opts.ExternalURL.String(), "/")
+	}
 	h = metrics.NewEndpoint(metrics.FleetSource(tr, metrics.HealthBounds{Failing: opts.UnhealthyAfter, Refresh: opts.Refresh}, opts.Now, mopts), "causalctl exporter", opts.Now)
 	pages := web.Handler(&web.Cluster{Client: cl, Select: process.Selection{Prefix: opts.AppPrefix}, TxnWait: opts.TxnWait,
 		Concurrency: process.DefaultConcurrency, RetentionWarn: inspect.DefaultRetentionWarn, MaxAge: opts.Refresh, Now: opts.Now},
