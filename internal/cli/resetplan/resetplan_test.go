@@ -390,3 +390,19 @@ func TestDeleteRightsOnACLCluster(t *testing.T) {
 		t.Errorf("guest: the text does not say why delete-rights is not checked:\n%s", text)
 	}
 }
+
+// TestQuietBoundary: quiet-for-session-timeout on both sides of its
+// boundary, on the test's clock: the changelog last written exactly the
+// session timeout before now passes; a millisecond more of timeout fails,
+// saying how long to wait (rounded up, never too short).
+func TestQuietBoundary(t *testing.T) {
+	w := newWorld(t, 45*time.Second, true)
+	p, errOut, code := plan(t, w, "--session-timeout", "45s")
+	if st := status(p); code != 0 || st[CheckQuiet] != "ok" {
+		t.Errorf("last written 45s ago, timeout 45s: exit %d %s, %v", code, errOut, st)
+	}
+	p, errOut, code = plan(t, w, "--session-timeout", "45001ms")
+	if st := status(p); code != cmdutil.ExitFound || st[CheckQuiet] != "fail" || !strings.Contains(errOut, CheckQuiet) || !strings.Contains(errOut, "wait 1s") {
+		t.Errorf("last written 45s ago, timeout 45.001s: exit %d %q, %v", code, errOut, st)
+	}
+}
