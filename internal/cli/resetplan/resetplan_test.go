@@ -314,7 +314,8 @@ func readFor(t *testing.T, w *world) (*inspect.Process, error) {
 // aclWorld is the long-stopped world on a cluster with SASL and ACLs on:
 // admin (a super user) writes it; every other user may read what
 // reset-plan reads (topics, groups, transactional ids), describe the
-// cluster (and so its ACLs) when describe says so, and has acls besides.
+// cluster (and so its ACLs) when describe says so, and has acls besides;
+// root is a super user too, with no ACL of its own.
 func aclWorld(t *testing.T, users map[string]bool, acls map[string][]kfake.ACL) *world {
 	t.Helper()
 	reads := func(describeCluster bool) []kfake.ACL {
@@ -330,7 +331,7 @@ func aclWorld(t *testing.T, users map[string]bool, acls map[string][]kfake.ACL) 
 		}
 		return out
 	}
-	opts := []kfake.Opt{kfake.EnableSASL(), kfake.EnableACLs(), kfake.Superuser("PLAIN", "admin", "admin-secret")}
+	opts := []kfake.Opt{kfake.EnableSASL(), kfake.EnableACLs(), kfake.Superuser("PLAIN", "admin", "admin-secret"), kfake.Superuser("PLAIN", "root", "root-secret")}
 	for user, describeCluster := range users {
 		opts = append(opts, kfake.User("PLAIN", user, user+"-secret", append(reads(describeCluster), acls[user]...)...))
 	}
@@ -346,7 +347,8 @@ func (w *world) as(user string) *world {
 // TestDeleteRightsOnACLCluster: delete-rights against a cluster with SASL
 // and ACLs: a principal the ACLs allow Delete on the group and the
 // changelogs meets it; one allowed only to read fails it, naming each
-// resource it may not delete (exit 4); one not allowed to describe the
+// resource it may not delete (exit 4); a super user, whom no ACL names,
+// meets it on the broker's word; one not allowed to describe the
 // cluster's ACLs leaves it unchecked, saying so, and the plan is ready on
 // the other preconditions. The principal is the SASL user's.
 func TestDeleteRightsOnACLCluster(t *testing.T) {
@@ -379,6 +381,13 @@ func TestDeleteRightsOnACLCluster(t *testing.T) {
 	}
 	if d := detail(p); !strings.Contains(d, "User:clerk may not delete topic packer-__parsley.ordering-changelog") || strings.Contains(d, "group packer") {
 		t.Errorf("clerk: %q: want the changelog named, not the group", d)
+	}
+
+	// A super user's right is no ACL: the broker's own authorized
+	// operations say it.
+	p, errOut, code = plan(t, w.as("root"))
+	if st := status(p); code != 0 || st[CheckRights] != "ok" || !strings.Contains(detail(p), "User:root may delete") {
+		t.Errorf("root: exit %d %s, %v: %q", code, errOut, st, detail(p))
 	}
 
 	p, errOut, code = plan(t, w.as("guest"))
