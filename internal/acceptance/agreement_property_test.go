@@ -64,7 +64,27 @@ const (
 	factBehind = "behind a transaction"
 	// factFailedTasks lists the tasks failed closed, "1,3".
 	factFailedTasks = "tasks failed closed"
+	// factHeadObjects are the held heads' JSON objects, whole (but for
+	// the task field holds adds), sorted: the one head shape
+	// (report.schema.json) state and holds write alike.
+	factHeadObjects = "held head objects"
 )
+
+// headObject is a head's JSON object as compared by factHeadObjects: keys
+// sorted, the task field left out.
+func headObject(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("head %s: %v", raw, err)
+	}
+	delete(m, "task")
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 // causesOf counts heads ("CH@OFF cause") by cause, as "cause:N,…".
 func causesOf(heads []string) string {
@@ -364,6 +384,8 @@ func TestAgreementCatchesABrokenWay(t *testing.T) {
 		{"processes --app", "the next start", replaceOnce(`"reason":"UNDECODABLE_METADATA"`, `"reason":"ORDERING_STATE_LOST"`)},
 		{"exporter", "a head's cause", replaceOnce(`cause="beyond-log-end"`, `cause="held"`)},
 		{"watch --app", "a root", replaceOnce(`root=`, `root=x`)},
+		{"holds --app", "a head's size", replaceOnce(`"value_size":`, `"value_size":1`)},
+		{"state --app", "a blocker's log facts", replaceOnce(`"log":{"log_start":`, `"log":{"log_start":1`)},
 		{"state --app", "a failed closed task", replaceOnce(`"failed_closed":{"channel":"`, `"failed_closed":{"channel":"x`)},
 	} {
 		t.Run(m.way+" "+m.name, func(t *testing.T) {
@@ -449,8 +471,8 @@ func stateFacts(t *testing.T, wd *world, raw []byte) facts {
 			Behind   *int64 `json:"behind_transaction_from"`
 			Channels []struct {
 				Channel     string
-				Head        *stateHead
-				BehindReady *stateHead `json:"behind_ready"`
+				Head        json.RawMessage
+				BehindReady json.RawMessage `json:"behind_ready"`
 			}
 			Roots        []jsonRoot
 			FailedClosed *jsonAt `json:"failed_closed"`
@@ -462,18 +484,26 @@ func stateFacts(t *testing.T, wd *world, raw []byte) facts {
 	}
 	f := facts{}
 	for _, task := range rep.Tasks {
-		var heads, roots []string
+		var heads, roots, objects []string
 		var ages []int64
 		for _, c := range task.Channels {
-			for _, h := range []*stateHead{c.Head, c.BehindReady} {
+			for _, raw := range []json.RawMessage{c.Head, c.BehindReady} {
+				var h *stateHead
+				if len(raw) > 0 {
+					if err := json.Unmarshal(raw, &h); err != nil {
+						t.Fatalf("%s: state head %s: %v", wd, raw, err)
+					}
+				}
 				if h != nil && h.Cause != "ready" {
 					heads = append(heads, fmt.Sprintf("%s@%d %s", c.Channel, h.Offset, h.Cause))
+					objects = append(objects, headObject(t, raw))
 					if h.Written != nil {
 						ages = append(ages, *h.Written)
 					}
 				}
 			}
 		}
+		f[taskFact(task.Task, factHeadObjects)] = sortedJoin(objects)
 		for _, r := range task.Roots {
 			roots = append(roots, fmt.Sprintf("%s@%d %s", r.Channel, r.Offset, r.Cause))
 		}
@@ -516,13 +546,7 @@ func holdsFacts(t *testing.T, wd *world, raw []byte) facts {
 			Cause   string
 			Task    int32
 		}
-		Heads []struct {
-			Channel string
-			Offset  int64
-			Cause   string
-			Age     *int64 `json:"hold_age_ms"`
-			Task    int32
-		}
+		Heads []json.RawMessage
 		Tasks []struct {
 			Task         int32
 			HeldHeads    int     `json:"held_heads"`
@@ -537,7 +561,19 @@ func holdsFacts(t *testing.T, wd *world, raw []byte) facts {
 	heads := map[int32][]string{}
 	roots := map[int32][]string{}
 	ages := map[int32][]int64{}
-	for _, h := range rep.Heads {
+	objects := map[int32][]string{}
+	for _, raw := range rep.Heads {
+		var h struct {
+			Channel string
+			Offset  int64
+			Cause   string
+			Age     *int64 `json:"written_ms_ago"`
+			Task    int32
+		}
+		if err := json.Unmarshal(raw, &h); err != nil {
+			t.Fatalf("%s: holds head %s: %v", wd, raw, err)
+		}
+		objects[h.Task] = append(objects[h.Task], headObject(t, raw))
 		heads[h.Task] = append(heads[h.Task], fmt.Sprintf("%s@%d %s", h.Channel, h.Offset, h.Cause))
 		if h.Age != nil {
 			ages[h.Task] = append(ages[h.Task], *h.Age)
@@ -549,6 +585,7 @@ func holdsFacts(t *testing.T, wd *world, raw []byte) facts {
 	for _, task := range rep.Tasks {
 		f[taskFact(task.Task, factRecords)] = strconv.Itoa(task.HeldRecords)
 		f[taskFact(task.Task, factHeads)] = sortedJoin(heads[task.Task])
+		f[taskFact(task.Task, factHeadObjects)] = sortedJoin(objects[task.Task])
 		f[taskFact(task.Task, factCauses)] = causesOf(heads[task.Task])
 		f[taskFact(task.Task, factRoots)] = sortedJoin(roots[task.Task])
 		f[taskFact(task.Task, factOldest)] = oldestOf(ages[task.Task])

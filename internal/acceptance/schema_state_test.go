@@ -112,7 +112,7 @@ func TestStateJSONMatchesTheSchemas(t *testing.T) {
 		}
 	}
 	// The optional next_start object the start check adds is declared.
-	doc := `{"schema":"causalctl.state/v2","app":"a","changelog":"a-__parsley.ordering-changelog","now":"2026-12-01T12:00:00.000Z","group":null,"held_heads":0,"held_records":0,"corrupt":[],"tasks":[],"retention_clock":[],
+	doc := `{"schema":"causalctl.state/v3","app":"a","changelog":"a-__parsley.ordering-changelog","now":"2026-12-01T12:00:00.000Z","group":null,"held_heads":0,"held_records":0,"corrupt":[],"tasks":[],"retention_clock":[],
 		"next_start":{"refused":true,"refusals":[{"reason":"POSITIONS_DISCARDED_UNREAD","topic":"orders","channels":["orders/0"],"detail":"d","next_step":"n","records_lost":3}]}}`
 	if errs := s.Validate("state.schema.json", doc); len(errs) != 0 {
 		t.Errorf("next_start: %v", errs)

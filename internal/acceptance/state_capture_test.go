@@ -223,7 +223,7 @@ func TestStateOfACaptureIsStateLive(t *testing.T) {
 	_, live, _ = runAt(t, brokers, now, "state", "--app", app, "--store-only", "--task", "0", "-o", "json")
 	_, offline, _ = runAt(t, brokers, now, "state", "--input", path, "--task", "0", "-o", "json")
 	for _, tc := range []struct{ name, out, cause string }{{"live", live, "not-a-record"}, {"offline", offline, "lagging"}} {
-		want := `"blockers":[{"channel":"orders/0","required":7,"settled":6,"cause":"` + tc.cause + `","root":null}],"cause":"` + tc.cause + `","root":"payments/0@1"`
+		want := `"cause":"` + tc.cause + `","root":{"channel":"payments/0","offset":1,"cause":"` + tc.cause + `"},"chain":["payments/0"],"chain_length":1,"blockers":[{"channel":"orders/0","required":7,"settled":6,"cause":"` + tc.cause + `","root":null,`
 		if !strings.Contains(tc.out, want) {
 			t.Errorf("%s: payments/0@1 is not %s: want %s in\n%s", tc.name, tc.cause, want, tc.out)
 		}

@@ -23,6 +23,9 @@ type Input struct {
 	Facts Facts
 	// Timestamp returns a held record's timestamp (view.Events.Timestamp).
 	Timestamp func(ch clock.Channel, offset int64) (time.Time, bool)
+	// Sizes returns a held record's key and value sizes, −1 for a null
+	// key or value (the ordering store keeps them); nil leaves them unknown.
+	Sizes func(ch clock.Channel, offset int64) (key, value int, ok bool)
 	// HeldSince returns when a record's hold began (view.Events.HeldSince);
 	// nil measures hold ages from the record's timestamp.
 	HeldSince func(ch clock.Channel, offset int64) (time.Time, bool)
@@ -51,6 +54,8 @@ type Report struct {
 
 // Head is one held head and why it is held.
 type Head struct {
+	// At is the head's channel; Channel is its name as reports print it.
+	At      clock.Channel
 	Channel string
 	TopicID string
 	Offset  int64
@@ -65,7 +70,10 @@ type Head struct {
 	// clock's number of entries.
 	Clock        string
 	ClockEntries int
-	Undecodable  string
+	// KeySize and ValueSize are the record's key and value sizes; −1 for
+	// a null key or value, or when unknown.
+	KeySize, ValueSize int
+	Undecodable        string
 	// Cause is the head's own: undecodable, or its most telling blocker's
 	// (see Cause.Rank).
 	Cause Cause
@@ -252,6 +260,7 @@ func (c *Chains) Describe(in *Input, t *Labels, k int, lim Limits) Head {
 	g := in.Gate
 	h := &c.held[k]
 	hd := Head{
+		At:           h.ch,
 		Channel:      t.Name(h.ch),
 		TopicID:      t.TopicID(h.ch),
 		Offset:       h.head.Offset,
@@ -260,6 +269,13 @@ func (c *Chains) Describe(in *Input, t *Labels, k int, lim Limits) Head {
 		ClockEntries: h.head.Clock.Len(),
 		Undecodable:  h.head.Undecodable,
 		Cause:        c.Cause(&in.Facts, g, k),
+		KeySize:      -1,
+		ValueSize:    -1,
+	}
+	if in.Sizes != nil {
+		if k, v, ok := in.Sizes(h.ch, h.head.Offset); ok {
+			hd.KeySize, hd.ValueSize = k, v
+		}
 	}
 	if in.Timestamp != nil {
 		if ts, ok := in.Timestamp(h.ch, h.head.Offset); ok {

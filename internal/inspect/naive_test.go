@@ -53,6 +53,7 @@ func naiveDiagnose(in Input) *Report {
 	for k := range held {
 		h := &held[k]
 		hd := Head{
+			At:           h.ch,
 			Channel:      t.Name(h.ch),
 			TopicID:      t.TopicID(h.ch),
 			Offset:       h.head.Offset,
@@ -61,6 +62,13 @@ func naiveDiagnose(in Input) *Report {
 			ClockEntries: h.head.Clock.Len(),
 			Undecodable:  h.head.Undecodable,
 			Cause:        own[k],
+			KeySize:      -1,
+			ValueSize:    -1,
+		}
+		if in.Sizes != nil {
+			if k, v, ok := in.Sizes(h.ch, h.head.Offset); ok {
+				hd.KeySize, hd.ValueSize = k, v
+			}
 		}
 		if in.Timestamp != nil {
 			if ts, ok := in.Timestamp(h.ch, h.head.Offset); ok {

@@ -224,19 +224,32 @@ func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
 		Timestamp: func(ch clock.Channel, offset int64) (time.Time, bool) {
 			return HeldTimestamp(t.State, ch, offset)
 		},
+		Sizes: func(ch clock.Channel, offset int64) (int, int, bool) {
+			return HeldSizes(t.State, ch, offset)
+		},
 		Now:           now,
 		RetentionWarn: p.RetentionWarn,
 	})
 	for i := range t.Report.Heads {
-		h := &t.Report.Heads[i]
-		if ch, err := p.Names.ParseChannel(h.Channel); err == nil {
-			t.Heads[ch] = h
-		}
+		t.Heads[t.Report.Heads[i].At] = &t.Report.Heads[i]
 	}
 	if on := p.ReadOn[task]; on != nil {
 		t.readOn(p, on, now)
 	}
 	return t, nil
+}
+
+// HeldSizes are a held record's key and value sizes, from the store; −1
+// for a null key or value.
+func HeldSizes(t *parsley.Task, ch clock.Channel, offset int64) (key, value int, ok bool) {
+	if c := t.Channel(ch); c != nil {
+		for _, h := range c.Held {
+			if h.Offset == offset {
+				return h.Record.KeySize(), h.Record.ValueSize(), true
+			}
+		}
+	}
+	return -1, -1, false
 }
 
 // HeldTimestamp is a held record's own timestamp, from the store.

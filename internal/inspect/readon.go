@@ -89,10 +89,13 @@ func (t *Task) readOn(p *Process, on *ReadOn, now time.Time) {
 		return time.Time{}, false
 	}
 	next := Diagnose(Input{
-		Gate:          on.Gate,
-		Names:         p.Names,
-		Facts:         Facts{Log: p.LogFacts},
-		Timestamp:     written,
+		Gate:      on.Gate,
+		Names:     p.Names,
+		Facts:     Facts{Log: p.LogFacts},
+		Timestamp: written,
+		Sizes: func(ch clock.Channel, offset int64) (int, int, bool) {
+			return HeldSizes(t.State, ch, offset)
+		},
 		Now:           now,
 		RetentionWarn: p.RetentionWarn,
 	})
@@ -106,9 +109,9 @@ func (t *Task) readOn(p *Process, on *ReadOn, now time.Time) {
 	// which seeds at the committed offsets as a restart does, delivered
 	// it — the running process does not.
 	heads := next.Heads
-	seen := map[string]bool{}
+	seen := map[clock.Channel]bool{}
 	for _, h := range heads {
-		seen[h.Channel] = true
+		seen[h.At] = true
 	}
 	t.CatchingUp = map[clock.Channel]int64{}
 	for _, c := range t.State.Channels {
@@ -119,19 +122,15 @@ func (t *Task) readOn(p *Process, on *ReadOn, now time.Time) {
 			continue // still held: the read's head tells why
 		}
 		switch sh := t.Heads[c.Channel]; {
-		case sh != nil && !resolvedByReading(sh.Cause) && !seen[sh.Channel]:
+		case sh != nil && !resolvedByReading(sh.Cause) && !seen[sh.At]:
 			heads = append(heads, *sh)
-			seen[sh.Channel] = true
+			seen[sh.At] = true
 		default:
 			t.CatchingUp[c.Channel] = c.Held[0].Offset
 		}
 	}
 	labels := &Labels{Names: p.Names}
-	slices.SortStableFunc(heads, func(a, b Head) int {
-		ca, _ := p.Names.ParseChannel(a.Channel)
-		cb, _ := p.Names.ParseChannel(b.Channel)
-		return labels.Compare(ca, cb)
-	})
+	slices.SortStableFunc(heads, func(a, b Head) int { return labels.Compare(a.At, b.At) })
 	if f := on.Failed; f != nil {
 		at := p.Names.Channel(f.Channel)
 		step := FailedClosedStep(at, f)
@@ -143,10 +142,7 @@ func (t *Task) readOn(p *Process, on *ReadOn, now time.Time) {
 	t.Report.RecordsHeld = int64(t.State.HeldCount()) // held now: the store's
 	t.Heads = map[clock.Channel]*Head{}
 	for i := range t.Report.Heads {
-		h := &t.Report.Heads[i]
-		if ch, err := p.Names.ParseChannel(h.Channel); err == nil {
-			t.Heads[ch] = h
-		}
+		t.Heads[t.Report.Heads[i].At] = &t.Report.Heads[i]
 	}
 }
 

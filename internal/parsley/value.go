@@ -25,6 +25,19 @@ type HeldRecord struct {
 	Causes []clock.Entry
 }
 
+// KeySize is the key's length; −1 for a null key.
+func (r *HeldRecord) KeySize() int { return sizeOf(r.Key) }
+
+// ValueSize is the value's length; −1 for a null value.
+func (r *HeldRecord) ValueSize() int { return sizeOf(r.Value) }
+
+func sizeOf(b []byte) int {
+	if b == nil {
+		return -1
+	}
+	return len(b)
+}
+
 // Clock returns the causes as a clock.
 func (r *HeldRecord) Clock() (clock.Clock, error) { return clock.New(r.Causes...) }
 

@@ -138,8 +138,8 @@ func TestSnapshotRowsAndHeads(t *testing.T) {
 	hc := s.Heads[rc.Head]
 	wantHead := HeadDetail{
 		Head: inspect.Head{
-			Channel: "t3/0", TopicID: c.Topic.String(), Offset: 0, Age: inspect.Age{D: 500 * time.Millisecond, Known: true},
-			Queued: 1, Clock: "t1/0=7,t2/0=1", ClockEntries: 2,
+			At: c, Channel: "t3/0", TopicID: c.Topic.String(), Offset: 0, Age: inspect.Age{D: 500 * time.Millisecond, Known: true},
+			Queued: 1, Clock: "t1/0=7,t2/0=1", ClockEntries: 2, KeySize: -1, ValueSize: -1,
 			Blockers: []inspect.Blocker{
 				{Channel: "t1/0", Required: 7, Settled: 0, Cause: inspect.CauseBeyondLogEnd, Log: &record.LogFacts{LastStable: 6, HighWatermark: 6}},
 				{Channel: "t2/0", Required: 1, Settled: -1, Cause: inspect.CauseHeld, Log: &record.LogFacts{LastStable: 2, HighWatermark: 3}, Root: "t2/0"},

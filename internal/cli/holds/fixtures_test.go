@@ -146,7 +146,7 @@ func headOf(t *testing.T, out string, channel string) (h struct {
 	Channel   string
 	Offset    int64
 	Cause     string
-	HoldAgeMs *int64 `json:"hold_age_ms"`
+	HoldAgeMs *int64 `json:"written_ms_ago"`
 	Root      struct {
 		Channel, Cause string
 		Offset         int64

@@ -35,7 +35,7 @@ func TestOlderThanKeepsUndatedHeads(t *testing.T) {
 		}
 		want := "payments/0@2  held (undated: the record has no timestamp)"
 		if format == "json" {
-			want = `"hold_age_ms":null`
+			want = `"written_ms_ago":null`
 		}
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("%s lacks %q:\n%s", format, want, out)

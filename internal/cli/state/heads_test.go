@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
@@ -96,7 +97,7 @@ func TestStateHeadCauses(t *testing.T) {
 	if len(rep.Tasks) != 1 {
 		t.Fatalf("%d tasks", len(rep.Tasks))
 	}
-	heads := map[string]*jsonHead{}
+	heads := map[string]*render.HeadJSON{}
 	for _, jc := range rep.Tasks[0].Channels {
 		if jc.Head != nil {
 			heads[jc.Channel] = jc.Head
@@ -130,7 +131,7 @@ func TestStateHeadCauses(t *testing.T) {
 		if !strings.HasPrefix(b.Channel, strings.TrimSuffix(tc.blocker, "/0")) || b.Required != tc.required || val(b.Settled) != tc.settled || b.Cause != tc.cause && tc.cause != inspect.CauseCycle {
 			t.Errorf("%s: blocker %+v (settled %d), want %s ≥ %d settled %d %s", tc.on, b, val(b.Settled), tc.blocker, tc.required, tc.settled, tc.cause)
 		}
-		if tc.root != "" && (h.Root == nil || *h.Root != tc.root) {
+		if tc.root != "" && h.Root.String() != tc.root {
 			t.Errorf("%s: root %v, want %s", tc.on, h.Root, tc.root)
 		}
 		if h.NextStep == "" {

@@ -30,7 +30,7 @@ func TestHostileNamesInStateText(t *testing.T) {
 		rep := jsonReport{App: &app, Changelog: s + "-__parsley.ordering-changelog",
 			Group:     &jsonGroup{Group: "g", Members: []jsonMember{{Subscription: []string{s, "orders"}, Assignment: map[string][]int32{s: {0}}}}},
 			NextStart: &render.NextStart{Refused: true, Refusals: []render.Refusal{{Reason: parsley.Reason(s), Topic: &app, Channels: []string{ch}, Detail: s, NextStep: s}}},
-			Tasks:     []jsonTask{{Channels: []jsonChannel{{Channel: ch, Head: &jsonHead{Offset: 1, Cause: inspect.CauseReady}}}, CatchingUp: []string{ch}}}}
+			Tasks:     []jsonTask{{Channels: []jsonChannel{{Channel: ch, Head: &render.HeadJSON{Offset: 1, Cause: inspect.CauseReady}}}, CatchingUp: []string{ch}}}}
 		testutil.NoRawHostile(t, "state text", text(rep, 200))
 	}
 }

@@ -20,7 +20,7 @@ import (
 )
 
 // SchemaVersion names the JSON document state writes and its version.
-const SchemaVersion = "causalctl.state/v2"
+const SchemaVersion = "causalctl.state/v3"
 
 // The JSON schema (docs/state.md, docs/schemas/state.schema.json;
 // internal/acceptance: TestStateJSONMatchesTheSchemas). Field
@@ -78,75 +78,35 @@ type jsonTask struct {
 	// The changelog partition's read: where it stopped, the high
 	// watermark taken when it began, and where an open transaction held
 	// it (null when none did).
-	ReadTo                *int64        `json:"read_to"`
-	HighWatermark         *int64        `json:"high_watermark"`
-	BehindTransactionFrom *int64        `json:"behind_transaction_from"`
-	Version               *int          `json:"version"`
-	Held                  int           `json:"held"`
-	Channels              []jsonChannel `json:"channels"`
-	Roots                 []jsonRoot    `json:"roots"`
-	Corrupt               int           `json:"corrupt"`
+	ReadTo                *int64            `json:"read_to"`
+	HighWatermark         *int64            `json:"high_watermark"`
+	BehindTransactionFrom *int64            `json:"behind_transaction_from"`
+	Version               *int              `json:"version"`
+	Held                  int               `json:"held"`
+	Channels              []jsonChannel     `json:"channels"`
+	Roots                 []render.RootJSON `json:"roots"`
+	Corrupt               int               `json:"corrupt"`
 	// FailedClosed is the record the task fails closed on when read on;
 	// null when none.
-	FailedClosed *jsonFailedClosed `json:"failed_closed"`
+	FailedClosed *render.TaskFailedClosed `json:"failed_closed"`
 	// CatchingUp are the store's heads that reading on delivers.
 	CatchingUp []string `json:"catching_up"`
 }
 
-type jsonFailedClosed struct {
-	Channel   string  `json:"channel"`
-	Topic     *string `json:"topic"`
-	TopicID   string  `json:"topic_id"`
-	Partition int32   `json:"partition"`
-	Offset    int64   `json:"offset"`
-	Code      string  `json:"code"`
-	Detail    string  `json:"detail"`
-	NextStep  string  `json:"next_step"`
-}
-
 type jsonChannel struct {
-	Channel       string    `json:"channel"`
-	TopicID       string    `json:"topic_id"`
-	FedUpTo       *int64    `json:"fed_up_to"`
-	Settled       *int64    `json:"settled"`
-	Frontier      *int64    `json:"frontier"`
-	DeliveredPast *int64    `json:"delivered_past"`
-	Held          int       `json:"held"`
-	Committed     *int64    `json:"committed"`
-	Lag           *int64    `json:"lag"`
-	Head          *jsonHead `json:"head"`
+	Channel       string           `json:"channel"`
+	TopicID       string           `json:"topic_id"`
+	FedUpTo       *int64           `json:"fed_up_to"`
+	Settled       *int64           `json:"settled"`
+	Frontier      *int64           `json:"frontier"`
+	DeliveredPast *int64           `json:"delivered_past"`
+	Held          int              `json:"held"`
+	Committed     *int64           `json:"committed"`
+	Lag           *int64           `json:"lag"`
+	Head          *render.HeadJSON `json:"head"`
 	// BehindReady is the held head behind a ready head (Head): held once
 	// the ready one is delivered; nil when Head is no ready head.
-	BehindReady *jsonHead `json:"behind_ready,omitempty"`
-}
-
-type jsonHead struct {
-	Offset       int64         `json:"offset"`
-	Timestamp    *string       `json:"timestamp"`
-	WrittenMsAgo *int64        `json:"written_ms_ago"`
-	KeySize      *int          `json:"key_size"`
-	ValueSize    *int          `json:"value_size"`
-	Causes       string        `json:"causes"`
-	Blockers     []jsonBlocker `json:"blockers"`
-	Cause        inspect.Cause `json:"cause"`
-	Root         *string       `json:"root"`
-	NextStep     string        `json:"next_step"`
-}
-
-type jsonBlocker struct {
-	Channel  string        `json:"channel"`
-	Required int64         `json:"required"`
-	Settled  *int64        `json:"settled"`
-	Cause    inspect.Cause `json:"cause"`
-	Root     *string       `json:"root"`
-}
-
-type jsonRoot struct {
-	Channel  string        `json:"channel"`
-	Offset   int64         `json:"offset"`
-	Cause    inspect.Cause `json:"cause"`
-	NextStep string        `json:"next_step"`
-	Heads    []string      `json:"heads"`
+	BehindReady *render.HeadJSON `json:"behind_ready,omitempty"`
 }
 
 func known(p int64) *int64 {
@@ -180,7 +140,7 @@ func build(w *inspect.Process, tasks []*inspect.Task, corrupt []*parsley.Corrupt
 		out.Corrupt = append(out.Corrupt, jc)
 	}
 	for _, t := range tasks {
-		jt := jsonTask{Task: t.State.Task, ScopeSource: t.ScopeSource, Channels: []jsonChannel{}, Roots: []jsonRoot{},
+		jt := jsonTask{Task: t.State.Task, ScopeSource: t.ScopeSource, Channels: []jsonChannel{}, Roots: []render.RootJSON{},
 			ReadTo: known(t.Read.ReadTo), HighWatermark: known(t.Read.HighWatermark), Held: t.State.HeldCount(), Corrupt: len(t.State.Corrupt)}
 		if t.AssignedTo != "" {
 			jt.AssignedTo = &t.AssignedTo
@@ -198,19 +158,13 @@ func build(w *inspect.Process, tasks []*inspect.Task, corrupt []*parsley.Corrupt
 			}
 		}
 		if f := t.FailedClosed(); f != nil {
-			at := w.Names.Channel(f.Channel)
-			jf := &jsonFailedClosed{Channel: at, TopicID: f.Channel.Topic.String(), Partition: f.Channel.Partition, Offset: f.Offset,
-				Code: string(f.Code), Detail: f.Detail, NextStep: inspect.FailedClosedStep(at, f)}
-			if name, ok := w.Names.Name(f.Channel.Topic); ok {
-				jf.Topic = &name
-			}
-			jt.FailedClosed = jf
+			jt.FailedClosed = render.FailedClosedOf(f, w.Names)
 		}
 		for _, ch := range t.Scope {
 			jt.Channels = append(jt.Channels, channelJSON(w, t, ch, now))
 		}
-		for _, r := range t.Report.Roots {
-			jt.Roots = append(jt.Roots, jsonRoot{Channel: r.Channel, Offset: r.Offset, Cause: r.Cause, NextStep: r.NextStep, Heads: r.Heads})
+		for i := range t.Report.Roots {
+			jt.Roots = append(jt.Roots, render.RootOf(&t.Report.Roots[i]))
 		}
 		for _, n := range t.HeadCauses() {
 			out.HeldHeads += n
@@ -259,68 +213,32 @@ func channelJSON(w *inspect.Process, t *inspect.Task, ch clock.Channel, now time
 }
 
 // headJSON describes a head of channel c (named name): the diagnosed held
-// head dh, or with dh nil the store's ready head.
-func headJSON(w *inspect.Process, c *parsley.Channel, dh *inspect.Head, name string, now time.Time) *jsonHead {
-	jh := &jsonHead{Blockers: []jsonBlocker{}}
-	var rec *parsley.HeldRecord
-	switch {
-	case dh == nil:
-		jh.Offset, rec = c.Held[0].Offset, &c.Held[0].Record
-	default:
-		jh.Offset = dh.Offset
-		if c != nil {
-			for i := range c.Held {
-				if c.Held[i].Offset == dh.Offset {
-					rec = &c.Held[i].Record
-				}
-			}
-		}
+// head dh as every document writes it, or with dh nil the store's ready
+// head.
+func headJSON(w *inspect.Process, c *parsley.Channel, dh *inspect.Head, name string, now time.Time) *render.HeadJSON {
+	if dh != nil {
+		jh := render.HeadOf(dh)
+		return &jh
 	}
-	if rec != nil {
-		if clk, err := rec.Clock(); err == nil {
-			jh.Causes = w.Names.Format(clk)
-		}
-		if rec.Key != nil {
-			n := len(rec.Key)
-			jh.KeySize = &n
-		}
-		if rec.Value != nil {
-			n := len(rec.Value)
-			jh.ValueSize = &n
-		}
-	} else if dh != nil {
-		jh.Causes = dh.Clock
+	held := &c.Held[0]
+	at := name + "@" + strconv.FormatInt(held.Offset, 10)
+	jh := render.HeadJSON{Channel: name, TopicID: c.Channel.Topic.String(), Offset: held.Offset, Queued: len(c.Held),
+		Chain: []string{}, Blockers: []render.BlockerJSON{}, Cause: inspect.CauseReady,
+		NextStep: inspect.NextStep(inspect.CauseReady, at, nil, nil)}
+	if clk, err := held.Record.Clock(); err == nil {
+		jh.Causes = w.Names.Format(clk)
 	}
-	ts := time.Time{}
-	switch {
-	case rec != nil:
-		ts, _ = record.TimeOf(rec.Timestamp)
-	case rec == nil && dh != nil:
-		ts = dh.Timestamp
+	if n := held.Record.KeySize(); n >= 0 {
+		jh.KeySize = &n
 	}
-	if !ts.IsZero() {
-		s := render.Time(ts)
-		ago := now.Sub(ts).Milliseconds()
+	if n := held.Record.ValueSize(); n >= 0 {
+		jh.ValueSize = &n
+	}
+	if ts, ok := record.TimeOf(held.Record.Timestamp); ok {
+		s, ago := render.Time(ts), now.Sub(ts).Milliseconds()
 		jh.Timestamp, jh.WrittenMsAgo = &s, &ago
 	}
-	here := name + "@" + strconv.FormatInt(jh.Offset, 10)
-	if dh == nil {
-		jh.Cause = inspect.CauseReady
-		jh.NextStep = inspect.NextStep(inspect.CauseReady, here, nil, nil)
-	} else {
-		jh.Cause, jh.NextStep = dh.Cause, dh.NextStep
-		root := dh.Root + "@" + strconv.FormatInt(dh.RootOffset, 10)
-		jh.Root = &root
-		for _, b := range dh.Blockers {
-			jb := jsonBlocker{Channel: b.Channel, Required: b.Required, Settled: known(b.Settled), Cause: b.Cause}
-			if b.Root != "" {
-				r := b.Root
-				jb.Root = &r
-			}
-			jh.Blockers = append(jh.Blockers, jb)
-		}
-	}
-	return jh
+	return &jh
 }
 
 func write(wr io.Writer, width int, format string, rep jsonReport) error {
@@ -413,7 +331,7 @@ func text(rep jsonReport, width int) string {
 				escape.Text(f.Channel), f.Offset, f.Code, escape.Text(f.NextStep))
 		}
 		b.WriteString(channelTable(t.Channels, width))
-		heads := map[string]*jsonHead{}
+		heads := map[string]*render.HeadJSON{}
 		for i := range t.Channels {
 			if h := t.Channels[i].Head; h != nil {
 				heads[t.Channels[i].Channel+"@"+strconv.FormatInt(h.Offset, 10)] = h
@@ -451,7 +369,7 @@ func text(rep jsonReport, width int) string {
 	return b.String()
 }
 
-func headText(at string, h *jsonHead) string {
+func headText(at string, h *render.HeadJSON) string {
 	if h == nil {
 		return at + "  (held behind a ready head)"
 	}

@@ -305,7 +305,7 @@ func TestStateAgainstTheGates(t *testing.T) {
 			if jh.Offset != h.Offset || string(jh.Cause) != wantCause[jc.Channel] {
 				t.Errorf("%s: head @%d cause %s, want @%d %s", jc.Channel, jh.Offset, jh.Cause, h.Offset, wantCause[jc.Channel])
 			}
-			if r := wantRoot[jc.Channel]; (jh.Root == nil) != (r == "") || (jh.Root != nil && *jh.Root != r) {
+			if r := wantRoot[jc.Channel]; jh.Root.String() != r {
 				t.Errorf("%s: root %v, want %q", jc.Channel, jh.Root, r)
 			}
 			if val(jh.WrittenMsAgo) != (3*time.Minute).Milliseconds() || val64(jh.KeySize) != 1 || val64(jh.ValueSize) != 5 {

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
@@ -8,10 +9,9 @@ import (
 	"github.com/causalctl/causalctl/internal/record"
 )
 
-// The holds JSON schema (docs/holds.md).
 // HoldsSchema names the JSON document `holds -o json` and the web API's
-// /api/v1/processes/APP write, and its version.
-const HoldsSchema = "causalctl.holds/v2"
+// /api/v1/processes/APP write, and its version (docs/schemas/holds.schema.json).
+const HoldsSchema = "causalctl.holds/v3"
 
 // The JSON schema (docs/holds.md). Field names are stable; a field is
 // null when unknown, never left out, except the optional ones marked so.
@@ -53,16 +53,33 @@ type HoldsTask struct {
 	Ready []string `json:"ready,omitempty"`
 }
 
-// TaskFailedClosed is the record a task fails closed on, as state writes
-// it.
+// TaskFailedClosed is the record a task fails closed on, in every
+// document that reports one (holds, state).
 type TaskFailedClosed struct {
-	Channel  string `json:"channel"`
-	Offset   int64  `json:"offset"`
-	Code     string `json:"code"`
-	Detail   string `json:"detail"`
-	NextStep string `json:"next_step"`
+	Channel string `json:"channel"`
+	// Topic is the channel's topic name, null when only its id is known.
+	Topic     *string `json:"topic"`
+	TopicID   string  `json:"topic_id"`
+	Partition int32   `json:"partition"`
+	Offset    int64   `json:"offset"`
+	Code      string  `json:"code"`
+	Detail    string  `json:"detail"`
+	NextStep  string  `json:"next_step"`
 }
 
+// FailedClosedOf is f as the documents write it, its channel named by names.
+func FailedClosedOf(f *inspect.FailedClosed, names *clock.Names) *TaskFailedClosed {
+	at := names.Channel(f.Channel)
+	out := &TaskFailedClosed{Channel: at, TopicID: f.Channel.Topic.String(), Partition: f.Channel.Partition, Offset: f.Offset,
+		Code: string(f.Code), Detail: f.Detail, NextStep: inspect.FailedClosedStep(at, f)}
+	if name, ok := names.Name(f.Channel.Topic); ok {
+		out.Topic = &name
+	}
+	return out
+}
+
+// RootJSON is a root of the wait chains, in every document that reports
+// one (holds, state).
 type RootJSON struct {
 	Channel  string        `json:"channel"`
 	Offset   int64         `json:"offset"`
@@ -73,17 +90,29 @@ type RootJSON struct {
 	Task     *int32        `json:"task,omitempty"` // --tasks, --app
 }
 
+// HeadJSON is a held head (or, in state, a ready one), in every document
+// that reports one: holds' heads, state's channels[].head and
+// behind_ready (docs/schemas/report.schema.json#/$defs/head).
 type HeadJSON struct {
-	Channel     string         `json:"channel"`
-	TopicID     string         `json:"topic_id"`
-	Offset      int64          `json:"offset"`
-	Timestamp   *string        `json:"timestamp"`
-	HoldAgeMs   *int64         `json:"hold_age_ms"`
-	Queued      int            `json:"queued"`
-	Clock       string         `json:"clock"`
-	Undecodable string         `json:"undecodable,omitempty"`
-	Cause       inspect.Cause  `json:"cause"`
-	Root        RootRef        `json:"root"`
+	Channel   string  `json:"channel"`
+	TopicID   string  `json:"topic_id"`
+	Offset    int64   `json:"offset"`
+	Timestamp *string `json:"timestamp"`
+	// WrittenMsAgo is now − the record's timestamp.
+	WrittenMsAgo *int64 `json:"written_ms_ago"`
+	// KeySize and ValueSize are the record's key and value sizes when the
+	// reader kept the record (the ordering store does); null when the key
+	// or value is null or the reader saw headers only.
+	KeySize   *int `json:"key_size"`
+	ValueSize *int `json:"value_size"`
+	// Queued counts the records held on the channel, the head included.
+	Queued int `json:"queued"`
+	// Causes is the record's parsley.causes clock, names resolved.
+	Causes      string        `json:"causes"`
+	Undecodable string        `json:"undecodable,omitempty"`
+	Cause       inspect.Cause `json:"cause"`
+	// Root is where the head's wait chain ends; null for a ready head.
+	Root        *RootRef       `json:"root"`
 	Chain       []string       `json:"chain"`
 	ChainLength int            `json:"chain_length"`
 	Cycle       []string       `json:"cycle,omitempty"`
@@ -94,18 +123,30 @@ type HeadJSON struct {
 	Task        *int32         `json:"task,omitempty"` // --tasks, --app
 }
 
+// RootRef names a root: the head a wait chain ends at and its cause.
 type RootRef struct {
 	Channel string        `json:"channel"`
 	Offset  int64         `json:"offset"`
 	Cause   inspect.Cause `json:"cause"`
 }
 
+// String is the root as CHANNEL@OFFSET, as text output names it; "" for nil.
+func (r *RootRef) String() string {
+	if r == nil {
+		return ""
+	}
+	return r.Channel + "@" + strconv.FormatInt(r.Offset, 10)
+}
+
+// BlockerJSON is one unmet entry of a head's clock.
 type BlockerJSON struct {
 	Channel  string        `json:"channel"`
 	Required int64         `json:"required"`
 	Settled  *int64        `json:"settled"`
 	Cause    inspect.Cause `json:"cause"`
-	Root     string        `json:"root,omitempty"`
+	// Root is, for a held blocker, the channel its wait chain ends at;
+	// null when the blocker holds nothing.
+	Root     *string       `json:"root"`
 	Log      *LogJSON      `json:"log,omitempty"`
 	Producer *ProducerJSON `json:"producer,omitempty"`
 }
@@ -150,47 +191,73 @@ func Holds(rep *inspect.Report, opts HoldsOptions) HoldsJSON {
 	if out.Cycles == nil {
 		out.Cycles = [][]string{}
 	}
-	for _, r := range rep.Roots {
-		out.Roots = append(out.Roots, RootJSON{Channel: r.Channel, Offset: r.Offset, Cause: r.Cause, NextStep: r.NextStep, Heads: r.Heads, Cycle: r.Cycle})
+	for i := range rep.Roots {
+		out.Roots = append(out.Roots, RootOf(&rep.Roots[i]))
 	}
-	for _, h := range rep.Heads {
-		jh := HeadJSON{Channel: h.Channel, TopicID: h.TopicID, Offset: h.Offset, Queued: h.Queued, Clock: h.Clock,
-			Undecodable: h.Undecodable, Cause: h.Cause, Chain: h.Chain, ChainLength: h.ChainLen, Blockers: []BlockerJSON{}, NextStep: h.NextStep,
-			Root: RootRef{Channel: h.Root, Offset: h.RootOffset, Cause: h.RootCause}}
-		if h.Cycle != nil {
-			// Each head names at most MaxChain members of its cycle, as of
-			// its chain; the root's cycle and the report's cycles list it
-			// whole, once.
-			jh.Cycle, jh.CycleLength = h.Cycle[:min(len(h.Cycle), inspect.MaxChain)], len(h.Cycle)
-		}
-		if !h.Timestamp.IsZero() {
-			s := Time(h.Timestamp)
-			jh.Timestamp = &s
-		}
-		if h.Age.Known {
-			ms := h.Age.D.Milliseconds()
-			jh.HoldAgeMs = &ms
-		}
-		for _, b := range h.Blockers {
-			jb := BlockerJSON{Channel: b.Channel, Required: b.Required, Cause: b.Cause, Root: b.Root}
-			if t := b.Producer; t != nil {
-				jb.Producer = &ProducerJSON{OpenTransaction: *t, PinsLastStable: b.Log != nil && b.Log.PinAgrees(t)}
-			}
-			if b.Settled >= 0 {
-				s := b.Settled
-				jb.Settled = &s
-			}
-			if b.Log != nil {
-				jb.Log = &LogJSON{LogStart: b.Log.LogStart, LastStable: b.Log.LastStable, HighWatermark: b.Log.HighWatermark}
-			}
-			jh.Blockers = append(jh.Blockers, jb)
-		}
-		if r := h.Retention; r != nil {
-			jh.Retention = &RetentionJSON{RetentionMs: r.RetentionMs, DeletesAt: Time(r.DeletesAt), HeadroomMs: r.Left.Milliseconds(), Warn: r.Warn}
-		}
-		out.Heads = append(out.Heads, jh)
+	for i := range rep.Heads {
+		out.Heads = append(out.Heads, HeadOf(&rep.Heads[i]))
 	}
 	return out
+}
+
+// HeadOf is the diagnosed held head h as every document writes it.
+func HeadOf(h *inspect.Head) HeadJSON {
+	jh := HeadJSON{Channel: h.Channel, TopicID: h.TopicID, Offset: h.Offset, Queued: h.Queued, Causes: h.Clock,
+		Undecodable: h.Undecodable, Cause: h.Cause, Chain: h.Chain, ChainLength: h.ChainLen, Blockers: []BlockerJSON{}, NextStep: h.NextStep,
+		Root: &RootRef{Channel: h.Root, Offset: h.RootOffset, Cause: h.RootCause}}
+	if jh.Chain == nil {
+		jh.Chain = []string{}
+	}
+	if h.Cycle != nil {
+		// Each head names at most MaxChain members of its cycle, as of
+		// its chain; the root's cycle and the report's cycles list it
+		// whole, once.
+		jh.Cycle, jh.CycleLength = h.Cycle[:min(len(h.Cycle), inspect.MaxChain)], len(h.Cycle)
+	}
+	if !h.Timestamp.IsZero() {
+		s := Time(h.Timestamp)
+		jh.Timestamp = &s
+	}
+	if h.Age.Known {
+		ms := h.Age.D.Milliseconds()
+		jh.WrittenMsAgo = &ms
+	}
+	jh.KeySize, jh.ValueSize = size(h.KeySize), size(h.ValueSize)
+	for _, b := range h.Blockers {
+		jb := BlockerJSON{Channel: b.Channel, Required: b.Required, Cause: b.Cause}
+		if b.Root != "" {
+			r := b.Root
+			jb.Root = &r
+		}
+		if t := b.Producer; t != nil {
+			jb.Producer = &ProducerJSON{OpenTransaction: *t, PinsLastStable: b.Log != nil && b.Log.PinAgrees(t)}
+		}
+		if b.Settled >= 0 {
+			s := b.Settled
+			jb.Settled = &s
+		}
+		if b.Log != nil {
+			jb.Log = &LogJSON{LogStart: b.Log.LogStart, LastStable: b.Log.LastStable, HighWatermark: b.Log.HighWatermark}
+		}
+		jh.Blockers = append(jh.Blockers, jb)
+	}
+	if r := h.Retention; r != nil {
+		jh.Retention = &RetentionJSON{RetentionMs: r.RetentionMs, DeletesAt: Time(r.DeletesAt), HeadroomMs: r.Left.Milliseconds(), Warn: r.Warn}
+	}
+	return jh
+}
+
+// size is n, or nil for −1 (null or unknown).
+func size(n int) *int {
+	if n < 0 {
+		return nil
+	}
+	return &n
+}
+
+// RootOf is the root r as every document writes it.
+func RootOf(r *inspect.Root) RootJSON {
+	return RootJSON{Channel: r.Channel, Offset: r.Offset, Cause: r.Cause, NextStep: r.NextStep, Heads: r.Heads, Cycle: r.Cycle}
 }
 
 // TaskHolds is one task's diagnosis, for HoldsTasks.
@@ -230,8 +297,7 @@ func HoldsTasks(app string, reps []TaskHolds, up *Upstream, now time.Time, names
 		merged.Cycles = append(merged.Cycles, j.Cycles...)
 		jt := HoldsTask{Task: task, Scope: r.Scope, HeldHeads: j.HeldHeads, HeldRecords: j.HeldRecords, BehindTransactionFrom: r.BehindFrom, Ready: r.Ready}
 		if f := r.Failed; f != nil {
-			at := names.Channel(f.Channel)
-			jt.FailedClosed = &TaskFailedClosed{Channel: at, Offset: f.Offset, Code: string(f.Code), Detail: f.Detail, NextStep: inspect.FailedClosedStep(at, f)}
+			jt.FailedClosed = FailedClosedOf(f, names)
 		}
 		merged.Tasks = append(merged.Tasks, jt)
 	}
