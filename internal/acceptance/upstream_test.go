@@ -4,7 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -189,5 +194,134 @@ func TestExporterNamesTheUpstreamRoot(t *testing.T) {
 	})
 	if strings.Contains(body, `parsley_task_upstream_root{app="enricher"`) {
 		t.Errorf("enricher waits on nobody:\n%s", processLines(body))
+	}
+}
+
+// TestUpstreamRootDoneWhen is issue 32's done-when for the fleet, end to
+// end on one kfake fleet: an upstream process (enricher) stopped with a
+// refusal, two downstream processes holding on its output. processes'
+// text and JSON name enricher and its refusal as the root of both and list
+// it first; the exporter's parsley_task_upstream_root series say the same
+// root for the same processes, and no other; the shipped alert
+// (ParsleyUpstreamRoot, run by promtool over exactly the scraped series)
+// fires for each, naming the upstream process and its reason.
+func TestUpstreamRootDoneWhen(t *testing.T) {
+	promtool := lookTool(t, "promtool")
+	addr := upstreamFleet(t)
+
+	code, text, stderr := runEnv(t, nil, "processes", "--brokers", addr)
+	if code != 0 {
+		t.Fatalf("processes: exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if len(lines) != 4 || !slices.Contains(strings.Fields(lines[0]), "UPSTREAM") || strings.Fields(lines[1])[0] != "enricher" {
+		t.Fatalf("processes: want the UPSTREAM column and enricher first:\n%s", text)
+	}
+	textRoot := map[string]string{}
+	for _, l := range lines[2:] {
+		f := strings.Fields(l)
+		for _, field := range f {
+			if strings.HasPrefix(field, "enricher(") {
+				textRoot[f[0]] = field
+			}
+		}
+	}
+	code, js, stderr := runEnv(t, nil, "processes", "--brokers", addr, "-o", "json")
+	if code != 0 {
+		t.Fatalf("processes -o json: exit %d: %s", code, stderr)
+	}
+	var doc struct {
+		Processes []struct {
+			App      string `json:"app"`
+			Upstream *struct {
+				App    *string `json:"app"`
+				Kind   string  `json:"kind"`
+				Code   *string `json:"code"`
+				Reason string  `json:"reason"`
+			} `json:"upstream"`
+		} `json:"processes"`
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	// want: downstream app → the exporter's labels of its root (upstream, reason).
+	want := map[string][2]string{}
+	for _, p := range doc.Processes {
+		if u := p.Upstream; u != nil && u.App != nil && u.Code != nil {
+			want[p.App] = [2]string{*u.App, u.Kind + " " + *u.Code}
+		}
+	}
+	for _, app := range []string{"billing", "shipping"} {
+		if want[app] != [2]string{"enricher", "refusing POSITIONS_DISCARDED_UNREAD"} {
+			t.Errorf("processes -o json: %s's root %v, want enricher refusing POSITIONS_DISCARDED_UNREAD", app, want[app])
+		}
+		if textRoot[app] != "enricher(refusing:POSITIONS_DISCARDED_UNREAD)" {
+			t.Errorf("processes: %s's UPSTREAM %q", app, textRoot[app])
+		}
+	}
+	if len(want) != 2 {
+		t.Errorf("processes -o json: roots %v, want billing's and shipping's alone", want)
+	}
+
+	clk := newTestClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	e := startExporter(t, addr, clk)
+	defer e.stop()
+	var series []string
+	e.await(t, "an upstream root for each downstream process", func(body string) bool {
+		series = series[:0]
+		for _, l := range strings.Split(body, "\n") {
+			if strings.HasPrefix(l, "parsley_task_upstream_root{") {
+				series = append(series, strings.TrimSuffix(l, " 1"))
+			}
+		}
+		return len(series) >= len(want)
+	})
+	label := regexp.MustCompile(`(\w+)="([^"]*)"`)
+	var inputs, alerts strings.Builder
+	seen := map[string]bool{}
+	for _, s := range series {
+		labels := map[string]string{}
+		for _, m := range label.FindAllStringSubmatch(s, -1) {
+			labels[m[1]] = m[2]
+		}
+		app := labels["app"]
+		if w, ok := want[app]; !ok || labels["upstream"] != w[0] || labels["reason"] != w[1] {
+			t.Errorf("exporter: %s; processes says %v", s, want[app])
+		}
+		seen[app] = true
+		fmt.Fprintf(&inputs, "      - series: '%s'\n        values: '1x15'\n", strings.Replace(s, "{", `{instance="x:9464",job="parsley",`, 1))
+		fmt.Fprintf(&alerts, `          - exp_labels: {severity: warning, instance: "x:9464", job: parsley, app: %q, task: %q, upstream: %q, reason: %q}
+            exp_annotations:
+              page: "http://x:9464/processes/%s"
+              summary: "A Parsley process holds records behind a stuck upstream process"
+              description: %q
+`, app, labels["task"], labels["upstream"], labels["reason"], labels["upstream"],
+			fmt.Sprintf("Task %s of %s holds records waiting on %s, which is stuck (%s): act on %s, not on %s; its holds clear once %s writes again. `causalctl processes` lists the roots first; docs/fleet.md explains the upstream root.",
+				labels["task"], app, labels["upstream"], labels["reason"], labels["upstream"], app, labels["upstream"]))
+	}
+	if len(seen) != len(want) {
+		t.Errorf("exporter: roots for %v, processes for %v", seen, want)
+	}
+	rules, err := filepath.Abs("../../contrib/prometheus/parsley-alerts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	test := fmt.Sprintf(`rule_files:
+  - %q
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+%s    alert_rule_test:
+      - eval_time: 6m
+        alertname: ParsleyUpstreamRoot
+        exp_alerts:
+%s`, rules, inputs.String(), alerts.String())
+	if err := os.WriteFile(filepath.Join(dir, "scraped_test.yaml"), []byte(test), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "test", "rules", filepath.Join(dir, "scraped_test.yaml")).CombinedOutput(); err != nil {
+		t.Errorf("the alert over the scraped series: %v\n%s\n%s", err, out, test)
 	}
 }

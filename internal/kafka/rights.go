@@ -3,6 +3,8 @@ package kafka
 import (
 	"context"
 	"errors"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -27,7 +29,8 @@ type Rights struct {
 // DeleteRights describes the cluster's ACLs (read-only) and says whether
 // they allow the client's principal Delete on group and on each of
 // topics. An ACL allowing ALL counts; a DENY wins; host restrictions are
-// not judged. A super user's rights are no ACL, and cannot be seen.
+// not judged. A super user's rights are no ACL: where no ACL allows it,
+// the broker's own authorized operations are asked (deleteAuthorized).
 func (c *Client) DeleteRights(ctx context.Context, group string, topics []string) (Rights, error) {
 	r := Rights{Principal: "User:ANONYMOUS"}
 	if c.cfg.SASL != nil && c.cfg.SASL.User != "" {
@@ -86,7 +89,52 @@ func (c *Client) DeleteRights(ctx context.Context, group string, topics []string
 			r.Missing = append(r.Missing, "topic "+t)
 		}
 	}
+	if len(r.Missing) > 0 {
+		// No ACL allows it; the authorizer may still (a super user):
+		// its own answer is the last word where the broker gives one.
+		allowed := c.deleteAuthorized(ctx, group, topics)
+		r.Missing = slices.DeleteFunc(r.Missing, func(res string) bool { return allowed[res] })
+	}
 	return r, nil
+}
+
+// deleteAuthorized is the broker's own answer (KIP-430's authorized
+// operations, DescribeGroups v3+ and Metadata v8+) to whether the client
+// may delete group and each of topics, by resource ("group G", "topic
+// T"): true only where the broker says Delete is authorized. A broker
+// that does not say, or a request that fails, leaves the ACLs' answer.
+func (c *Client) deleteAuthorized(ctx context.Context, group string, topics []string) map[string]bool {
+	const deleteBit = 1 << int32(kmsg.ACLOperationDelete)
+	says := func(ops int32) bool { return ops != math.MinInt32 && ops&deleteBit != 0 }
+	out := map[string]bool{}
+	greq := kmsg.NewPtrDescribeGroupsRequest()
+	greq.Groups = []string{group}
+	greq.IncludeAuthorizedOperations = true
+	if resp, err := greq.RequestWith(ctx, c.cl); err == nil {
+		for _, g := range resp.Groups {
+			if g.Group == group && g.ErrorCode == 0 && says(g.AuthorizedOperations) {
+				out["group "+group] = true
+			}
+		}
+	}
+	if len(topics) == 0 {
+		return out
+	}
+	mreq := kmsg.NewPtrMetadataRequest()
+	for _, t := range topics {
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(t)
+		mreq.Topics = append(mreq.Topics, rt)
+	}
+	mreq.IncludeTopicAuthorizedOperations = true
+	if resp, err := mreq.RequestWith(ctx, c.cl); err == nil {
+		for _, t := range resp.Topics {
+			if t.Topic != nil && t.ErrorCode == 0 && says(t.AuthorizedOperations) {
+				out["topic "+*t.Topic] = true
+			}
+		}
+	}
+	return out
 }
 
 func patternMatches(p kmsg.ACLResourcePatternType, pattern, name string) bool {

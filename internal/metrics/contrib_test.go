@@ -14,6 +14,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/testutil"
+	"github.com/causalctl/causalctl/internal/upstream"
 )
 
 // The rules and the dashboard shipped in contrib/, from this package.
@@ -39,8 +40,12 @@ func exportedByExporter(t *testing.T) map[string]bool {
 // exports, and each one's label names.
 func exporterLabels(t *testing.T) (map[string]bool, map[string]map[string]bool) {
 	t.Helper()
+	// The fixture with an upstream root on one task, so that the series
+	// only a stuck upstream process brings is exported too.
+	snap := notifierSnapshot()
+	snap.Processes[0].Tasks[1].Upstream = &upstream.Root{App: "enricher", Kind: upstream.Stopped, Topic: "shipments"}
 	src := &fixedProcesses{}
-	src.set(notifierSnapshot())
+	src.set(snap)
 	mfs, err := NewRegistry(FleetSource(src, HealthBounds{}, func() time.Time { return scrapeTime }, Options{})).Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +106,10 @@ func TestAlertRules(t *testing.T) {
 		checkNames(t, r.Alert, r.Expr, names)
 		if r.Labels["severity"] == "" || r.Annotations["summary"] == "" || r.Annotations["description"] == "" {
 			t.Errorf("%s: want a severity label, a summary and a description: %+v", r.Alert, r)
+		}
+		// Every alert links to the exporter's page (docs/web.md).
+		if p := r.Annotations["page"]; !strings.Contains(p, "causalctl_exporter_web_info") || !strings.Contains(p, "/processes/") && r.Alert != "ParsleyExporterNotRefreshing" {
+			t.Errorf("%s: want a page annotation linking to its process's page: %q", r.Alert, p)
 		}
 	}
 	for _, want := range []string{"CausalctlHoldTooOld", "CausalctlFailedClosed", "CausalctlBlockedBeyondLogEnd", "CausalctlSettledNotMoving", "CausalctlDisconnected"} {
@@ -225,11 +234,13 @@ func TestParsleyAlertRules(t *testing.T) {
 		}
 	}
 	for alert, want := range map[string]string{
-		"ParsleyRecordHeldTooLong":   "parsley_records_held_age_max_seconds",
-		"ParsleyHoldingUnassigned":   "parsley_task_assigned",
-		"ParsleyHeadBeyondLogEnd":    `cause="` + string(inspect.CauseBeyondLogEnd) + `"`,
-		"ParsleyHeadOpenTransaction": `cause="` + string(inspect.CauseOpenTransaction) + `"`,
-		"ParsleyStartRefused":        "parsley_process_start_refusals",
+		"ParsleyRecordHeldTooLong":        "parsley_records_held_age_max_seconds",
+		"ParsleyHoldingUnassigned":        "parsley_task_assigned",
+		"ParsleyHeadBeyondLogEnd":         `cause="` + string(inspect.CauseBeyondLogEnd) + `"`,
+		"ParsleyHeadOpenTransaction":      `cause="` + string(inspect.CauseOpenTransaction) + `"`,
+		"ParsleyStartRefused":             "parsley_process_start_refusals",
+		"ParsleyRetentionClockRunningOut": "parsley_channel_retention_headroom_seconds",
+		"ParsleyUpstreamRoot":             "parsley_task_upstream_root",
 	} {
 		r, ok := byName[alert]
 		if !ok {
@@ -238,6 +249,15 @@ func TestParsleyAlertRules(t *testing.T) {
 		}
 		if !strings.Contains(r.Expr, want) {
 			t.Errorf("%s does not select %s: %s", alert, want, r.Expr)
+		}
+	}
+	// The upstream root's page goes to the stuck process: its description
+	// names it and why it is stuck.
+	if r, ok := byName["ParsleyUpstreamRoot"]; ok {
+		for _, label := range []string{"$labels.upstream", "$labels.reason"} {
+			if !strings.Contains(r.Annotations["description"], label) {
+				t.Errorf("ParsleyUpstreamRoot's description does not name %s: %s", label, r.Annotations["description"])
+			}
 		}
 	}
 }

@@ -197,8 +197,17 @@ func Summarize(ctx context.Context, cl *kafka.Client, sel Selection, txnWait tim
 	if err != nil {
 		return nil, err
 	}
+	return summarize(ctx, cl, changelogs, listing, txnWait, concurrency, now)
+}
+
+// summarize reads and summarises the process of each of changelogs, in
+// their order, at most concurrency at once.
+func summarize(ctx context.Context, cl *kafka.Client, changelogs []string, listing map[string][]int32, txnWait time.Duration, concurrency int, now time.Time) ([]inspect.ProcessSummary, error) {
 	rows := make([]inspect.ProcessSummary, len(changelogs))
-	err = ReadMany(ctx, cl, changelogs, listing, txnWait, concurrency, func(i int, p *inspect.Process, err error) {
+	if len(changelogs) == 0 {
+		return rows, nil
+	}
+	err := ReadMany(ctx, cl, changelogs, listing, txnWait, concurrency, func(i int, p *inspect.Process, err error) {
 		if err == nil {
 			err = ReadOnAll(ctx, cl, p, ReadOnOptions{})
 		}

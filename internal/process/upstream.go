@@ -7,6 +7,7 @@ import (
 
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
+	"github.com/causalctl/causalctl/internal/parsley"
 	"github.com/causalctl/causalctl/internal/upstream"
 )
 
@@ -50,25 +51,84 @@ func RootsFirst(rows []inspect.ProcessSummary, roots map[string]upstream.Root) {
 	})
 }
 
-// RootOf is app's upstream root, nil when it has none: every process of
-// the cluster read and summarised (Summarize, at most concurrency at
-// once) and resolved (Upstream) — what a process waits on is known only
-// from the others.
+// RootOf is app's upstream root, nil when it has none. Only the processes
+// on its way upstream are read and summarised (at most concurrency at
+// once): app, the writers of the topics its held heads wait on, theirs,
+// and so on, the writers learned as in Upstream. The others cannot be on
+// the way, so the root is the one Upstream gives over every process, at
+// the cost of the processes upstream of app rather than of the cluster's
+// (docs/performance.md).
 func RootOf(ctx context.Context, cl *kafka.Client, app string, fleet upstream.Writers, txnWait time.Duration, concurrency int, now time.Time) (*upstream.Root, error) {
-	rows, err := Summarize(ctx, cl, Selection{}, txnWait, concurrency, now)
+	r, _, err := rootOf(ctx, cl, app, fleet, txnWait, concurrency, now)
+	return r, err
+}
+
+// rootOf is RootOf, also saying which processes it read, in the order read.
+func rootOf(ctx context.Context, cl *kafka.Client, app string, fleet upstream.Writers, txnWait time.Duration, concurrency int, now time.Time) (*upstream.Root, []string, error) {
+	changelogs, listing, err := Discover(ctx, cl, "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if !slices.ContainsFunc(rows, func(r inspect.ProcessSummary) bool { return r.App == app }) {
-		// Its changelog is gone: it is still a node waiting on nothing.
-		rows = append(rows, inspect.ProcessSummary{App: app})
+	changelogOf := map[string]string{}
+	var apps []string
+	for _, name := range changelogs {
+		if a, ok := parsley.AppOf(name); ok {
+			changelogOf[a] = name
+			apps = append(apps, a)
+		}
 	}
-	roots, err := Upstream(ctx, cl, rows, fleet)
-	if err != nil {
-		return nil, err
+	writers := upstream.Writers{}
+	writers.Merge(fleet)
+	var nodes []upstream.Node
+	var read []string
+	seen := map[string]bool{app: true}
+	asked := map[string]bool{}
+	for next := []string{app}; len(next) > 0; {
+		var logs []string
+		for _, a := range next {
+			read = append(read, a)
+			if name, ok := changelogOf[a]; ok {
+				logs = append(logs, name)
+			} else if a == app {
+				// Its changelog is gone: it is still a node waiting on nothing.
+				nodes = append(nodes, upstream.NodeOf(&inspect.ProcessSummary{App: a}))
+			}
+		}
+		rows, err := summarize(ctx, cl, logs, listing, txnWait, concurrency, now)
+		if err != nil {
+			return nil, nil, err
+		}
+		var waited []string
+		for i := range rows {
+			nodes = append(nodes, upstream.NodeOf(&rows[i]))
+			for _, topic := range rows[i].WaitsOn {
+				if !asked[topic] {
+					asked[topic] = true
+					waited = append(waited, topic)
+				}
+			}
+		}
+		slices.Sort(waited)
+		if len(waited) > 0 {
+			found, err := cl.Writers(ctx, waited, apps)
+			if err != nil {
+				return nil, nil, err
+			}
+			writers.Merge(found)
+		}
+		next = nil
+		for _, topic := range waited {
+			for _, w := range writers[topic] {
+				if _, ok := changelogOf[w]; ok && !seen[w] {
+					seen[w] = true
+					next = append(next, w)
+				}
+			}
+		}
+		slices.Sort(next)
 	}
-	if r, ok := roots[app]; ok {
-		return &r, nil
+	if r, ok := upstream.New(nodes, writers).Resolve()[app]; ok {
+		return &r, read, nil
 	}
-	return nil, nil
+	return nil, read, nil
 }

@@ -92,8 +92,9 @@ state is a warning on stderr (docs/tasks.md).
 Read from the cluster, the process's upstream root is named too: the
 stuck process (stopped, failing closed, refusing its start, or holding
 because of its own upstream) that writes a topic its held heads wait on,
-or the cycle of processes waiting on each other — every process of the
-cluster is read to know it; --fleet FILE names writers the cluster cannot
+or the cycle of processes waiting on each other — the processes on the
+way upstream are read to know it (the writers of what it waits on,
+theirs, and so on); --fleet FILE names writers the cluster cannot
 tell (docs/fleet.md). With --app only.
 
 Output (--output): text (heads grouped by root, chains drawn as trees, the

@@ -150,7 +150,7 @@ func Build(in Input) *Plan {
 		if quiet.OK {
 			quiet.Detail = fmt.Sprintf("the ordering changelog was last written %s ago, at least the session timeout (%s)", since.Round(time.Second), in.SessionTimeout)
 		} else {
-			quiet.Detail = fmt.Sprintf("the ordering changelog was last written %s ago, within the session timeout (%s): a closed instance may still hold its membership; wait %s", since.Round(time.Second), in.SessionTimeout, (in.SessionTimeout - since).Round(time.Second))
+			quiet.Detail = fmt.Sprintf("the ordering changelog was last written %s ago, within the session timeout (%s): a closed instance may still hold its membership; wait %s", since.Round(time.Second), in.SessionTimeout, ceilSecond(in.SessionTimeout-since))
 		}
 	}
 	pl.Checks = append(pl.Checks, quiet)
@@ -296,6 +296,14 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ceilSecond rounds d up to a whole second: a wait said is never too short.
+func ceilSecond(d time.Duration) time.Duration {
+	if r := d.Truncate(time.Second); r < d {
+		return r + time.Second
+	}
+	return d
 }
 
 func plural(n int, one, many string) string {

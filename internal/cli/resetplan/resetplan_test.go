@@ -10,10 +10,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/cli/cmdutil/cmdutiltest"
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/conn"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/kafka"
@@ -40,15 +43,26 @@ const app = "packer"
 type world struct {
 	c   *kfake.Cluster
 	adm *kadm.Client
+	// auth is how the test's own clients log in: empty without SASL.
+	auth []kgo.Opt
+	// env is the command's environment beside the brokers (SASL).
+	env map[string]string
 }
 
 func newWorld(t *testing.T, stoppedFor time.Duration, discarded bool, stores ...string) *world {
 	t.Helper()
-	opts := []kfake.Opt{kfake.SeedTopics(1, "clicks", "elsewhere", parsley.ChangelogTopic(app), parsley.ChangelogTopic("packer-x"), "packer-x-stock-changelog")}
+	return newWorldOn(t, nil, nil, stoppedFor, discarded, stores...)
+}
+
+// newWorldOn is newWorld on a cluster made with cluster's options, the
+// test writing it as auth logs in (a super user where ACLs are on).
+func newWorldOn(t *testing.T, cluster []kfake.Opt, auth []kgo.Opt, stoppedFor time.Duration, discarded bool, stores ...string) *world {
+	t.Helper()
+	opts := append([]kfake.Opt{kfake.SeedTopics(1, "clicks", "elsewhere", parsley.ChangelogTopic(app), parsley.ChangelogTopic("packer-x"), "packer-x-stock-changelog")}, cluster...)
 	for _, s := range stores {
 		opts = append(opts, kfake.SeedTopics(1, app+"-"+s+"-changelog"))
 	}
-	w := &world{c: kafkatest.Cluster(t, opts...)}
+	w := &world{c: kafkatest.Cluster(t, opts...), auth: auth}
 	cl := w.client(t)
 	w.adm = kadm.NewClient(cl)
 	md, err := w.adm.Metadata(context.Background())
@@ -63,7 +77,9 @@ func newWorld(t *testing.T, stoppedFor time.Duration, discarded bool, stores ...
 	for range 20 {
 		recs = append(recs, &kgo.Record{Topic: "clicks", Value: []byte("c")})
 	}
-	kafkatest.Produce(t, w.c, recs...)
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
 	clicks := clock.Channel{Topic: ids["clicks"]}
 	entries := append([]*kgo.Record{parsleytest.StoreEntry(app, 0, parsley.Key{Tag: parsley.TagVersion}, []byte{parsley.StoreVersion})},
 		parsleytest.Bindings(app, 0, map[string]clock.TopicID{"clicks": ids["clicks"]})...)
@@ -91,7 +107,7 @@ func newWorld(t *testing.T, stoppedFor time.Duration, discarded bool, stores ...
 
 func (w *world) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(w.c.ListenAddrs()...), kgo.DisableClientMetrics()}, opts...)...)
+	cl, err := kgo.NewClient(append(append([]kgo.Opt{kgo.SeedBrokers(w.c.ListenAddrs()...), kgo.DisableClientMetrics()}, w.auth...), opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +136,13 @@ func (w *world) join(t *testing.T) {
 func run(t *testing.T, w *world, args ...string) (string, string, int) {
 	t.Helper()
 	ios, _, out, errOut := iostreams.Test()
-	f := cmdutiltest.Factory(ios, strings.Join(w.c.ListenAddrs(), ","))
+	brokers := strings.Join(w.c.ListenAddrs(), ",")
+	f := cmdutil.NewFactory(ios, func(k string) string {
+		if k == conn.EnvBrokers {
+			return brokers
+		}
+		return w.env[k]
+	})
 	f.Now = func() time.Time { return now }
 	err := cmdutiltest.Execute(cmdutiltest.AsRoot(NewCmdResetPlan(f, nil)), append([]string{"--app", app}, args...)...)
 	if err != nil {
@@ -287,4 +309,109 @@ func readFor(t *testing.T, w *world) (*inspect.Process, error) {
 	}
 	defer cl.Close()
 	return process.Read(context.Background(), cl, app, "", time.Second, &clock.Names{})
+}
+
+// aclWorld is the long-stopped world on a cluster with SASL and ACLs on:
+// admin (a super user) writes it; every other user may read what
+// reset-plan reads (topics, groups, transactional ids), describe the
+// cluster (and so its ACLs) when describe says so, and has acls besides;
+// root is a super user too, with no ACL of its own.
+func aclWorld(t *testing.T, users map[string]bool, acls map[string][]kfake.ACL) *world {
+	t.Helper()
+	reads := func(describeCluster bool) []kfake.ACL {
+		all := kmsg.ACLResourcePatternTypeLiteral
+		out := []kfake.ACL{
+			{Resource: kmsg.ACLResourceTypeTopic, Name: "*", Pattern: all, Operation: kmsg.ACLOperationRead, Allow: true},
+			{Resource: kmsg.ACLResourceTypeTopic, Name: "*", Pattern: all, Operation: kmsg.ACLOperationDescribeConfigs, Allow: true},
+			{Resource: kmsg.ACLResourceTypeGroup, Name: "*", Pattern: all, Operation: kmsg.ACLOperationRead, Allow: true},
+			{Resource: kmsg.ACLResourceTypeTransactionalId, Name: "*", Pattern: all, Operation: kmsg.ACLOperationDescribe, Allow: true},
+		}
+		if describeCluster {
+			out = append(out, kfake.ACL{Resource: kmsg.ACLResourceTypeCluster, Name: "kafka-cluster", Pattern: all, Operation: kmsg.ACLOperationDescribe, Allow: true})
+		}
+		return out
+	}
+	opts := []kfake.Opt{kfake.EnableSASL(), kfake.EnableACLs(), kfake.Superuser("PLAIN", "admin", "admin-secret"), kfake.Superuser("PLAIN", "root", "root-secret")}
+	for user, describeCluster := range users {
+		opts = append(opts, kfake.User("PLAIN", user, user+"-secret", append(reads(describeCluster), acls[user]...)...))
+	}
+	return newWorldOn(t, opts, []kgo.Opt{kgo.SASL(plain.Auth{User: "admin", Pass: "admin-secret"}.AsMechanism())}, 10*time.Minute, true)
+}
+
+// as sets w's command to log in as user.
+func (w *world) as(user string) *world {
+	w.env = map[string]string{conn.EnvSASLMechanism: "PLAIN", conn.EnvSASLUser: user, conn.EnvSASLPassword: user + "-secret"}
+	return w
+}
+
+// TestDeleteRightsOnACLCluster: delete-rights against a cluster with SASL
+// and ACLs: a principal the ACLs allow Delete on the group and the
+// changelogs meets it; one allowed only to read fails it, naming each
+// resource it may not delete (exit 4); a super user, whom no ACL names,
+// meets it on the broker's word; one not allowed to describe the
+// cluster's ACLs leaves it unchecked, saying so, and the plan is ready on
+// the other preconditions. The principal is the SASL user's.
+func TestDeleteRightsOnACLCluster(t *testing.T) {
+	lit, pre := kmsg.ACLResourcePatternTypeLiteral, kmsg.ACLResourcePatternTypePrefixed
+	w := aclWorld(t, map[string]bool{"ops": true, "clerk": true, "guest": false}, map[string][]kfake.ACL{
+		"ops": {
+			{Resource: kmsg.ACLResourceTypeGroup, Name: app, Pattern: lit, Operation: kmsg.ACLOperationDelete, Allow: true},
+			{Resource: kmsg.ACLResourceTypeTopic, Name: app + "-", Pattern: pre, Operation: kmsg.ACLOperationDelete, Allow: true},
+		},
+		// clerk may delete the group (All) but no topic.
+		"clerk": {{Resource: kmsg.ACLResourceTypeGroup, Name: app, Pattern: lit, Operation: kmsg.ACLOperationAll, Allow: true}},
+	})
+
+	detail := func(p jsonPlan) string {
+		for _, c := range p.Preconditions {
+			if c.Name == CheckRights {
+				return c.Detail
+			}
+		}
+		return ""
+	}
+	p, errOut, code := plan(t, w.as("ops"))
+	if st := status(p); code != 0 || st[CheckRights] != "ok" || !p.Ready || !strings.Contains(detail(p), "User:ops may delete") {
+		t.Errorf("ops: exit %d %s, %v: %q", code, errOut, st, detail(p))
+	}
+
+	p, errOut, code = plan(t, w.as("clerk"))
+	if code != cmdutil.ExitFound || !strings.Contains(errOut, CheckRights) || status(p)[CheckRights] != "fail" || p.Ready {
+		t.Errorf("clerk: exit %d %q, %v: want 4 naming %s", code, errOut, status(p), CheckRights)
+	}
+	if d := detail(p); !strings.Contains(d, "User:clerk may not delete topic packer-__parsley.ordering-changelog") || strings.Contains(d, "group packer") {
+		t.Errorf("clerk: %q: want the changelog named, not the group", d)
+	}
+
+	// A super user's right is no ACL: the broker's own authorized
+	// operations say it.
+	p, errOut, code = plan(t, w.as("root"))
+	if st := status(p); code != 0 || st[CheckRights] != "ok" || !strings.Contains(detail(p), "User:root may delete") {
+		t.Errorf("root: exit %d %s, %v: %q", code, errOut, st, detail(p))
+	}
+
+	p, errOut, code = plan(t, w.as("guest"))
+	if st := status(p); code != 0 || st[CheckRights] != "unchecked" || !p.Ready || !strings.Contains(detail(p), "not checked: not allowed to describe the cluster's ACLs") {
+		t.Errorf("guest: exit %d %s, %v: %q", code, errOut, st, detail(p))
+	}
+	text, _, _ := run(t, w.as("guest"))
+	if !strings.Contains(text, "not allowed to describe the cluster's ACLs") {
+		t.Errorf("guest: the text does not say why delete-rights is not checked:\n%s", text)
+	}
+}
+
+// TestQuietBoundary: quiet-for-session-timeout on both sides of its
+// boundary, on the test's clock: the changelog last written exactly the
+// session timeout before now passes; a millisecond more of timeout fails,
+// saying how long to wait (rounded up, never too short).
+func TestQuietBoundary(t *testing.T) {
+	w := newWorld(t, 45*time.Second, true)
+	p, errOut, code := plan(t, w, "--session-timeout", "45s")
+	if st := status(p); code != 0 || st[CheckQuiet] != "ok" {
+		t.Errorf("last written 45s ago, timeout 45s: exit %d %s, %v", code, errOut, st)
+	}
+	p, errOut, code = plan(t, w, "--session-timeout", "45001ms")
+	if st := status(p); code != cmdutil.ExitFound || st[CheckQuiet] != "fail" || !strings.Contains(errOut, CheckQuiet) || !strings.Contains(errOut, "wait 1s") {
+		t.Errorf("last written 45s ago, timeout 45.001s: exit %d %q, %v", code, errOut, st)
+	}
 }

@@ -122,8 +122,9 @@ unknown and a topic without log facts in it is not known to be deleted.
 Read from the cluster, the process's upstream root is named too: the
 stuck process (stopped, failing closed, refusing its start, or holding
 because of its own upstream) that writes a topic its held heads wait on,
-or the cycle of processes waiting on each other — every process of the
-cluster is read to know it; --fleet FILE names writers the cluster cannot
+or the cycle of processes waiting on each other — the processes on the
+way upstream are read to know it (the writers of what it waits on,
+theirs, and so on); --fleet FILE names writers the cluster cannot
 tell (docs/fleet.md).
 
 Output (--output): text (the next start, then one block per task, held heads
@@ -263,8 +264,8 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// rootOf is app's upstream root: every process of the cluster is read to
-// know who waits on whom (process.RootOf).
+// rootOf is app's upstream root: the processes on the way upstream are
+// read to know who waits on whom (process.RootOf).
 func rootOf(ctx context.Context, opts *Options, app string, now time.Time) (*upstream.Root, error) {
 	cl, err := opts.Dial(ctx)
 	if err != nil {
