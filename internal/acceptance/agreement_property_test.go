@@ -784,7 +784,7 @@ func watchSnapshotOf(t *testing.T, what, app, addr string, now time.Time) view.S
 	}
 	defer fol.Close()
 	drv, err := live.New(fol.Follower, live.Config{Title: "causalctl watch --app " + app, Now: func() time.Time { return now },
-		Seeds: att.Tasks, SeedWritten: att.SeedWritten, Replay: engine.Config{Names: names}, Interval: 5 * time.Millisecond})
+		Seeds: att.Tasks, SeedWritten: att.SeedWritten, SeedDeleted: att.Process.TopicDeleted, Replay: engine.Config{Names: names}, Interval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/causalctl/causalctl/internal/capture"
 	"github.com/causalctl/causalctl/internal/clock"
@@ -41,7 +42,27 @@ type Capture struct {
 	read    bool
 	observe func(*record.Item) error
 	clocks  bool // the first reading decodes headers too (ObserveClocks)
+	// read1 is what the first reading saw, which every later reading of
+	// a file must see again (ErrChanged).
+	read1 fingerprint
 }
+
+// fingerprint is what a reading of a capture saw: the file's size and
+// modification time when it is a regular file, the items read and the
+// line of the last.
+type fingerprint struct {
+	size     int64
+	modified time.Time
+	stat     bool // size and modified are known
+	items    int64
+	lastLine int64
+}
+
+// ErrChanged is the error of a capture file that changed between two
+// readings of one command (replay -f reads it twice: its channels, then
+// its records): the second reading would not be the input the first
+// described. check says the same (audit.ErrChanged).
+var ErrChanged = errors.New("the input changed between its two readings")
 
 // OpenCapture opens the capture at path ("-" for stdin) and reads it once,
 // channels only (capture.ChannelsOnly), for Channels and for the topic
@@ -62,6 +83,11 @@ func OpenCapture(ctx context.Context, ios *iostreams.IOStreams, path string, max
 		c.opened = append(c.opened, f)
 		if rereadable {
 			c.first = f
+			// What the first reading reads: a later reading must find the
+			// same file (Open).
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				c.read1.size, c.read1.modified, c.read1.stat = fi.Size(), fi.ModTime(), true
+			}
 		} else {
 			c.once = &contextReader{ctx: ctx, r: f}
 		}
@@ -97,9 +123,12 @@ func (c *Capture) firstReading(ctx context.Context, ios *iostreams.IOStreams, na
 		if c.observe != nil {
 			src = &observed{src, c.observe}
 		}
-		c.Channels, err = engine.Discover(src, names)
+		counted := &counting{src: src}
+		c.Channels, err = engine.Discover(counted, names)
 		pf.Close()
+		c.read1.items, c.read1.lastLine = counted.items, counted.lastLine
 	}
+
 	if err == nil && len(c.Channels) == 0 {
 		// Whatever the command: an empty capture was almost certainly
 		// captured or named wrongly (docs/exit-codes.md).
@@ -291,6 +320,13 @@ func (c *Capture) Open(opts ...capture.ReaderOption) (*capture.Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
+	if c.read1.stat && path == c.path {
+		if fi, err := f.Stat(); err == nil && (fi.Size() != c.read1.size || !fi.ModTime().Equal(c.read1.modified)) {
+			f.Close()
+			return nil, fmt.Errorf("%w: %d bytes modified %s when first read, %d bytes modified %s now",
+				ErrChanged, c.read1.size, c.read1.modified.UTC().Format(time.RFC3339Nano), fi.Size(), fi.ModTime().UTC().Format(time.RFC3339Nano))
+		}
+	}
 	// A new reading replaces the last: its reader is done with.
 	c.closeOpened()
 	c.opened = append(c.opened, f)
@@ -378,4 +414,57 @@ func (c *contextReader) pump() {
 			return
 		}
 	}
+}
+
+// counting passes a reading's items on, counting them and keeping the line
+// of the last.
+type counting struct {
+	src             engine.Source
+	items, lastLine int64
+}
+
+func (c *counting) Next() (*record.Item, error) {
+	it, err := c.src.Next()
+	if err == nil && it != nil {
+		c.items++
+		c.lastLine = max(c.lastLine, it.Line)
+	}
+	return it, err
+}
+
+// Verified passes a later reading of the capture on and fails it, naming
+// the line, as soon as it is not the first reading again: an item past the
+// first reading's last line, or, at its end, another number of items. (A
+// file rewritten between the readings is refused when it is opened:
+// Open.)
+func (c *Capture) Verified(src engine.Source) engine.Source {
+	if c.read1.items == 0 {
+		return src
+	}
+	return &verified{src: src, want: c.read1, name: c.Name}
+}
+
+type verified struct {
+	src             engine.Source
+	name            string
+	want            fingerprint
+	items, lastLine int64
+}
+
+func (v *verified) Next() (*record.Item, error) {
+	it, err := v.src.Next()
+	switch {
+	case err == io.EOF && (v.items != v.want.items || v.lastLine != v.want.lastLine):
+		return nil, &engine.InputError{Line: v.lastLine, Offset: -1, Err: fmt.Errorf("%s: %w: %d items to line %d, %d items to line %d when first read",
+			v.name, ErrChanged, v.items, v.lastLine, v.want.items, v.want.lastLine)}
+	case err != nil || it == nil:
+		return it, err
+	}
+	v.items++
+	v.lastLine = max(v.lastLine, it.Line)
+	if it.Line > v.want.lastLine {
+		ie := engine.NewInputError(it, fmt.Errorf("%s: %w: the first reading ended at line %d", v.name, ErrChanged, v.want.lastLine))
+		return nil, ie
+	}
+	return it, nil
 }

@@ -246,7 +246,7 @@ func openCapture(ctx context.Context, in *Spec, read Read, open func(...CaptureO
 	}
 	// Parse on one core, work on the other.
 	pf := replay.Prefetch(engine.WithContext(ctx, rd))
-	s.items, s.closers = pf, append(s.closers, func() { pf.Close() })
+	s.items, s.closers = c.Verified(pf), append(s.closers, func() { pf.Close() })
 	return s, nil
 }
 

@@ -56,6 +56,13 @@ const (
 	// CauseNotReceived: offline without log facts, not received, and
 	// nothing tells why.
 	CauseNotReceived Cause = "not-received"
+	// CauseDeleted: the required channel's topic was deleted from the
+	// cluster (or its name now binds another topic id) while the process
+	// did not see it: Parsley settles a deleted channel for good once it
+	// sees the deletion (SPEC §6: fed-up-to 2^63−1), so the claim is met
+	// as soon as the task runs again — unless its next start is refused
+	// for records of that topic still held.
+	CauseDeleted Cause = "deleted"
 	// CauseReady: a head a Parsley process holds in its ordering state
 	// although none of its causes blocks it any more: the process has not
 	// run it since (stopped, or its task unassigned). It delivers as soon
@@ -67,7 +74,7 @@ const (
 // resolves by itself outranks one that may (lagging, held).
 var causes = [...]Cause{
 	CauseUndecodable, CauseCycle, CauseTruncated, CauseNotARecord, CauseBeyondLogEnd,
-	CauseOutOfScope, CauseOpenTransaction, CauseBeyondInput, CauseNotReceived, CauseLagging, CauseHeld, CauseReady,
+	CauseOutOfScope, CauseOpenTransaction, CauseBeyondInput, CauseNotReceived, CauseLagging, CauseDeleted, CauseHeld, CauseReady,
 }
 
 // Causes returns every cause, the most telling first.
@@ -100,6 +107,10 @@ type Facts struct {
 	// every channel. A blocker on a channel that is not read is
 	// out-of-scope.
 	Reads func(clock.Channel) bool
+	// Deleted says a channel's topic is gone from the cluster (a
+	// process read from the cluster knows; nil knows of none). A
+	// blocker on such a channel is CauseDeleted.
+	Deleted func(clock.Channel) bool
 }
 
 // Classify returns the cause of one blocker of a held head of g, and for
@@ -113,6 +124,9 @@ func (f *Facts) Classify(g *gate.Gate, b gate.Blocker) (Cause, *record.OpenTrans
 	}
 	if f.Reads != nil && !f.Reads(b.Channel) {
 		return CauseOutOfScope, nil
+	}
+	if f.Deleted != nil && f.Deleted(b.Channel) {
+		return CauseDeleted, nil
 	}
 	// A position that passed the required offset without a record there.
 	passed := b.Required <= g.Reached(b.Channel)
@@ -196,6 +210,8 @@ func NextStep(cause Cause, head string, b *Blocker, cycle []string) string {
 		return fmt.Sprintf("%s lies beyond the replayed range of %s: capture further, or ask the cluster (causalctl holds --topic …)", need, ch)
 	case CauseNotReceived:
 		return fmt.Sprintf("%s has not been received: read further, or give the log facts (causalctl holds against the cluster) to tell lagging from never written", need)
+	case CauseDeleted:
+		return fmt.Sprintf("the topic of %s was deleted (the cluster no longer has it): Parsley settles %s for good once the process sees the deletion, so %s delivers when its task runs again — start the process; if it still holds records of that topic, its next start is refused (CHANNEL_DELETED_WITH_UNDELIVERED_MESSAGES, see state)", need, ch, head)
 	case CauseHeld:
 		return fmt.Sprintf("%s waits behind another held head; see its root", head)
 	case CauseReady:

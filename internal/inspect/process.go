@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
@@ -62,6 +63,12 @@ type Process struct {
 	// when unknown.
 	ChangelogCleanup  string
 	ChangelogMaxBytes int64
+
+	// bound are the topic ids of IDs, for TopicDeleted (which live
+	// snapshots call from their own goroutine).
+	boundMu sync.Mutex
+	bound   map[clock.TopicID]bool
+	boundOf int
 }
 
 // NewProcess returns a process with empty maps, ready to learn topics.
@@ -102,6 +109,27 @@ func (p *Process) Subscribed() []string {
 func (p *Process) LogFacts(ch clock.Channel) (*record.LogFacts, bool) {
 	f, ok := p.Facts[ch]
 	return f, ok
+}
+
+// TopicDeleted says ch's topic is gone from the cluster: a process read
+// from it (not a capture, which holds only some topics) has neither log
+// facts of ch nor a name the cluster binds to ch's topic id.
+func (p *Process) TopicDeleted(ch clock.Channel) bool {
+	if p.Captured || p.IDs == nil {
+		return false
+	}
+	if _, ok := p.Facts[ch]; ok {
+		return false
+	}
+	p.boundMu.Lock()
+	defer p.boundMu.Unlock()
+	if p.bound == nil || p.boundOf != len(p.IDs) { // rebuilt if more were learned
+		p.bound, p.boundOf = make(map[clock.TopicID]bool, len(p.IDs)), len(p.IDs)
+		for _, id := range p.IDs {
+			p.bound[id] = true
+		}
+	}
+	return !p.bound[ch.Topic]
 }
 
 // Task is one task's state as its store has it, and its diagnosis.
@@ -220,7 +248,7 @@ func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
 	t.Report = Diagnose(Input{
 		Gate:  g,
 		Names: p.Names,
-		Facts: Facts{Log: p.LogFacts},
+		Facts: Facts{Log: p.LogFacts, Deleted: p.TopicDeleted},
 		Timestamp: func(ch clock.Channel, offset int64) (time.Time, bool) {
 			return HeldTimestamp(t.State, ch, offset)
 		},

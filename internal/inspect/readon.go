@@ -91,7 +91,7 @@ func (t *Task) readOn(p *Process, on *ReadOn, now time.Time) {
 	next := Diagnose(Input{
 		Gate:      on.Gate,
 		Names:     p.Names,
-		Facts:     Facts{Log: p.LogFacts},
+		Facts:     Facts{Log: p.LogFacts, Deleted: p.TopicDeleted},
 		Timestamp: written,
 		Sizes: func(ch clock.Channel, offset int64) (int, int, bool) {
 			return HeldSizes(t.State, ch, offset)

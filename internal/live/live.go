@@ -102,6 +102,10 @@ type Config struct {
 	// SeedWritten gives a seeded held record's timestamp (from the
 	// store), for its age since written; nil leaves it unknown.
 	SeedWritten func(ch clock.Channel, offset int64) (time.Time, bool)
+	// SeedDeleted says a seeded channel's topic is gone from the cluster
+	// (inspect.Process.TopicDeleted): a blocker on it is deleted, as every
+	// other reading of the process classifies it; nil knows of none.
+	SeedDeleted func(ch clock.Channel) bool
 
 	// OnGap, when set, is called on the driver's goroutine with each gap
 	// item (a read with kafka.AllowGaps passing offsets deleted before
@@ -560,7 +564,7 @@ func (d *Driver) snapshot(state engine.RunState) view.Snapshot {
 				return nil, false
 			}
 			return d.facts(task.Replayer, ends, hws).Log(ch)
-		}}
+		}, Deleted: d.cfg.SeedDeleted}
 		s = view.SnapshotOfTasks(d.ts, d.trs, opts)
 	} else {
 		opts.Facts = d.facts(d.r, ends, hws)

@@ -86,6 +86,7 @@ causalctl_blocked_heads{cause="cycle"} 0
 causalctl_blocked_heads{cause="held"} 0
 causalctl_blocked_heads{cause="ready"} 0
 causalctl_blocked_heads{cause="lagging"} 0
+causalctl_blocked_heads{cause="deleted"} 0
 causalctl_blocked_heads{cause="not-a-record"} 0
 causalctl_blocked_heads{cause="not-received"} 0
 causalctl_blocked_heads{cause="open-transaction"} 0

@@ -251,6 +251,7 @@ func Run(ctx context.Context, opts *Options) error {
 		Tasks:       true,
 		Seeds:       att.Tasks,
 		SeedWritten: att.SeedWritten,
+		SeedDeleted: att.Process.TopicDeleted,
 	})
 	if err != nil {
 		return err

@@ -279,7 +279,7 @@ func follow(ctx context.Context, opts *Options, read []kafka.ReadOption) (*input
 		}
 		fol = f
 		cfg.Title = "causalctl watch --app " + opts.Tasks.App
-		cfg.Seeds, cfg.SeedWritten = att.Tasks, att.SeedWritten
+		cfg.Seeds, cfg.SeedWritten, cfg.SeedDeleted = att.Tasks, att.SeedWritten, att.Process.TopicDeleted
 	} else {
 		f, err := opts.OpenFollow(ctx, input.BrokerRead{Selection: opts.Range, Start: opts.Start, Names: opts.Names, Options: read})
 		if err != nil {
