@@ -805,7 +805,9 @@ func groupDigest(g *record.Group) uint64 {
 }
 
 // taskDigest digests task part's inputs besides its store: the group, and
-// the committed offsets and log facts of the channels of partition part.
+// the committed offsets and log facts of the channels of partition part —
+// their ends, their topic's retention settings and their open
+// transactions.
 func taskDigest(part int32, group uint64, p *inspect.Process, behind bool) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintln(h, group, behind)
@@ -816,8 +818,17 @@ func taskDigest(part int32, group uint64, p *inspect.Process, behind bool) uint6
 		}
 	}
 	for ch, f := range p.Facts {
-		if ch.Partition == part {
-			lines = append(lines, fmt.Sprintf("f %s %d %d %d %d", ch.Topic, f.LogStart, f.LastStable, f.HighWatermark, len(f.OpenTransactions)))
+		if ch.Partition != part {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("f %s %d %d %d", ch.Topic, f.LogStart, f.LastStable, f.HighWatermark))
+		// The topic's settings date the held records' retention headroom;
+		// the open transactions name the producer a head waits on.
+		if r := f.Retention; r != nil {
+			lines = append(lines, fmt.Sprintf("r %s %d %d %s", ch.Topic, r.Ms, r.Bytes, r.CleanupPolicy))
+		}
+		for _, t := range f.OpenTransactions {
+			lines = append(lines, fmt.Sprintf("t %s %d %d %d %s", ch.Topic, t.ProducerID, t.ProducerEpoch, t.FirstOffset, t.TransactionalID))
 		}
 	}
 	for name, n := range p.Counts {

@@ -18,6 +18,11 @@ import (
 type Shard struct {
 	Index int32 `json:"index"`
 	Count int32 `json:"count"`
+	// Unfed counts the records the shard read and left to the other
+	// shards' tasks (ShardSource): with the summary's received and
+	// skipped, every record read. 0 for a broker range, which fetches
+	// the shard's partitions only.
+	Unfed int64 `json:"unfed"`
 }
 
 // ParseShard reads K/N, 0 ≤ K < N.
@@ -51,18 +56,26 @@ func (s Shard) Has(task int32) bool { return task%s.Count == s.Index }
 // the order the whole input's interleaving would for every mode but
 // Random, whose choices depend on every channel, so Random is filtered
 // after reordering.
-func ShardSource(src engine.Source, sh Shard) engine.Source { return &sharded{src: src, sh: sh} }
+func ShardSource(src engine.Source, sh Shard) *Sharded { return &Sharded{src: src, sh: sh} }
 
-type sharded struct {
-	src engine.Source
-	sh  Shard
+// Sharded is a ShardSource.
+type Sharded struct {
+	src   engine.Source
+	sh    Shard
+	unfed int64
 }
 
-func (s *sharded) Next() (*record.Item, error) {
+func (s *Sharded) Next() (*record.Item, error) {
 	for {
 		it, err := s.src.Next()
 		if err != nil || s.sh.Has(it.Partition) {
 			return it, err
 		}
+		if it.Kind == record.KindRecord {
+			s.unfed++
+		}
 	}
 }
+
+// Unfed counts the records read so far that belong to other shards.
+func (s *Sharded) Unfed() int64 { return s.unfed }

@@ -30,6 +30,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 	name, channels, att := in.Name, in.Channels, in.Attached
 	var src engine.Source = in
 	var ts *engine.Tasks
+	var sharded *replay.Sharded // the records left to other shards
 	if att != nil {
 		ts = att.Tasks
 	} else if opts.Shard != nil && len(in.Channels) == 0 {
@@ -51,7 +52,8 @@ func runTasks(ctx context.Context, opts *Options) error {
 		if opts.Shard != nil {
 			ts.Keep(opts.Shard.Has)
 			if !after {
-				src = replay.ShardSource(src, *opts.Shard)
+				sharded = replay.ShardSource(src, *opts.Shard)
+				src = sharded
 			}
 		}
 		if !in.Interleaved {
@@ -60,7 +62,8 @@ func runTasks(ctx context.Context, opts *Options) error {
 			}
 		}
 		if after {
-			src = replay.ShardSource(src, *opts.Shard)
+			sharded = replay.ShardSource(src, *opts.Shard)
+			src = sharded
 		}
 	}
 
@@ -90,8 +93,15 @@ func runTasks(ctx context.Context, opts *Options) error {
 		nums, sums = append(nums, task.Task), append(sums, sum)
 	}
 	merged := inspect.MergeTasks(nums, sums)
+	merged.Skipped = ts.Skipped() // the tasks', and records of no task
 	merged.Interleave = opts.Interleave.String()
-	merged.Shard = opts.Shard
+	if opts.Shard != nil {
+		sh := *opts.Shard
+		if sharded != nil {
+			sh.Unfed = sharded.Unfed()
+		}
+		merged.Shard = &sh
+	}
 	interrupted := errors.Is(runErr, engine.ErrInterrupted)
 	merged.Interrupted = interrupted
 	_, failedClosed := engine.FailureOf(runErr)
