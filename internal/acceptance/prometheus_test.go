@@ -344,6 +344,12 @@ func TestPrometheusScrapesExporter(t *testing.T) {
 		t.Errorf("the alert's page annotation %q, want %q", page, want)
 	}
 	followAlertInBrowser(t, broker, target, page)
+	taskPage := api.alertAnnotation("ParsleyHeadBeyondLogEnd", "task_page")
+	if want := page + "/tasks/1"; taskPage != want {
+		t.Errorf("the alert's task_page annotation %q, want %q", taskPage, want)
+	} else if code, body := httpGet(t, taskPage); code != 200 || !strings.Contains(body, "beyond-log-end") {
+		t.Errorf("the alert's task page %s: %d, no beyond-log-end head:\n%s", taskPage, code, body)
+	}
 	scrape := checkMetrics(t, target)
 	if !strings.Contains(scrape, `parsley_held_heads{app="notifier",cause="beyond-log-end",task="1"} 1`) {
 		t.Errorf("the scrape lacks the dangling head:\n%s", scrape)

@@ -293,9 +293,10 @@ func TestUpstreamRootDoneWhen(t *testing.T) {
 		fmt.Fprintf(&alerts, `          - exp_labels: {severity: warning, instance: "x:9464", job: parsley, app: %q, task: %q, upstream: %q, reason: %q}
             exp_annotations:
               page: "http://x:9464/processes/%s"
+              task_page: "http://x:9464/processes/%s/tasks/%s"
               summary: "A Parsley process holds records behind a stuck upstream process"
               description: %q
-`, app, labels["task"], labels["upstream"], labels["reason"], labels["upstream"],
+`, app, labels["task"], labels["upstream"], labels["reason"], labels["upstream"], app, labels["task"],
 			fmt.Sprintf("Task %s of %s holds records waiting on %s, which is stuck (%s): act on %s, not on %s; its holds clear once %s writes again. `causalctl processes` lists the roots first; docs/fleet.md explains the upstream root.",
 				labels["task"], app, labels["upstream"], labels["reason"], labels["upstream"], app, labels["upstream"]))
 	}

@@ -29,6 +29,27 @@ var funcs = template.FuncMap{
 	"stuck":     Stuck,
 	"add":       func(a, b int) int { return a + b },
 	"taskOf":    func(p *int32) int32 { return *p },
+	"soonest":   soonest,
+}
+
+// soonest is the retention clock that runs out first: the one whose
+// position has passed, else the least time left, else the fewest
+// positions left; nil when there is none.
+func soonest(clocks []render.RetentionClock) *render.RetentionClock {
+	var best *render.RetentionClock
+	for i := range clocks {
+		c := &clocks[i]
+		switch {
+		case best == nil, c.Passed && !best.Passed:
+			best = c
+		case c.Passed != best.Passed:
+		case c.LeftMs != nil && (best.LeftMs == nil || *c.LeftMs < *best.LeftMs):
+			best = c
+		case c.LeftMs == nil && best.LeftMs == nil && c.Headroom < best.Headroom:
+			best = c
+		}
+	}
+	return best
 }
 
 // ageText says a duration in milliseconds the way the CLI does: 4m12s.

@@ -3,14 +3,11 @@ package web
 import (
 	"context"
 	"errors"
-	"fmt"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/clock"
-	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/process"
 )
@@ -66,7 +63,14 @@ func (c *Cluster) Processes(ctx context.Context) (render.ProcessesJSON, error) {
 	if err != nil {
 		return render.ProcessesJSON{}, err
 	}
-	doc := render.ProcessesReport{Now: now, Rows: rows}.JSON()
+	// The upstream roots as processes finds them; without them the rows
+	// stand (processes says so on stderr; a page has no stderr).
+	roots, _ := process.Upstream(ctx, c.Client, rows, nil)
+	if ctx.Err() != nil {
+		return render.ProcessesJSON{}, ctx.Err()
+	}
+	process.RootsFirst(rows, roots)
+	doc := render.ProcessesReport{Now: now, Rows: rows, Roots: roots}.JSON()
 	c.list = cached[render.ProcessesJSON]{at: now, doc: doc, ok: true}
 	return doc, nil
 }
@@ -82,36 +86,22 @@ func (c *Cluster) Process(ctx context.Context, app string) (render.HoldsJSON, er
 	if c.Select.App != "" && app != c.Select.App || len(app) < len(c.Select.Prefix) || app[:len(c.Select.Prefix)] != c.Select.Prefix {
 		return render.HoldsJSON{}, ErrNoProcess
 	}
+	now := c.Now()
 	names := &clock.Names{}
-	att, err := process.ReadAttach(ctx, c.Client, app, c.TxnWait, names)
+	h, err := process.ReadHolds(ctx, c.Client, app, process.HoldsOptions{ReadOn: process.ReadOnOptions{MaxHeaderSize: clock.DefaultMaxSize},
+		TxnWait: c.TxnWait, RetentionWarn: c.RetentionWarn, Names: names, Now: now})
 	if err != nil {
 		return render.HoldsJSON{}, err
 	}
-	p := att.Process
-	if p.ChangelogMissing {
+	if h.Process.ChangelogMissing {
 		return render.HoldsJSON{}, ErrNoProcess
 	}
-	if p.ReadOn, err = att.ReadOn(ctx, c.Client, process.ReadOnOptions{MaxHeaderSize: clock.DefaultMaxSize}); err != nil {
-		return render.HoldsJSON{}, fmt.Errorf("%s: %w", app, err)
-	}
-	p.RetentionWarn = c.RetentionWarn
-	now := c.Now()
 	var tasks []render.TaskHolds
-	for _, part := range p.Changelog.Partitions() {
-		t, err := inspect.DiagnoseTask(p, part, now)
-		if err != nil {
-			return render.HoldsJSON{}, err
-		}
-		th := render.TaskHolds{Task: part, Scope: []string{}, Rep: t.Report, Failed: t.FailedClosed()}
-		for _, ch := range t.Scope {
-			if ch.Partition == part {
-				th.Scope = append(th.Scope, p.Names.Channel(ch))
-			}
-		}
-		slices.Sort(th.Scope)
-		tasks = append(tasks, th)
+	for _, t := range h.Tasks {
+		tasks = append(tasks, render.TaskHolds{Task: t.Task, Scope: t.Scope, Rep: t.Diagnosis.Report, Failed: t.Diagnosis.FailedClosed(),
+			BehindFrom: t.BehindFrom, Ready: t.Ready})
 	}
-	doc := render.HoldsTasks(app, tasks, nil, now, p.Names, render.HoldsOptions{RetentionWarn: c.RetentionWarn})
+	doc := render.HoldsTasks(app, tasks, render.UpstreamOf(h.Root), now, names, render.HoldsOptions{RetentionWarn: c.RetentionWarn})
 	if c.procs == nil {
 		c.procs = map[string]cached[render.HoldsJSON]{}
 	}

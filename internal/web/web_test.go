@@ -267,3 +267,28 @@ func BenchmarkIndex1000(b *testing.B) {
 	}
 	b.ReportMetric(float64(size), "bytes/page")
 }
+
+// TestUpstreamAndRetentionOnPages: a process holding behind a stuck
+// upstream process, with a retention clock running, says both on / and on
+// its page, the upstream linking to its page.
+func TestUpstreamAndRetentionOnPages(t *testing.T) {
+	w := world(2)
+	up, code := "enricher", "POSITIONS_DISCARDED_UNREAD"
+	left, other := int64(3*3600*1000), int64(90*3600*1000)
+	row := &w.list.Processes[len(w.list.Processes)-1] // the stuck one, whose holds the world has
+	row.Upstream = &render.Upstream{App: &up, Kind: "refusing", Code: &code, Reason: "refusing " + code, Topic: "enriched", Via: []string{}, Cycle: []string{}}
+	row.RetentionClock = []render.RetentionClock{{Channel: "orders/1", Read: 40, Headroom: 900, LeftMs: &other}, {Channel: "orders/0", Read: 12, Headroom: 12, LeftMs: &left}}
+	h := Handler(w, nil, Options{Now: func() time.Time { return testNow }})
+	_, index := get(t, h, "/")
+	_, page := get(t, h, "/processes/"+pathEscape(row.App))
+	for name, body := range map[string]string{"/": index, "the process page": page} {
+		for _, want := range []string{`href="/processes/enricher"`, "refusing POSITIONS_DISCARDED_UNREAD", "<code>orders/0</code>", "3h0m0s left"} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s lacks %q", name, want)
+			}
+		}
+	}
+	if strings.Contains(index, "90h0m0s") {
+		t.Error("/ shows a later retention clock, not the soonest")
+	}
+}

@@ -3,12 +3,12 @@ package holds
 import (
 	"context"
 	"fmt"
-	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
 	"github.com/causalctl/causalctl/internal/clock"
@@ -49,55 +49,25 @@ func runProcess(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer cl.Close()
-	att, err := process.ReadAttach(ctx, cl, opts.Tasks.App, opts.Tasks.TxnWait, opts.Names)
+	now := opts.Now()
+	h, err := process.ReadHolds(ctx, cl, opts.Tasks.App, process.HoldsOptions{
+		ReadOn:  process.ReadOnOptions{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize},
+		TxnWait: opts.Tasks.TxnWait, Fleet: opts.Fleet, RetentionWarn: opts.RetentionWarn, Names: opts.Names, Now: now})
 	if err != nil {
 		return cmdutil.WhenInterrupted(err, noReport)
 	}
-	for _, w := range att.Warnings {
+	for _, w := range h.Warnings {
 		fmt.Fprintln(opts.IO.ErrOut, "warning: "+w)
 	}
-	p := att.Process
-	p.ReadOn, err = att.ReadOn(ctx, cl, process.ReadOnOptions{Undecodable: opts.Undecodable, ReceiptOnly: opts.ReceiptOnly, MaxHeaderSize: opts.MaxHeaderSize})
-	if err != nil {
-		return cmdutil.WhenInterrupted(fmt.Errorf("%s: %w", opts.Tasks.App, err), noReport)
-	}
-	for _, w := range att.Missing {
-		fmt.Fprintln(opts.IO.ErrOut, "warning: "+w)
-	}
-	p.RetentionWarn = opts.RetentionWarn
-	now := opts.Now()
-	root, err := process.RootOf(ctx, cl, opts.Tasks.App, opts.Fleet, opts.Tasks.TxnWait, process.DefaultConcurrency, now)
-	switch {
-	case ctx.Err() != nil:
-		return cmdutil.WhenInterrupted(ctx.Err(), noReport)
-	case err != nil:
+	if h.RootErr != nil {
 		// The holds stand without it: said, not fatal.
-		fmt.Fprintf(opts.IO.ErrOut, "warning: no upstream root: %v\n", err)
+		fmt.Fprintf(opts.IO.ErrOut, "warning: no upstream root: %v\n", h.RootErr)
 	}
-	up := render.UpstreamOf(root)
+	p, up := h.Process, render.UpstreamOf(h.Root)
 	var reps []taskReport
-	for _, part := range p.Changelog.Partitions() {
-		t, err := inspect.DiagnoseTask(p, part, now)
-		if err != nil {
-			return err
-		}
-		out := taskReport{task: part, rep: t.Report.OlderThan(opts.OlderThan), failed: t.FailedClosed()}
-		if pr := p.Changelog.Partition(part); pr.BehindTransaction() {
-			out.behindFrom = &pr.ReadTo
-		}
-		for ch := range t.Ready {
-			if h, ok := t.State.Channel(ch).Head(); ok {
-				out.ready = append(out.ready, p.Names.Channel(ch)+"@"+strconv.FormatInt(h.Offset, 10))
-			}
-		}
-		slices.Sort(out.ready)
-		for _, ch := range t.Scope {
-			if ch.Partition == part {
-				out.scope = append(out.scope, p.Names.Channel(ch))
-			}
-		}
-		slices.Sort(out.scope)
-		reps = append(reps, out)
+	for _, t := range h.Tasks {
+		reps = append(reps, taskReport{task: t.Task, scope: t.Scope, rep: t.Diagnosis.Report.OlderThan(opts.OlderThan),
+			failed: t.Diagnosis.FailedClosed(), behindFrom: t.BehindFrom, ready: t.Ready})
 	}
 	// The next start's refusals, as state says them: a process whose
 	// every topic was deleted holds nothing to read on, and this is why.
