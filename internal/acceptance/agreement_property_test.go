@@ -378,7 +378,7 @@ func TestAgreementCatchesABrokenWay(t *testing.T) {
 		{"processes --app", "the oldest record's age", func(b []byte) []byte {
 			return jsonEdit(b, func(v map[string]any) {
 				p := v["processes"].([]any)[0].(map[string]any)
-				p["oldest_hold_ms"] = p["oldest_hold_ms"].(float64) + 1000
+				p["oldest_written_ms_ago"] = p["oldest_written_ms_ago"].(float64) + 1000
 			})
 		}},
 		{"processes --app", "the next start", replaceOnce(`"reason":"UNDECODABLE_METADATA"`, `"reason":"ORDERING_STATE_LOST"`)},
@@ -606,7 +606,7 @@ func processesFacts(t *testing.T, wd *world, raw []byte) facts {
 		Processes []struct {
 			HeldRecords  int            `json:"held_records"`
 			Causes       map[string]int `json:"causes"`
-			Oldest       *int64         `json:"oldest_hold_ms"`
+			Oldest       *int64         `json:"oldest_written_ms_ago"`
 			Undated      int            `json:"undated_holds"`
 			FailedClosed []struct {
 				Task    int32

@@ -225,7 +225,7 @@ func TestProcessesJSONMatchesTheSchema(t *testing.T) {
 		for _, e := range s.Validate("processes.schema.json", string(b)) {
 			t.Errorf("%s: %s", p, e)
 		}
-		for _, key := range []string{`"error":"`, `"older_than":true`, `"older_than":null`, `"group":null`, `"receives_from":"subscription"`, `"oldest_hold_ms":4`} {
+		for _, key := range []string{`"error":"`, `"older_than":true`, `"older_than":null`, `"group":null`, `"receives_from":"subscription"`, `"oldest_written_ms_ago":4`} {
 			seen[key] = seen[key] || strings.Contains(string(b), key)
 		}
 	}

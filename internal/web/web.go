@@ -264,11 +264,11 @@ func Order(ps []render.ProcessJSON) {
 			return 1
 		}
 		oa, ob := int64(-1), int64(-1)
-		if a.OldestHoldMs != nil {
-			oa = *a.OldestHoldMs
+		if a.OldestWrittenMsAgo != nil {
+			oa = *a.OldestWrittenMsAgo
 		}
-		if b.OldestHoldMs != nil {
-			ob = *b.OldestHoldMs
+		if b.OldestWrittenMsAgo != nil {
+			ob = *b.OldestWrittenMsAgo
 		}
 		if oa != ob {
 			if oa > ob {

@@ -72,7 +72,7 @@ func world(n int) *fake {
 		f.list.Processes = append(f.list.Processes, render.ProcessJSON{App: app, Tasks: 2, Causes: map[string]int{}, Receives: []string{}, FailedClosed: []render.ProcessFailedClosed{},
 			Group: &render.GroupJSON{State: "Stable", Members: []string{"m-1"}}, NextStart: &render.NextStart{Refusals: []render.Refusal{}}})
 	}
-	f.list.Processes = append(f.list.Processes, render.ProcessJSON{App: "stuck" + hostile, Tasks: 1, HeldRecords: 7, HeldHeads: 1, OldestHoldMs: ptr(int64(754000)),
+	f.list.Processes = append(f.list.Processes, render.ProcessJSON{App: "stuck" + hostile, Tasks: 1, HeldRecords: 7, HeldHeads: 1, OldestWrittenMsAgo: ptr(int64(754000)),
 		Causes: map[string]int{string(inspect.CauseBeyondLogEnd): 1}, Receives: []string{hostile}, FailedClosed: []render.ProcessFailedClosed{},
 		Group: &render.GroupJSON{State: "Stable", Members: []string{"member-" + hostile}}, NextStart: &render.NextStart{Refusals: []render.Refusal{}}})
 	task := int32(0)

@@ -130,8 +130,8 @@ func TestProcessesListsTheThree(t *testing.T) {
 		if got.HeldRecords != w.held || got.HeldHeads != w.heads || !maps.Equal(got.Causes, w.causes) || got.CatchingUp != w.catching {
 			t.Errorf("%s: held %d, heads %d, causes %v, catching up %d; want %d, %d, %v, %d", p.app, got.HeldRecords, got.HeldHeads, got.Causes, got.CatchingUp, w.held, w.heads, w.causes, w.catching)
 		}
-		if fmt.Sprint(deref(got.OldestHoldMs)) != fmt.Sprint(deref(w.oldestMs)) || got.UndatedHolds != w.undated {
-			t.Errorf("%s: oldest %v ms, %d undated; want %v, %d", p.app, deref(got.OldestHoldMs), got.UndatedHolds, deref(w.oldestMs), w.undated)
+		if fmt.Sprint(deref(got.OldestWrittenMsAgo)) != fmt.Sprint(deref(w.oldestMs)) || got.UndatedHolds != w.undated {
+			t.Errorf("%s: oldest %v ms, %d undated; want %v, %d", p.app, deref(got.OldestWrittenMsAgo), got.UndatedHolds, deref(w.oldestMs), w.undated)
 		}
 		if fmt.Sprint(deref(got.MaxLag)) != fmt.Sprint(deref(w.maxLag)) || (w.maxLag != nil && deref(got.MaxLagOn) != w.maxLagChan) {
 			t.Errorf("%s: max lag %v on %v, want %v on %s", p.app, deref(got.MaxLag), deref(got.MaxLagOn), deref(w.maxLag), w.maxLagChan)

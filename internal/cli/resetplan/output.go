@@ -36,16 +36,16 @@ type jsonCheck struct {
 }
 
 type jsonPartition struct {
-	Channel       string `json:"channel"`
-	Committed     *int64 `json:"committed"`
-	Resume        int64  `json:"resume"`
-	LogStart      int64  `json:"log_start"`
-	End           int64  `json:"end"`
-	HeldRecords   int    `json:"held_records"`
-	OldestHoldMs  *int64 `json:"oldest_hold_ms"`
-	EarliestReads int64  `json:"earliest_reads"`
-	EarliestAgain int64  `json:"earliest_delivered_again"`
-	LatestSkips   int64  `json:"latest_skips"`
+	Channel            string `json:"channel"`
+	Committed          *int64 `json:"committed"`
+	Resume             int64  `json:"resume"`
+	LogStart           int64  `json:"log_start"`
+	End                int64  `json:"end"`
+	HeldRecords        int    `json:"held_records"`
+	OldestWrittenMsAgo *int64 `json:"oldest_written_ms_ago"`
+	EarliestReads      int64  `json:"earliest_reads"`
+	EarliestAgain      int64  `json:"earliest_delivered_again"`
+	LatestSkips        int64  `json:"latest_skips"`
 }
 
 func (c Check) status() string {
@@ -74,7 +74,7 @@ func (pl *Plan) json() jsonPlan {
 		}
 		if b.Dated {
 			ms := b.OldestAge.Milliseconds()
-			jp.OldestHoldMs = &ms
+			jp.OldestWrittenMsAgo = &ms
 		}
 		out.Boundary = append(out.Boundary, jp)
 	}

@@ -224,7 +224,7 @@ func TestLongStoppedPlan(t *testing.T) {
 	}
 	b := p.Boundary[0]
 	if b.Channel != "clicks/0" || b.Committed == nil || *b.Committed != 10 || b.LogStart != 15 || b.End != 20 || b.HeldRecords != 1 ||
-		b.OldestHoldMs == nil || *b.OldestHoldMs != (12*time.Minute).Milliseconds() || b.EarliestReads != 5 || b.EarliestAgain != 0 || b.LatestSkips != 5 {
+		b.OldestWrittenMsAgo == nil || *b.OldestWrittenMsAgo != (12*time.Minute).Milliseconds() || b.EarliestReads != 5 || b.EarliestAgain != 0 || b.LatestSkips != 5 {
 		t.Errorf("boundary %+v", b)
 	}
 	brokers := strings.Join(w.c.ListenAddrs(), ",")

@@ -2,6 +2,7 @@ package render
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/causalctl/causalctl/internal/clock"
@@ -69,10 +70,17 @@ type TaskFailedClosed struct {
 
 // FailedClosedOf is f as the documents write it, its channel named by names.
 func FailedClosedOf(f *inspect.FailedClosed, names *clock.Names) *TaskFailedClosed {
-	at := names.Channel(f.Channel)
-	out := &TaskFailedClosed{Channel: at, TopicID: f.Channel.Topic.String(), Partition: f.Channel.Partition, Offset: f.Offset,
+	out := failedClosed(f, names.Channel(f.Channel))
+	return &out
+}
+
+// failedClosed is f, its channel named at (NAME/P, or UUID/P when no name
+// is known).
+func failedClosed(f *inspect.FailedClosed, at string) TaskFailedClosed {
+	out := TaskFailedClosed{Channel: at, TopicID: f.Channel.Topic.String(), Partition: f.Channel.Partition, Offset: f.Offset,
 		Code: string(f.Code), Detail: f.Detail, NextStep: inspect.FailedClosedStep(at, f)}
-	if name, ok := names.Name(f.Channel.Topic); ok {
+	if i := strings.LastIndexByte(at, '/'); i >= 0 && at[:i] != out.TopicID {
+		name := at[:i]
 		out.Topic = &name
 	}
 	return out

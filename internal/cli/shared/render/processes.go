@@ -14,7 +14,7 @@ import (
 
 // ProcessesSchema names the JSON document `processes -o json` and the
 // web API's /api/v1/processes write, and its version.
-const ProcessesSchema = "causalctl.processes/v2"
+const ProcessesSchema = "causalctl.processes/v3"
 
 // The JSON schema (docs/processes.md, docs/schemas/processes.schema.json).
 // Field names are stable; a field is null when unknown, never left out.
@@ -33,22 +33,24 @@ type ProcessJSON struct {
 	// written \xNN (escape.Text), so JSON never rewrites one silently to
 	// U+FFFD; AppBase64 and ChangelogBase64 hold the exact bytes of such
 	// a name, null for a name in UTF-8 (docs/json-output.md).
-	App             string         `json:"app"`
-	AppBase64       *string        `json:"app_base64"`
-	Changelog       string         `json:"changelog"`
-	ChangelogBase64 *string        `json:"changelog_base64"`
-	Tasks           int32          `json:"tasks"`
-	Error           *string        `json:"error"`
-	Group           *GroupJSON     `json:"group"`
-	Receives        []string       `json:"receives"`
-	ReceivesFrom    *string        `json:"receives_from"`
-	HeldRecords     int            `json:"held_records"`
-	HeldHeads       int            `json:"held_heads"`
-	OldestHoldMs    *int64         `json:"oldest_hold_ms"`
-	UndatedHolds    int            `json:"undated_holds"`
-	Causes          map[string]int `json:"causes"`
-	MaxLag          *int64         `json:"max_lag"`
-	MaxLagOn        *string        `json:"max_lag_channel"`
+	App             string     `json:"app"`
+	AppBase64       *string    `json:"app_base64"`
+	Changelog       string     `json:"changelog"`
+	ChangelogBase64 *string    `json:"changelog_base64"`
+	Tasks           int32      `json:"tasks"`
+	Error           *string    `json:"error"`
+	Group           *GroupJSON `json:"group"`
+	Receives        []string   `json:"receives"`
+	ReceivesFrom    *string    `json:"receives_from"`
+	HeldRecords     int        `json:"held_records"`
+	HeldHeads       int        `json:"held_heads"`
+	// OldestWrittenMsAgo is now − the oldest held record's timestamp, as
+	// a head's written_ms_ago (holds, state).
+	OldestWrittenMsAgo *int64         `json:"oldest_written_ms_ago"`
+	UndatedHolds       int            `json:"undated_holds"`
+	Causes             map[string]int `json:"causes"`
+	MaxLag             *int64         `json:"max_lag"`
+	MaxLagOn           *string        `json:"max_lag_channel"`
 	// NextStart is state's next_start object; null when not read.
 	NextStart *NextStart `json:"next_start"`
 	Corrupt   int        `json:"corrupt"`
@@ -68,11 +70,11 @@ type ProcessJSON struct {
 	RetentionClock []RetentionClock `json:"retention_clock"`
 }
 
+// ProcessFailedClosed is a task failed closed, as holds and state write
+// it (TaskFailedClosed), with its task.
 type ProcessFailedClosed struct {
-	Task    int32  `json:"task"`
-	Channel string `json:"channel"`
-	Offset  int64  `json:"offset"`
-	Code    string `json:"code"`
+	Task int32 `json:"task"`
+	TaskFailedClosed
 }
 
 type GroupJSON struct {
@@ -129,14 +131,14 @@ func (rep ProcessesReport) JSON() ProcessesJSON {
 		jp.ReceivesFrom = ptr(r.ReceivesFrom)
 		jp.HeldRecords, jp.HeldHeads, jp.UndatedHolds, jp.Corrupt = r.HeldRecords, r.HeldHeads, r.Undated, r.Corrupt
 		if r.Dated {
-			jp.OldestHoldMs = ptr(r.Oldest.Milliseconds())
+			jp.OldestWrittenMsAgo = ptr(r.Oldest.Milliseconds())
 		}
 		for c, n := range r.Causes {
 			jp.Causes[string(c)] = n
 		}
 		jp.CatchingUp, jp.Ready = r.CatchingUp, r.Ready
 		for _, f := range r.FailedClosed {
-			jp.FailedClosed = append(jp.FailedClosed, ProcessFailedClosed{Task: f.Channel.Partition, Channel: r.ChannelNames[f.Channel], Offset: f.Offset, Code: string(f.Code)})
+			jp.FailedClosed = append(jp.FailedClosed, ProcessFailedClosed{Task: f.Channel.Partition, TaskFailedClosed: failedClosed(&f, r.ChannelNames[f.Channel])})
 		}
 		if r.LagKnown {
 			jp.MaxLag, jp.MaxLagOn = ptr(r.MaxLag), ptr(r.LagChannel)
