@@ -150,7 +150,11 @@ type stateSeed struct {
 	entries int64 // changelog entries, tombstones included
 	deleted int64 // tombstones
 	held    int64 // live held records after the last entry
-	took    time.Duration
+	// liveBytes are the bytes of the live store: the key and value of
+	// every entry a later one did not replace or delete (issue 36's
+	// measure of what state, processes and the exporter hold).
+	liveBytes int64
+	took      time.Duration
 }
 
 // seedState starts a cluster holding stateApp's ordering changelog of n
@@ -173,11 +177,17 @@ func seedState(ctx context.Context, n int64, rng *rand.Rand) (*stateSeed, error)
 	out := &stateSeed{cluster: c}
 	topic := parsley.ChangelogTopic(stateApp)
 	live := map[string]bool{}
+	sizes := map[string]int{} // every live entry's key and value bytes
 	var rs []*kgo.Record
 	add := func(p int32, k parsley.Key, v []byte) {
 		key := parsley.AppendKey(nil, k)
 		rs = append(rs, &kgo.Record{Topic: topic, Partition: p, Key: key, Value: v})
 		out.entries++
+		if id := string([]byte{byte(p)}) + string(key); v == nil {
+			delete(sizes, id)
+		} else {
+			sizes[id] = len(key) + len(v)
+		}
 		if k.Tag == parsley.TagHeld {
 			if v == nil {
 				out.deleted++
@@ -219,6 +229,9 @@ func seedState(ctx context.Context, n int64, rng *rand.Rand) (*stateSeed, error)
 		}
 	}
 	out.held = int64(len(live))
+	for _, n := range sizes {
+		out.liveBytes += int64(n)
+	}
 	if err := produce(ctx, cl, rs); err != nil {
 		c.Close()
 		return nil, err

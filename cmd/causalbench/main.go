@@ -245,6 +245,7 @@ type fleetReport struct {
 // stateReport is the state scenario's runs over its seeded changelog.
 type stateReport struct {
 	Entries, Deleted, Held int64
+	LiveBytes              int64  // the live store's keys and values
 	Floor, Result          result // a plain consumer of the changelog; causalctl state
 }
 
@@ -284,7 +285,7 @@ func measureState(ctx context.Context, cfg config, bin, self string, logw io.Wri
 		return nil, err
 	}
 	defer seed.cluster.Close()
-	fmt.Fprintf(logw, "seeded in %s: %d entries, %d tombstones, %d held records live\n", seed.took.Round(1e7), seed.entries, seed.deleted, seed.held)
+	fmt.Fprintf(logw, "seeded in %s: %d entries, %d tombstones, %d held records live, %.1f MiB live\n", seed.took.Round(1e7), seed.entries, seed.deleted, seed.held, float64(seed.liveBytes)/(1<<20))
 	brokers := strings.Join(seed.cluster.ListenAddrs(), ",")
 	floor := scenario{
 		name: "state-floor",
@@ -299,7 +300,7 @@ func measureState(ctx context.Context, cfg config, bin, self string, logw io.Wri
 	if err != nil {
 		return nil, err
 	}
-	return &stateReport{Entries: seed.entries, Deleted: seed.deleted, Held: seed.held, Floor: res[0], Result: res[1]}, nil
+	return &stateReport{Entries: seed.entries, Deleted: seed.deleted, Held: seed.held, LiveBytes: seed.liveBytes, Floor: res[0], Result: res[1]}, nil
 }
 
 // measureFleet seeds procs Parsley processes and runs the processes and

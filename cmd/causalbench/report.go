@@ -183,6 +183,15 @@ func targets(reps []sizeReport, best bool) []target {
 			}
 		}
 	}
+	// Issue 36's, relative to the broker replay of the same range.
+	if replay, ok := med(first, "replay", (*result).wall); ok {
+		if file, ok := med(first, "replay-capture", (*result).wall); ok {
+			out = append(out, target{"replay -f wall ≤ 0.6 × broker replay", fmt.Sprintf("%.2f× (%.3f s vs %.3f s)", file/replay, file, replay), file <= 0.6*replay})
+		}
+		if check, ok := med(first, "check", (*result).wall); ok {
+			out = append(out, target{"check, one scope, wall ≤ 1.5 × broker replay", fmt.Sprintf("%.2f×", check/replay), check <= 1.5*replay})
+		}
+	}
 	if capture, ok := med(first, "capture", (*result).wall); ok {
 		if kcat, ok := med(first, "kcat-json", (*result).wall); ok {
 			out = append(out, target{"capture writing ≥ 3 × faster than kcat -J", fmt.Sprintf("%.2f×", kcat/capture), kcat >= 3*capture})
@@ -256,6 +265,11 @@ func fleetTargets(fl fleetReport, best bool) []target {
 	if st := fl.State; st != nil && len(st.Result.Runs) > 0 {
 		rate := float64(st.Entries) / pick(st.Result.wall())
 		out = append(out, target{fmt.Sprintf("state over %d entries ≥ 1 M entries/s", st.Entries), fmt.Sprintf("%.2f M/s", rate/1e6), rate >= 1e6})
+		if st.LiveBytes > 0 {
+			rss := pick(st.Result.rss())
+			live := float64(st.LiveBytes) / (1 << 20)
+			out = append(out, target{"state peak RSS ≤ 2 × the live store's bytes", fmt.Sprintf("%.0f MiB for %.1f MiB (%.1f×)", rss, live, rss/live), rss <= 2*live})
+		}
 	}
 	if len(fl.Fleet) == 0 {
 		return out
