@@ -24,8 +24,9 @@ type Input struct {
 	// Timestamp returns a held record's timestamp (view.Events.Timestamp).
 	Timestamp func(ch clock.Channel, offset int64) (time.Time, bool)
 	// Sizes returns a held record's key and value sizes, −1 for a null
-	// key or value (the ordering store keeps them); nil leaves them unknown.
-	Sizes func(ch clock.Channel, offset int64) (key, value int, ok bool)
+	// key or value, and its headers' sizes (the ordering store keeps
+	// them); nil leaves them unknown.
+	Sizes func(ch clock.Channel, offset int64) (key, value int, headers []HeaderSize, ok bool)
 	// HeldSince returns when a record's hold began (view.Events.HeldSince);
 	// nil measures hold ages from the record's timestamp.
 	HeldSince func(ch clock.Channel, offset int64) (time.Time, bool)
@@ -71,8 +72,10 @@ type Head struct {
 	Clock        string
 	ClockEntries int
 	// KeySize and ValueSize are the record's key and value sizes; −1 for
-	// a null key or value, or when unknown.
+	// a null key or value, or when unknown. Headers are its headers'
+	// sizes, in record order; nil when unknown.
 	KeySize, ValueSize int
+	Headers            []HeaderSize
 	Undecodable        string
 	// Cause is the head's own: undecodable, or its most telling blocker's
 	// (see Cause.Rank).
@@ -98,6 +101,13 @@ type Head struct {
 	Retention *Headroom
 	// NextStep is the advice for the root cause.
 	NextStep string
+}
+
+// HeaderSize is one header of a held record: its key and its value's
+// size, −1 for a null value. Never the value itself.
+type HeaderSize struct {
+	Key  string
+	Size int
 }
 
 // Blocker is one unmet entry of a head's clock.
@@ -273,8 +283,8 @@ func (c *Chains) Describe(in *Input, t *Labels, k int, lim Limits) Head {
 		ValueSize:    -1,
 	}
 	if in.Sizes != nil {
-		if k, v, ok := in.Sizes(h.ch, h.head.Offset); ok {
-			hd.KeySize, hd.ValueSize = k, v
+		if k, v, hs, ok := in.Sizes(h.ch, h.head.Offset); ok {
+			hd.KeySize, hd.ValueSize, hd.Headers = k, v, hs
 		}
 	}
 	if in.Timestamp != nil {

@@ -66,8 +66,8 @@ func naiveDiagnose(in Input) *Report {
 			ValueSize:    -1,
 		}
 		if in.Sizes != nil {
-			if k, v, ok := in.Sizes(h.ch, h.head.Offset); ok {
-				hd.KeySize, hd.ValueSize = k, v
+			if k, v, hs, ok := in.Sizes(h.ch, h.head.Offset); ok {
+				hd.KeySize, hd.ValueSize, hd.Headers = k, v, hs
 			}
 		}
 		if in.Timestamp != nil {

@@ -252,7 +252,7 @@ func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
 		Timestamp: func(ch clock.Channel, offset int64) (time.Time, bool) {
 			return HeldTimestamp(t.State, ch, offset)
 		},
-		Sizes: func(ch clock.Channel, offset int64) (int, int, bool) {
+		Sizes: func(ch clock.Channel, offset int64) (int, int, []HeaderSize, bool) {
 			return HeldSizes(t.State, ch, offset)
 		},
 		Now:           now,
@@ -267,17 +267,24 @@ func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
 	return t, nil
 }
 
-// HeldSizes are a held record's key and value sizes, from the store; −1
-// for a null key or value.
-func HeldSizes(t *parsley.Task, ch clock.Channel, offset int64) (key, value int, ok bool) {
+// HeldSizes are a held record's key and value sizes, from the store (−1
+// for a null key or value), and its headers' sizes.
+func HeldSizes(t *parsley.Task, ch clock.Channel, offset int64) (key, value int, headers []HeaderSize, ok bool) {
 	if c := t.Channel(ch); c != nil {
 		for _, h := range c.Held {
 			if h.Offset == offset {
-				return h.Record.KeySize(), h.Record.ValueSize(), true
+				headers = make([]HeaderSize, len(h.Record.Headers))
+				for i, hd := range h.Record.Headers {
+					headers[i] = HeaderSize{Key: hd.Key, Size: len(hd.Value)}
+					if hd.Value == nil {
+						headers[i].Size = -1
+					}
+				}
+				return h.Record.KeySize(), h.Record.ValueSize(), headers, true
 			}
 		}
 	}
-	return -1, -1, false
+	return -1, -1, nil, false
 }
 
 // HeldTimestamp is a held record's own timestamp, from the store.

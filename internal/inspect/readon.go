@@ -93,7 +93,7 @@ func (t *Task) readOn(p *Process, on *ReadOn, now time.Time) {
 		Names:     p.Names,
 		Facts:     Facts{Log: p.LogFacts, Deleted: p.TopicDeleted},
 		Timestamp: written,
-		Sizes: func(ch clock.Channel, offset int64) (int, int, bool) {
+		Sizes: func(ch clock.Channel, offset int64) (int, int, []HeaderSize, bool) {
 			return HeldSizes(t.State, ch, offset)
 		},
 		Now:           now,

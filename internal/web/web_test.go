@@ -80,7 +80,8 @@ func world(n int) *fake {
 		Tasks: []render.HoldsTask{{Task: 0, Scope: []string{hostile + "/0", "orders/0"}, HeldHeads: 1, HeldRecords: 7}},
 		Roots: []render.RootJSON{{Channel: hostile + "/0", Offset: 31, Cause: inspect.CauseBeyondLogEnd, NextStep: "find the writer of " + hostile, Heads: []string{hostile + "/0@31"}, Task: &task}},
 		Heads: []render.HeadJSON{{Channel: hostile + "/0", Offset: 31, Timestamp: ptr(render.Time(testNow.Add(-754 * time.Second))), WrittenMsAgo: ptr(int64(754000)), Queued: 7,
-			Causes: "orders/0=1000027", Cause: inspect.CauseBeyondLogEnd, Root: &render.RootRef{Channel: hostile + "/0", Offset: 31, Cause: inspect.CauseBeyondLogEnd},
+			Headers: []render.HeaderSizeJSON{{Key: "parsley.causes", Size: ptr(27)}, {Key: hostile, Size: nil}},
+			Causes:  "orders/0=1000027", Cause: inspect.CauseBeyondLogEnd, Root: &render.RootRef{Channel: hostile + "/0", Offset: 31, Cause: inspect.CauseBeyondLogEnd},
 			Chain: []string{hostile + "/0"}, ChainLength: 1, NextStep: "find the writer of " + hostile, Task: &task,
 			Blockers: []render.BlockerJSON{{Channel: "orders/0", Required: 1000027, Settled: ptr(int64(40)), Cause: inspect.CauseBeyondLogEnd,
 				Producer: &render.ProducerJSON{OpenTransaction: recordTxn(hostile)}}}}},
@@ -290,5 +291,17 @@ func TestUpstreamAndRetentionOnPages(t *testing.T) {
 	}
 	if strings.Contains(index, "90h0m0s") {
 		t.Error("/ shows a later retention clock, not the soonest")
+	}
+}
+
+// TestTaskPageSizes: a held head's page gives the record's header keys and
+// value sizes, never a value, a hostile key as text.
+func TestTaskPageSizes(t *testing.T) {
+	h := Handler(world(1), nil, Options{Now: func() time.Time { return testNow }})
+	_, body := get(t, h, "/processes/"+pathEscape("stuck"+hostile)+"/tasks/0")
+	for _, want := range []string{"<code>parsley.causes</code> 27 bytes", "null (never the bytes themselves)"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the task page lacks %q", want)
+		}
 	}
 }

@@ -234,6 +234,15 @@ func headJSON(w *inspect.Process, c *parsley.Channel, dh *inspect.Head, name str
 	if n := held.Record.ValueSize(); n >= 0 {
 		jh.ValueSize = &n
 	}
+	jh.Headers = []render.HeaderSizeJSON{}
+	for _, hd := range held.Record.Headers {
+		h := render.HeaderSizeJSON{Key: hd.Key}
+		if hd.Value != nil {
+			n := len(hd.Value)
+			h.Size = &n
+		}
+		jh.Headers = append(jh.Headers, h)
+	}
 	if ts, ok := record.TimeOf(held.Record.Timestamp); ok {
 		s, ago := render.Time(ts), now.Sub(ts).Milliseconds()
 		jh.Timestamp, jh.WrittenMsAgo = &s, &ago

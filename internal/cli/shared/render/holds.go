@@ -113,6 +113,9 @@ type HeadJSON struct {
 	// or value is null or the reader saw headers only.
 	KeySize   *int `json:"key_size"`
 	ValueSize *int `json:"value_size"`
+	// Headers are the record's headers' keys and value sizes, in record
+	// order (never their values); null when the reader saw no record.
+	Headers []HeaderSizeJSON `json:"headers"`
 	// Queued counts the records held on the channel, the head included.
 	Queued int `json:"queued"`
 	// Causes is the record's parsley.causes clock, names resolved.
@@ -129,6 +132,13 @@ type HeadJSON struct {
 	Retention   *RetentionJSON `json:"retention"`
 	NextStep    string         `json:"next_step"`
 	Task        *int32         `json:"task,omitempty"` // --tasks, --app
+}
+
+// HeaderSizeJSON is one header of a held record: its key and its
+// value's size (null for a null value).
+type HeaderSizeJSON struct {
+	Key  string `json:"key"`
+	Size *int   `json:"size"`
 }
 
 // RootRef names a root: the head a wait chain ends at and its cause.
@@ -231,6 +241,12 @@ func HeadOf(h *inspect.Head) HeadJSON {
 		jh.WrittenMsAgo = &ms
 	}
 	jh.KeySize, jh.ValueSize = size(h.KeySize), size(h.ValueSize)
+	if h.Headers != nil {
+		jh.Headers = make([]HeaderSizeJSON, len(h.Headers))
+		for i, hd := range h.Headers {
+			jh.Headers[i] = HeaderSizeJSON{Key: hd.Key, Size: size(hd.Size)}
+		}
+	}
 	for _, b := range h.Blockers {
 		jb := BlockerJSON{Channel: b.Channel, Required: b.Required, Cause: b.Cause}
 		if b.Root != "" {
