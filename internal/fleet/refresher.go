@@ -61,6 +61,10 @@ type Config struct {
 	// high watermark keeps its last committed offsets and is said to be
 	// behind a transaction.
 	TxnWait time.Duration
+	// ReadOn bounds each process's read on from its committed offsets
+	// (zero: the defaults, as processes and state read on); a task the
+	// bound cut short is Task.ReadOnPartial.
+	ReadOn readproc.ReadOnOptions
 	// Readers bounds the processes whose group or changelog is read at
 	// once (default DefaultReaders).
 	Readers int
@@ -738,7 +742,7 @@ func (t *Refresher) rebuild(ctx context.Context, p *process, l *listed) error {
 	// the whole process is read on once, when any of its tasks moved.
 	for _, part := range parts {
 		if ct, ok := p.tasks[part]; !ok || p.dirty[part] || ct.digest != taskDigest(part, gd, proc, p.behind[part]) {
-			if err := readproc.ReadOnAll(ctx, t.cfg.Client, proc, readproc.ReadOnOptions{}); err != nil {
+			if err := readproc.ReadOnAll(ctx, t.cfg.Client, proc, t.cfg.ReadOn); err != nil {
 				return err
 			}
 			break
@@ -844,7 +848,8 @@ func taskDigest(part int32, group uint64, p *inspect.Process, behind bool) uint6
 // taskOf turns a task's diagnosis into what the snapshot keeps of it.
 func taskOf(p *inspect.Process, dt *inspect.Task, behind bool) Task {
 	t := Task{Task: dt.State.Task, Assigned: dt.AssignedTo != "", FailedClosed: dt.FailedClosed(),
-		Corrupt: len(dt.State.Corrupt), BehindTransaction: behind || dt.Read.BehindTransaction()}
+		Corrupt: len(dt.State.Corrupt), BehindTransaction: behind || dt.Read.BehindTransaction(),
+		ReadOnPartial: dt.ReadOn != nil && dt.ReadOn.CutShort}
 	topics := map[string]*TopicHolds{}
 	for _, c := range dt.State.Channels {
 		if len(c.Held) == 0 {

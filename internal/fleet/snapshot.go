@@ -82,6 +82,10 @@ type Task struct {
 	// BehindTransaction says the changelog partition was not read to the
 	// end listed at the refresh: an open transaction holds it below.
 	BehindTransaction bool
+	// ReadOnPartial says its read on from the committed offsets stopped
+	// at Config.ReadOn's bound before the log end (inspect.ReadOn.CutShort):
+	// what it shows is what was read, not guessed past.
+	ReadOnPartial bool
 	// FailedClosed is the record the task fails closed on, read on from
 	// the committed offsets; nil when none.
 	FailedClosed *inspect.FailedClosed

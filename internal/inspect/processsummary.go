@@ -71,6 +71,10 @@ type ProcessSummary struct {
 	Retention []RetentionClock
 	// Warnings are the next start's warnings (Process.StartWarnings).
 	Warnings []parsley.Warning
+	// ReadOnPartial says the read on from the committed offsets stopped
+	// at its bound before the log end (Process.ReadOnCutShort): the
+	// counts are of what was read, at least what it holds (PARTIAL).
+	ReadOnPartial bool
 }
 
 // RetentionLeft is the clock that runs out first: passed first, else the
@@ -107,6 +111,7 @@ func SummarizeProcess(changelog string, tasks int32, p *Process, err error, now 
 		return r
 	}
 	r.Group = p.Group
+	r.ReadOnPartial = p.ReadOnCutShort()
 	var states []*parsley.Task
 	bound := map[string]bool{}
 	var waits []string

@@ -31,6 +31,11 @@ type ReadOn struct {
 	// First is, by channel, the first record the read met: the record at
 	// the read position, whose timestamp starts the retention clock.
 	First map[clock.Channel]FirstRead
+	// CutShort says the read stopped at its bound
+	// (process.ReadOnOptions.MaxRecords) before the log end: the task
+	// holds at least what it shows, and what lies past is not read
+	// (PARTIAL).
+	CutShort bool
 }
 
 // HeldRead is a record a read on held and the size of its persisted form.
@@ -192,4 +197,24 @@ func regroup(rep *Report, heads []Head) *Report {
 	}
 	rootsFirst(out.Roots)
 	return out
+}
+
+// DefaultReadOnMaxRecords bounds a read on by default
+// (process.ReadOnOptions): a process millions of records behind its log
+// ends is read so far and said to be PARTIAL (ReadOn.CutShort) rather
+// than read for minutes at every processes run or exporter refresh. Every
+// command reads on with this bound unless told otherwise
+// (--read-on-max-records), so state, holds --app, processes and the
+// exporter agree on the same process.
+const DefaultReadOnMaxRecords = 1_000_000
+
+// ReadOnCutShort says some task's read on stopped at its bound before the
+// log end (ReadOn.CutShort): what the process shows is PARTIAL.
+func (p *Process) ReadOnCutShort() bool {
+	for _, on := range p.ReadOn {
+		if on.CutShort {
+			return true
+		}
+	}
+	return false
 }

@@ -34,11 +34,11 @@ type ProcessCollector struct {
 	now  func() time.Time
 	opts Options
 
-	held, heldAge, heads, ready, assigned, corrupt, behind, failed       *prometheus.Desc
-	fedLag, committedLag, members, entries, refused, gap                 *prometheus.Desc
-	refusedTotal, upstreamRoot, restartClears, headroomSecs, headroomPos *prometheus.Desc
-	lastSuccess, errors, followed, refreshDuration                       *prometheus.Desc
-	diagnosed, dropped, folded, refusalsFolded, escaped, webInfo         *prometheus.Desc
+	held, heldAge, heads, ready, assigned, corrupt, behind, failed, partial *prometheus.Desc
+	fedLag, committedLag, members, entries, refused, gap                    *prometheus.Desc
+	refusedTotal, upstreamRoot, restartClears, headroomSecs, headroomPos    *prometheus.Desc
+	lastSuccess, errors, followed, refreshDuration                          *prometheus.Desc
+	diagnosed, dropped, folded, refusalsFolded, escaped, webInfo            *prometheus.Desc
 }
 
 // NewProcessCollector returns a ProcessCollector over src; ages are
@@ -67,6 +67,7 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 		corrupt:       desc("parsley_task_corrupt_entries", "Entries of the task's store that cannot be read.", task...),
 		failed:        desc("parsley_task_failed_closed", "1 when the task, read on from the process's committed offsets, fails closed on a record whose parsley.causes header is undecodable (its next start is refused, UNDECODABLE_METADATA), else 0.", task...),
 		upstreamRoot:  desc("parsley_task_upstream_root", "1 for the stuck process upstream that the task's held heads wait on (docs/fleet.md): upstream is its application id (the processes of a cycle, joined by >), reason why it is stuck (refusing REASON, failed-closed CODE, stopped, holding, cycle); no series when there is none.", with("upstream", "reason")...),
+		partial:       desc("parsley_task_read_on_partial", "1 when the task's read on from the process's committed offsets stopped at --read-on-max-records before the log end at its last diagnosis: its held heads and causes are of what was read, not guessed past (PARTIAL), else 0.", task...),
 		behind:        desc("parsley_task_behind_transaction", "1 when the task's changelog partition could not be read to its end at the last refresh (an open transaction), else 0.", task...),
 		fedLag:        desc("parsley_channel_fed_lag_records", "Records written to the channel (below its last stable offset) that the task was not fed yet.", with("topic", "partition")...),
 		committedLag:  desc("parsley_channel_committed_lag_records", "The channel's last stable offset less the process's committed offset: a consumer-lag exporter's lag.", with("topic", "partition")...),
@@ -95,7 +96,7 @@ func NewProcessCollector(src Processes, now func() time.Time, opts Options) *Pro
 // Describe sends the descriptions of every metric the collector exports.
 func (c *ProcessCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
-		c.held, c.heldAge, c.heads, c.ready, c.assigned, c.corrupt, c.behind, c.failed, c.fedLag, c.committedLag, c.members, c.entries, c.refused, c.gap,
+		c.held, c.heldAge, c.heads, c.ready, c.assigned, c.corrupt, c.behind, c.failed, c.partial, c.fedLag, c.committedLag, c.members, c.entries, c.refused, c.gap,
 		c.refusedTotal, c.upstreamRoot, c.restartClears, c.headroomSecs, c.headroomPos, c.lastSuccess, c.errors, c.followed, c.refreshDuration, c.diagnosed, c.dropped, c.folded, c.refusalsFolded, c.escaped, c.webInfo,
 	} {
 		ch <- d
@@ -246,6 +247,7 @@ func (c *ProcessCollector) taskSeries(e *emitter, app, task string, t *fleet.Tas
 	e.gauge(c.corrupt, float64(t.Corrupt), app, task)
 	e.gauge(c.behind, flag(t.BehindTransaction), app, task)
 	e.gauge(c.failed, flag(t.FailedClosed != nil), app, task)
+	e.gauge(c.partial, flag(t.ReadOnPartial), app, task)
 	if r := t.Upstream; r != nil {
 		up := r.App
 		if r.Kind == upstream.Cycle {

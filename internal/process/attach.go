@@ -201,8 +201,10 @@ func (a *Attach) SeedWritten(ch clock.Channel, offset int64) (time.Time, bool) {
 
 // ReadOnOptions bound a read on and set its gates' options.
 type ReadOnOptions struct {
-	// MaxRecords stops the read after that many records (0: to the log
-	// end): a process far behind is then reported as read so far.
+	// MaxRecords stops the read after that many records of the process,
+	// over all its tasks (0: inspect.DefaultReadOnMaxRecords; negative: to the
+	// log end): a process further behind is reported as read so far,
+	// each task still short of its log end marked CutShort.
 	MaxRecords int64
 	// Undecodable, ReceiptOnly and MaxHeaderSize are the gates' options
 	// (engine.Config): the default fails a task closed on an undecodable
@@ -211,6 +213,26 @@ type ReadOnOptions struct {
 	Undecodable   gate.UndecodableMode
 	ReceiptOnly   bool
 	MaxHeaderSize int
+}
+
+// bound is the most records a read on reads; 0: no bound.
+func (o ReadOnOptions) bound() int64 {
+	switch {
+	case o.MaxRecords == 0:
+		return inspect.DefaultReadOnMaxRecords
+	case o.MaxRecords < 0:
+		return 0
+	}
+	return o.MaxRecords
+}
+
+// ReadOnBound is the ReadOnOptions.MaxRecords of a --read-on-max-records
+// value, whose 0 reads to the log end.
+func ReadOnBound(flag int64) int64 {
+	if flag == 0 {
+		return -1
+	}
+	return flag
 }
 
 // ReadOn reads every task of a on from where the process resumes (the
@@ -288,8 +310,9 @@ func (a *Attach) ReadOnFrom(open func() (ItemSource, error), opts ReadOnOptions)
 	if err != nil {
 		return nil, err
 	}
+	bound := opts.bound()
 	var records int64
-	for opts.MaxRecords <= 0 || records < opts.MaxRecords {
+	for {
 		it, err := next()
 		if errors.Is(err, io.EOF) {
 			break
@@ -300,6 +323,17 @@ func (a *Attach) ReadOnFrom(open func() (ItemSource, error), opts ReadOnOptions)
 		t := ts.Task(it.Partition)
 		if t == nil || out[t.Task].Failed != nil {
 			continue
+		}
+		if bound > 0 && records >= bound && it.Kind == record.KindRecord {
+			// The bound is met and a record a task reads lies past it:
+			// the tasks still reading are cut short, said rather than
+			// guessed.
+			for _, on := range out {
+				if on.Failed == nil {
+					on.CutShort = true
+				}
+			}
+			break
 		}
 		on := out[t.Task]
 		ch := clock.Channel{Topic: it.TopicID, Partition: it.Partition}

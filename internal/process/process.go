@@ -175,6 +175,9 @@ const DefaultConcurrency = 16
 // process whose application id starts with Prefix.
 type Selection struct {
 	Prefix, App string
+	// ReadOn bounds each process's read on (zero: the defaults, as
+	// state and holds --app read on).
+	ReadOn ReadOnOptions
 }
 
 // Summarize discovers the cluster's Parsley processes whose
@@ -197,19 +200,19 @@ func Summarize(ctx context.Context, cl *kafka.Client, sel Selection, txnWait tim
 	if err != nil {
 		return nil, err
 	}
-	return summarize(ctx, cl, changelogs, listing, txnWait, concurrency, now)
+	return summarize(ctx, cl, changelogs, listing, sel.ReadOn, txnWait, concurrency, now)
 }
 
 // summarize reads and summarises the process of each of changelogs, in
 // their order, at most concurrency at once.
-func summarize(ctx context.Context, cl *kafka.Client, changelogs []string, listing map[string][]int32, txnWait time.Duration, concurrency int, now time.Time) ([]inspect.ProcessSummary, error) {
+func summarize(ctx context.Context, cl *kafka.Client, changelogs []string, listing map[string][]int32, readOn ReadOnOptions, txnWait time.Duration, concurrency int, now time.Time) ([]inspect.ProcessSummary, error) {
 	rows := make([]inspect.ProcessSummary, len(changelogs))
 	if len(changelogs) == 0 {
 		return rows, nil
 	}
 	err := ReadMany(ctx, cl, changelogs, listing, txnWait, concurrency, func(i int, p *inspect.Process, err error) {
 		if err == nil {
-			err = ReadOnAll(ctx, cl, p, ReadOnOptions{})
+			err = ReadOnAll(ctx, cl, p, readOn)
 		}
 		rows[i] = inspect.SummarizeProcess(changelogs[i], int32(len(listing[changelogs[i]])), p, err, now)
 	})

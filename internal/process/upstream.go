@@ -94,7 +94,7 @@ func rootOf(ctx context.Context, cl *kafka.Client, app string, fleet upstream.Wr
 				nodes = append(nodes, upstream.NodeOf(&inspect.ProcessSummary{App: a}))
 			}
 		}
-		rows, err := summarize(ctx, cl, logs, listing, txnWait, concurrency, now)
+		rows, err := summarize(ctx, cl, logs, listing, ReadOnOptions{}, txnWait, concurrency, now)
 		if err != nil {
 			return nil, nil, err
 		}

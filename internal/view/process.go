@@ -57,7 +57,12 @@ func ProcessCells(r *inspect.ProcessSummary, root *upstream.Root) []string {
 	if r.LagKnown {
 		lag = strconv.FormatInt(r.MaxLag, 10)
 	}
-	return []string{escape.Cell(r.App), tasks, group, members, receives, escape.Cell(r.ReceivesFrom), strconv.Itoa(r.HeldRecords), strconv.Itoa(r.HeldHeads),
+	held := strconv.Itoa(r.HeldRecords)
+	if r.ReadOnPartial {
+		// The read on stopped at its bound: at least this many.
+		held += "+PARTIAL"
+	}
+	return []string{escape.Cell(r.App), tasks, group, members, receives, escape.Cell(r.ReceivesFrom), held, strconv.Itoa(r.HeldHeads),
 		oldest, causeText, lag, escape.Cell(root.Text()), retentionCell(r.RetentionLeft()), escape.Cell(r.NextStart)}
 }
 

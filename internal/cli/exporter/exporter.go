@@ -48,6 +48,9 @@ type Options struct {
 	Refresh   time.Duration
 	Discover  time.Duration
 	TxnWait   time.Duration
+	// ReadOnMaxRecords bounds each process's read on from its committed
+	// offsets (--read-on-max-records; 0: to the log end).
+	ReadOnMaxRecords int64
 	// UnhealthyAfter is how long refreshes may fail before /healthz says
 	// 503.
 	UnhealthyAfter time.Duration
@@ -89,7 +92,11 @@ last stable offset, then, at every refresh, on from there when its end
 moved: only the live store is kept, so memory follows the stores, not the
 changelogs. Every --refresh-interval the groups (described,
 never joined), committed offsets and the business topics' log facts are
-read, and the tasks whose store or facts changed are diagnosed again.
+read, and the tasks whose store or facts changed are diagnosed again,
+read on from the committed offsets as processes reads them: at most
+--read-on-max-records records of the process (0: to the log end); a
+refresh that met the bound says so in parsley_task_read_on_partial
+rather than guessing what lies past it.
 Nothing is joined, committed or written.
 
 Each task's upstream root — the stuck process that writes a topic its
@@ -139,6 +146,9 @@ refresh under way ends, the endpoint closes, and it exits 0.`,
 			if err := cmdutil.CheckMaxChannels(opts.MetricsMaxChannels); err != nil {
 				return err
 			}
+			if opts.ReadOnMaxRecords < 0 {
+				return cmdutil.Usagef("--read-on-max-records must not be negative (0 reads to the log end)")
+			}
 			if opts.MaxSeries < 0 {
 				return cmdutil.Usagef("--max-series %d: want a count of series, or 0 for no bound", opts.MaxSeries)
 			}
@@ -172,6 +182,7 @@ refresh under way ends, the endpoint closes, and it exits 0.`,
 	fs.DurationVar(&opts.Discover, "discover-interval", fleet.DefaultDiscover, "how often the topics are listed for ordering changelogs created or deleted")
 	cmdutil.AddFleetFlag(cmd, &opts.Fleet)
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long a changelog read may make no progress (a broker failing, a leader moving) before that process's refresh fails")
+	cmdutil.AddReadOnMaxRecordsFlag(cmd, &opts.ReadOnMaxRecords)
 	fs.DurationVar(&opts.UnhealthyAfter, "unhealthy-after", 2*time.Minute, "how long refreshes may fail, or one run past when it was due, before /healthz answers 503")
 	fs.StringVar(&opts.externalURL, "web.external-url", "", "the `URL` users reach the pages at (behind a proxy): its path prefixes every route, and the pages' and alerts' links start with it")
 	fs.StringVar(&opts.WebConfig, "web.config.file", "", "a web configuration `FILE` (Prometheus exporter-toolkit format) enabling TLS and basic auth for the pages, the API and /metrics")
@@ -191,14 +202,15 @@ func Run(ctx context.Context, opts *Options) error {
 	// Each refresh's snapshot is rendered once, after the refresh: the
 	// scrapes until the next are served that render.
 	var h *metrics.Endpoint
-	tr := fleet.New(fleet.Config{Client: cl, AppPrefix: opts.AppPrefix, Refresh: opts.Refresh,
-		Discover: opts.Discover, TxnWait: opts.TxnWait, Now: opts.Now, Fleet: opts.Fleet, OnError: say, OnRefresh: func() { h.Prepare() }})
+	readOn := process.ReadOnOptions{MaxRecords: process.ReadOnBound(opts.ReadOnMaxRecords)}
+	tr := fleet.New(fleet.Config{Client: cl, AppPrefix: opts.AppPrefix, Refresh: opts.Refresh, Discover: opts.Discover,
+		TxnWait: opts.TxnWait, ReadOn: readOn, Now: opts.Now, Fleet: opts.Fleet, OnError: say, OnRefresh: func() { h.Prepare() }})
 	mopts := metrics.Options{MaxChannels: opts.MetricsMaxChannels, MaxSeries: opts.MaxSeries, Folded: foldedWarning(opts.IO.ErrOut, opts.MaxSeries)}
 	if opts.ExternalURL != nil {
 		mopts.ExternalURL = strings.TrimSuffix(opts.ExternalURL.String(), "/")
 	}
 	h = metrics.NewEndpoint(metrics.FleetSource(tr, metrics.HealthBounds{Failing: opts.UnhealthyAfter, Refresh: opts.Refresh}, opts.Now, mopts), "causalctl exporter", opts.Now)
-	pages := web.Handler(&web.Cluster{Client: cl, Select: process.Selection{Prefix: opts.AppPrefix}, TxnWait: opts.TxnWait,
+	pages := web.Handler(&web.Cluster{Client: cl, Select: process.Selection{Prefix: opts.AppPrefix, ReadOn: readOn}, TxnWait: opts.TxnWait,
 		Concurrency: process.DefaultConcurrency, RetentionWarn: inspect.DefaultRetentionWarn, MaxAge: opts.Refresh, Now: opts.Now},
 		h, web.Options{ExternalURL: opts.ExternalURL, Title: "causalctl exporter", Now: opts.Now})
 	srv, err := metrics.ServeWeb(opts.MetricsAddr, pages, opts.WebConfig)

@@ -38,6 +38,9 @@ type Options struct {
 	CheckOlder  bool // --older-than was given
 	Concurrency int
 	TxnWait     time.Duration
+	// ReadOnMaxRecords bounds each process's read on
+	// (--read-on-max-records; 0: to the log end).
+	ReadOnMaxRecords int64
 	// Fleet is the --fleet file's writers (upstream.ParseFleet); nil
 	// when none was given.
 	Fleet upstream.Writers
@@ -85,6 +88,11 @@ listed first.
 Each process is read as state reads it (the changelog read_committed to
 the high watermark taken when its read begins, the group described, never
 joined), at most --concurrency at once; only a summary of each is kept.
+Its tasks are read on from the group's committed offsets at most
+--read-on-max-records records (0: to the log end): a process further
+behind is shown as read so far, its HELD cell N+PARTIAL (JSON
+read_on_partial), not guessed. state and holds --app read on with the
+same default bound.
 A process that cannot be read is a row saying so, and the command goes on
 — except when the credentials are refused (an ACL denying a changelog or
 a group): that is exit 1 with the one line naming the topic or group and
@@ -121,6 +129,8 @@ reached; 2 usage; 130 interrupted.`,
 				return cmdutil.Usagef("--older-than must not be negative")
 			case opts.TxnWait < 0:
 				return cmdutil.Usagef("--txn-wait must not be negative")
+			case opts.ReadOnMaxRecords < 0:
+				return cmdutil.Usagef("--read-on-max-records must not be negative (0 reads to the log end)")
 			case c.Flags().Changed("app") && opts.AppPrefix != "":
 				return cmdutil.Usagef("--app and --app-prefix: give one")
 			case c.Flags().Changed("app"):
@@ -142,6 +152,7 @@ reached; 2 usage; 130 interrupted.`,
 	fs.IntVar(&opts.Concurrency, "concurrency", DefaultConcurrency, "read at most `N` processes at once")
 	cmdutil.AddFleetFlag(cmd, &opts.Fleet)
 	fs.DurationVar(&opts.TxnWait, "txn-wait", kafka.DefaultTxnWait, "how long to wait for an open transaction in a changelog before reporting what was read below it")
+	cmdutil.AddReadOnMaxRecordsFlag(cmd, &opts.ReadOnMaxRecords)
 	cmdutil.AddOutputFlag(cmd, out, "text", "json")
 	return cmd
 }
@@ -154,7 +165,8 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	defer cl.Close()
 	now := opts.Now()
-	rows, err := process.Summarize(ctx, cl, process.Selection{Prefix: opts.AppPrefix, App: opts.App}, opts.TxnWait, opts.Concurrency, now)
+	rows, err := process.Summarize(ctx, cl, process.Selection{Prefix: opts.AppPrefix, App: opts.App,
+		ReadOn: process.ReadOnOptions{MaxRecords: process.ReadOnBound(opts.ReadOnMaxRecords)}}, opts.TxnWait, opts.Concurrency, now)
 	if err != nil {
 		if ctx.Err() != nil {
 			return cmdutil.Interrupted("interrupted before every process was read: no report")

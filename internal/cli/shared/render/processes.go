@@ -68,6 +68,10 @@ type ProcessJSON struct {
 	Upstream *Upstream `json:"upstream"`
 	// RetentionClock is state's retention_clock; [] for an unread row.
 	RetentionClock []RetentionClock `json:"retention_clock"`
+	// ReadOnPartial says the read on from the committed offsets stopped
+	// at --read-on-max-records before the log end: the counts are of
+	// what was read (PARTIAL).
+	ReadOnPartial bool `json:"read_on_partial"`
 }
 
 // ProcessFailedClosed is a task failed closed, as holds and state write
@@ -136,7 +140,7 @@ func (rep ProcessesReport) JSON() ProcessesJSON {
 		for c, n := range r.Causes {
 			jp.Causes[string(c)] = n
 		}
-		jp.CatchingUp, jp.Ready = r.CatchingUp, r.Ready
+		jp.CatchingUp, jp.Ready, jp.ReadOnPartial = r.CatchingUp, r.Ready, r.ReadOnPartial
 		for _, f := range r.FailedClosed {
 			jp.FailedClosed = append(jp.FailedClosed, ProcessFailedClosed{Task: f.Channel.Partition, TaskFailedClosed: failedClosed(&f, r.ChannelNames[f.Channel])})
 		}
