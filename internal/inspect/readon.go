@@ -218,3 +218,12 @@ func (p *Process) ReadOnCutShort() bool {
 	}
 	return false
 }
+
+// ReadOnPartialWarning is what state and holds --app say on stderr when the
+// read on was cut short (ReadOnCutShort); "" when it was not.
+func (p *Process) ReadOnPartialWarning() string {
+	if !p.ReadOnCutShort() {
+		return ""
+	}
+	return "PARTIAL: the read on from the committed offsets stopped at its bound before the log end (processes and the exporter: --read-on-max-records); what is shown is what was read, at least what the process holds"
+}

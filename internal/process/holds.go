@@ -71,6 +71,9 @@ func ReadHolds(ctx context.Context, cl *kafka.Client, app string, o HoldsOptions
 		return nil, fmt.Errorf("%s: %w", app, err)
 	}
 	h.Warnings = append(h.Warnings, att.Missing...)
+	if w := p.ReadOnPartialWarning(); w != "" {
+		h.Warnings = append(h.Warnings, w)
+	}
 	p.RetentionWarn = o.RetentionWarn
 	if h.Root, h.RootErr = RootOf(ctx, cl, app, o.Fleet, o.TxnWait, DefaultConcurrency, o.Now); ctx.Err() != nil {
 		return nil, ctx.Err()

@@ -253,7 +253,7 @@ func first(s string, _ string, _ int) string { return s }
 // TestFlags: usage errors.
 func TestFlags(t *testing.T) {
 	c := kafkatest.Cluster(t)
-	for _, args := range [][]string{{"--concurrency", "0"}, {"--older-than", "-1s"}, {"--txn-wait", "-1s"}} {
+	for _, args := range [][]string{{"--concurrency", "0"}, {"--older-than", "-1s"}, {"--txn-wait", "-1s"}, {"--read-on-max-records", "-1"}} {
 		if _, errOut, code := run(t, c, false, args...); code != cmdutil.ExitUsage {
 			t.Errorf("%v: exit %d, want 2: %s", args, code, errOut)
 		}
@@ -321,5 +321,39 @@ func TestNextStartRefused(t *testing.T) {
 	if !ns.Refused || len(ns.Refusals) != 1 || ns.Refusals[0].Reason != parsley.ReasonTaskWidthChanged ||
 		!strings.Contains(ns.Refusals[0].Detail, "4 partitions") || ns.Refusals[0].NextStep != parsley.ReasonTaskWidthChanged.NextStep() {
 		t.Errorf("next start %+v", ns)
+	}
+}
+
+// TestReadOnMaxRecords: with --read-on-max-records 1 a process more than
+// one record behind its log ends is PARTIAL (HELD N+PARTIAL, JSON
+// read_on_partial); by default, and with 0 (no bound), none is.
+func TestReadOnMaxRecords(t *testing.T) {
+	f := threeProcesses(t)
+	brokers := strings.Join(f.c.ListenAddrs(), ",")
+	partial := func(args ...string) map[string]bool {
+		t.Helper()
+		out, errOut, code := runAt(t, brokers, false, append([]string{"-o", "json"}, args...)...)
+		if code != cmdutil.ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		got := map[string]bool{}
+		for _, p := range decode(t, out).Processes {
+			got[p.App] = p.ReadOnPartial
+		}
+		return got
+	}
+	for _, args := range [][]string{nil, {"--read-on-max-records", "0"}} {
+		for app, p := range partial(args...) {
+			if p {
+				t.Errorf("%v: %s is PARTIAL", args, app)
+			}
+		}
+	}
+	if got := partial("--read-on-max-records", "1"); !got["shop-shipper"] || got["billing"] {
+		t.Errorf("--read-on-max-records 1: partial %v, want shop-shipper (behind) and not billing (at its ends)", got)
+	}
+	out, errOut, code := runAt(t, brokers, false, "--read-on-max-records", "1")
+	if code != cmdutil.ExitOK || !strings.Contains(out, "+PARTIAL") {
+		t.Errorf("exit %d, no +PARTIAL in the table:\n%s%s", code, out, errOut)
 	}
 }

@@ -232,6 +232,9 @@ func Run(ctx context.Context, opts *Options) error {
 		corrupt = append(corrupt, t.State.Corrupt...)
 		ready += len(t.Ready)
 	}
+	if warn := w.ReadOnPartialWarning(); warn != "" {
+		fmt.Fprintln(opts.IO.ErrOut, "warning: "+warn)
+	}
 	refusals := w.NextStart(opts.Receives)
 	rep := build(w, tasks, corrupt, now)
 	rep.NextStart = render.NextStartOf(w, refusals)

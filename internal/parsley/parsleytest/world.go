@@ -2,6 +2,7 @@ package parsleytest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -39,4 +40,27 @@ func ShopHoldingOnePayment(t *testing.T, ctx context.Context) (*kfake.Cluster, *
 	recs = append(recs, Held{Channel: payments, Offset: 1, Timestamp: -1, Causes: []clock.Entry{{Channel: orders, Position: 5}}}.Entry("shop", 0))
 	kafkatest.Produce(t, c, recs...)
 	return c, adm
+}
+
+// ShopBehind puts process "shop" of ShopHoldingOnePayment behind its log
+// ends: it writes behind+2 records to orders/0 and commits the group
+// shop's offsets at orders/0 and payments/0 2, so that a read on from the
+// committed offsets reads behind records.
+func ShopBehind(t *testing.T, ctx context.Context, c *kfake.Cluster, adm *kadm.Client, behind int) {
+	t.Helper()
+	var recs []*kgo.Record
+	for i := range behind + 2 {
+		recs = append(recs, &kgo.Record{Topic: "orders", Value: fmt.Appendf(nil, "order %d", i)})
+	}
+	kafkatest.Produce(t, c, recs...)
+	offs := kadm.Offsets{}
+	offs.Add(kadm.Offset{Topic: "orders", Partition: 0, At: 2, LeaderEpoch: -1})
+	offs.Add(kadm.Offset{Topic: "payments", Partition: 0, At: 2, LeaderEpoch: -1})
+	r, err := adm.CommitOffsets(ctx, "shop", offs)
+	if err == nil {
+		err = r.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
