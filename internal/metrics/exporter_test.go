@@ -69,7 +69,7 @@ func notifierSnapshot() *fleet.Snapshot {
 						{Topic: "payments", Partition: 1, FedLag: 4, CommittedLag: 6},
 						{Topic: "shipments", Partition: 1, FedLag: -1, CommittedLag: -1},
 					},
-					Corrupt: 2, BehindTransaction: true},
+					Corrupt: 2, BehindTransaction: true, ReadOnPartial: true},
 			},
 		}},
 	}
@@ -188,6 +188,10 @@ parsley_task_ready_heads{app="notifier",task="1"} 0
 # TYPE parsley_task_failed_closed gauge
 parsley_task_failed_closed{app="notifier",task="0"} 0
 parsley_task_failed_closed{app="notifier",task="1"} 0
+# HELP parsley_task_read_on_partial 1 when the task's read on from the process's committed offsets stopped at --read-on-max-records before the log end at its last diagnosis: its held heads and causes are of what was read, not guessed past (PARTIAL), else 0.
+# TYPE parsley_task_read_on_partial gauge
+parsley_task_read_on_partial{app="notifier",task="0"} 0
+parsley_task_read_on_partial{app="notifier",task="1"} 1
 `
 	if err := testutil.CollectAndCompare(c, strings.NewReader(want)); err != nil {
 		t.Error(err)
