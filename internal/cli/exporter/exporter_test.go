@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/causalctl/causalctl/internal/cli/cmdutil"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/iostreams"
 	"github.com/causalctl/causalctl/internal/testutil"
 )
@@ -34,10 +35,10 @@ func TestFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.MetricsAddr != ":9464" || o.Refresh != 15*time.Second || o.Discover != time.Minute || o.UnhealthyAfter != 2*time.Minute || o.AppPrefix != "" || o.MetricsMaxChannels != 5000 || o.MaxSeries != 100000 {
+	if o.MetricsAddr != ":9464" || o.Refresh != 15*time.Second || o.Discover != time.Minute || o.UnhealthyAfter != 2*time.Minute || o.AppPrefix != "" || o.MetricsMaxChannels != 5000 || o.MaxSeries != 100000 || o.ReadOnMaxRecords != inspect.DefaultReadOnMaxRecords {
 		t.Errorf("defaults %+v", o)
 	}
-	if o, err = parse(t, "--app-prefix", "shop-", "--refresh-interval", "2s", "--metrics-max-channels", "0", "--max-series", "10"); err != nil || o.AppPrefix != "shop-" || o.Refresh != 2*time.Second || o.MetricsMaxChannels != 0 || o.MaxSeries != 10 {
+	if o, err = parse(t, "--app-prefix", "shop-", "--refresh-interval", "2s", "--metrics-max-channels", "0", "--max-series", "10", "--read-on-max-records", "0"); err != nil || o.AppPrefix != "shop-" || o.Refresh != 2*time.Second || o.MetricsMaxChannels != 0 || o.MaxSeries != 10 || o.ReadOnMaxRecords != 0 {
 		t.Errorf("given flags: %+v, %v", o, err)
 	}
 	for _, args := range [][]string{
@@ -49,6 +50,7 @@ func TestFlags(t *testing.T) {
 		{"--txn-wait", "0s"},
 		{"--metrics-max-channels", "-1"},
 		{"--max-series", "-1"},
+		{"--read-on-max-records", "-1"},
 	} {
 		_, err := parse(t, args...)
 		var usage *cmdutil.UsageError
