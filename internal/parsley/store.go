@@ -43,7 +43,7 @@ type Store struct {
 	partition int32
 	seed      maphash.Seed
 	index     map[uint64]int32 // key hash → first slot of its chain
-	slots     []slot
+	slots     slotPages
 	free      []int32 // slots of deleted keys, for reuse
 	live      int
 	arena     arena
@@ -52,8 +52,8 @@ type Store struct {
 
 	decoded *Task // Decode's result until the next Apply
 
-	// Set by NewStore; tests shrink them to force compactions and hash
-	// chains.
+	// Set by NewStore (and slots.size); tests shrink them to force
+	// compactions, hash chains and pages of slots.
 	compactMin int
 	hashMask   uint64
 }
@@ -65,6 +65,38 @@ type slot struct {
 	key, value span
 	next       int32 // next slot of the same hash, −1 at the chain's end
 	live       bool
+}
+
+// slotPages holds slots in pages of slotPageSize: a store growing to a
+// million keys never copies its slots to a doubled array, nor leaves the
+// old arrays to the garbage collector (they were most of a big read's
+// allocations).
+type slotPages struct {
+	pages [][]slot
+	n     int32
+	size  int32 // slots a page holds: slotPageSize, less in tests
+}
+
+const slotPageSize = 4096
+
+func (p *slotPages) len() int32 { return p.n }
+
+func (p *slotPages) at(i int32) *slot { return &p.pages[i/p.size][i%p.size] }
+
+// add appends sl and returns its index.
+func (p *slotPages) add(sl slot) int32 {
+	k := int(p.n / p.size)
+	switch {
+	case k == len(p.pages) && k == 0:
+		// The first page grows as a slice does: most stores (an idle
+		// fleet's tasks) hold a few keys.
+		p.pages = append(p.pages, nil)
+	case k == len(p.pages):
+		p.pages = append(p.pages, make([]slot, 0, p.size))
+	}
+	p.pages[k] = append(p.pages[k], sl)
+	p.n++
+	return p.n - 1
 }
 
 // span is where bytes lie in the arena.
@@ -110,7 +142,7 @@ func (a *arena) bytes(sp span) []byte {
 
 // NewStore returns an empty store for changelog partition p.
 func NewStore(p int32) *Store {
-	return &Store{partition: p, seed: maphash.MakeSeed(), index: map[uint64]int32{}, compactMin: compactMin, hashMask: ^uint64(0)}
+	return &Store{partition: p, seed: maphash.MakeSeed(), index: map[uint64]int32{}, slots: slotPages{size: slotPageSize}, compactMin: compactMin, hashMask: ^uint64(0)}
 }
 
 func (s *Store) hash(key []byte) uint64 { return maphash.Bytes(s.seed, key) & s.hashMask }
@@ -130,7 +162,7 @@ func (s *Store) find(h uint64, key []byte) (at, prev int32) {
 	}
 	prev = -1
 	for i >= 0 {
-		sl := &s.slots[i]
+		sl := s.slots.at(i)
 		if sl.live && sl.hash == h && bytes.Equal(s.arena.bytes(sl.key), key) {
 			return i, prev
 		}
@@ -145,7 +177,7 @@ func (s *Store) Value(key []byte) ([]byte, bool) {
 	if i < 0 {
 		return nil, false
 	}
-	return s.arena.bytes(s.slots[i].value), true
+	return s.arena.bytes(s.slots.at(i).value), true
 }
 
 // Apply applies one committed changelog entry at offset: a null value
@@ -160,7 +192,7 @@ func (s *Store) Apply(offset int64, key, value []byte) {
 	case value == nil && i < 0:
 		return
 	case value == nil:
-		sl := &s.slots[i]
+		sl := s.slots.at(i)
 		if prev < 0 {
 			if sl.next < 0 {
 				delete(s.index, h)
@@ -168,7 +200,7 @@ func (s *Store) Apply(offset int64, key, value []byte) {
 				s.index[h] = sl.next
 			}
 		} else {
-			s.slots[prev].next = sl.next
+			s.slots.at(prev).next = sl.next
 		}
 		n := int(sl.key.n + sl.value.n)
 		s.liveBytes -= n
@@ -177,7 +209,7 @@ func (s *Store) Apply(offset int64, key, value []byte) {
 		s.free = append(s.free, i)
 		s.live--
 	case i >= 0:
-		sl := &s.slots[i]
+		sl := s.slots.at(i)
 		s.liveBytes += len(value) - int(sl.value.n)
 		s.deadBytes += int(sl.value.n)
 		sl.offset, sl.value = offset, s.arena.add(value)
@@ -189,10 +221,9 @@ func (s *Store) Apply(offset int64, key, value []byte) {
 		if n := len(s.free); n > 0 {
 			i = s.free[n-1]
 			s.free = s.free[:n-1]
-			s.slots[i] = sl
+			*s.slots.at(i) = sl
 		} else {
-			i = int32(len(s.slots))
-			s.slots = append(s.slots, sl)
+			i = s.slots.add(sl)
 		}
 		s.index[h] = i
 		s.liveBytes += len(key) + len(value)
@@ -210,8 +241,8 @@ func (s *Store) Apply(offset int64, key, value []byte) {
 // Parsley finds it at its next start.
 func (s *Store) DropBelow(logStart int64) int {
 	var keys [][]byte
-	for i := range s.slots {
-		if sl := &s.slots[i]; sl.live && sl.offset < logStart {
+	for i := range s.slots.len() {
+		if sl := s.slots.at(i); sl.live && sl.offset < logStart {
 			keys = append(keys, slices.Clone(s.arena.bytes(sl.key)))
 		}
 	}
@@ -226,20 +257,17 @@ func (s *Store) DropBelow(logStart int64) int {
 // left as they are, for any task decoded from them.
 func (s *Store) compact() {
 	var a arena
-	rebuild := len(s.free) > len(s.slots)/2
-	var slots []slot
-	if rebuild {
-		slots = make([]slot, 0, s.live)
-	}
-	for i := range s.slots {
-		sl := &s.slots[i]
+	rebuild := len(s.free) > int(s.slots.len())/2
+	slots := slotPages{size: s.slots.size}
+	for i := range s.slots.len() {
+		sl := s.slots.at(i)
 		if !sl.live {
 			continue
 		}
 		sl.key = a.add(s.arena.bytes(sl.key))
 		sl.value = a.add(s.arena.bytes(sl.value))
 		if rebuild {
-			slots = append(slots, *sl)
+			slots.add(*sl)
 		}
 	}
 	s.arena, s.deadBytes = a, 0
@@ -247,9 +275,9 @@ func (s *Store) compact() {
 		return
 	}
 	s.slots, s.free = slots, nil
-	s.index = make(map[uint64]int32, len(slots))
-	for i := range s.slots {
-		sl := &s.slots[i]
+	s.index = make(map[uint64]int32, int(slots.len()))
+	for i := range s.slots.len() {
+		sl := s.slots.at(i)
 		sl.next = -1
 		if head, ok := s.index[sl.hash]; ok {
 			sl.next = head
@@ -367,8 +395,8 @@ func (s *Store) decode() *Task {
 	buckets := map[clock.Channel]int32{}
 	var bucketCh []clock.Channel
 	var bucketN []int
-	for i := range s.slots {
-		sl := &s.slots[i]
+	for i := range s.slots.len() {
+		sl := s.slots.at(i)
 		if !sl.live {
 			continue
 		}
@@ -441,7 +469,7 @@ func (s *Store) decode() *Task {
 			run := byChan[base[b]:base[b+1]]
 			slices.SortFunc(run, func(x, y heldAt) int { return cmp.Compare(x.pos, y.pos) })
 			for _, h := range run {
-				sl := &s.slots[h.slot]
+				sl := s.slots.at(h.slot)
 				v := liveValue{offset: sl.offset, value: s.arena.bytes(sl.value)}
 				rec, err := parseHeldRecord(v.value, &causes)
 				if err != nil {

@@ -220,6 +220,7 @@ func TestStoreIndexAgainstMap(t *testing.T) {
 		s := NewStore(0)
 		s.compactMin = rng.IntN(200)
 		s.hashMask = uint64(1)<<rng.IntN(4) - 1 // 1 to 8 chains
+		s.slots.size = 1 + rng.Int32N(8)        // many pages of slots
 		ref := map[string][]byte{}
 		keys := make([][]byte, 1+rng.IntN(40))
 		for i := range keys {
@@ -256,8 +257,8 @@ func TestStoreIndexAgainstMap(t *testing.T) {
 			if got, ok := s.Value(k); ok != (ref[string(k)] != nil) || !bytes.Equal(got, ref[string(k)]) {
 				t.Fatalf("seed %d offset %d: key %x reads %x %v, want %x", seed, off, k, got, ok, ref[string(k)])
 			}
-			if s.Len() != len(ref) || len(s.slots)-len(s.free) != len(ref) {
-				t.Fatalf("seed %d offset %d: %d live keys (%d slots, %d free), want %d", seed, off, s.Len(), len(s.slots), len(s.free), len(ref))
+			if s.Len() != len(ref) || int(s.slots.len())-len(s.free) != len(ref) {
+				t.Fatalf("seed %d offset %d: %d live keys (%d slots, %d free), want %d", seed, off, s.Len(), s.slots.len(), len(s.free), len(ref))
 			}
 			arena := 0
 			for _, c := range s.arena.chunks {
