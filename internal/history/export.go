@@ -122,6 +122,7 @@ func ParseExport(data []byte) (*Export, error) {
 				return nil, fmt.Errorf("record %s offset %d: causes are not hex: %w", ch, r.Offset, err)
 			}
 			rec.Clock, rec.DecodeErr = clock.Decode(b)
+			rec.Causes = b
 		}
 		ex.History.Records[ch] = append(ex.History.Records[ch], rec)
 	}

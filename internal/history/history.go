@@ -63,7 +63,11 @@ type Record struct {
 	Clock  clock.Clock
 	// DecodeErr is why its causes header is undecodable; nil when it is not.
 	DecodeErr error
-	UID       string
+	// Causes is the parsley.causes header as written (nil: none), which
+	// Clock decodes; the audit (check --parsley-export) reads it as a
+	// capture's header.
+	Causes []byte
+	UID    string
 }
 
 // StepKind is what a step of a history is.
@@ -373,6 +377,34 @@ func (u *unit) drain(step int, rule Rule) {
 			u.out.Deliveries = append(u.out.Deliveries, Delivery{Channel: ev.Channel, Offset: ev.Offset, Rule: rule, Step: step})
 		}
 	}
+}
+
+// UnitScope is the scope of one unit's executions from Step on, until
+// its declaration changes.
+type UnitScope struct {
+	Unit     Unit
+	Step     int
+	Channels []clock.Channel // sorted
+}
+
+// Scopes returns every unit's scopes as they changed over the history:
+// one for its first execution and one for each execution whose scope
+// differs from the one before, in the order of the steps.
+func (h *History) Scopes() []UnitScope {
+	var out []UnitScope
+	last := map[Unit][]clock.Channel{}
+	for _, st := range h.Steps {
+		if st.Kind != StepRead {
+			continue
+		}
+		scope := slices.SortedFunc(maps.Keys(st.ExecStart), clock.Channel.Compare)
+		if prev, ok := last[st.Unit]; ok && slices.Equal(prev, scope) {
+			continue
+		}
+		last[st.Unit] = scope
+		out = append(out, UnitScope{Unit: st.Unit, Step: st.Index, Channels: scope})
+	}
+	return out
 }
 
 // sortOutcomes orders outcomes by unit.

@@ -36,8 +36,11 @@ type Options struct {
 	// InputFlags name the input: --input, the broker range, --scope, the
 	// sizes, --topic-id.
 	cmdutil.InputFlags
-	ScopesFile  string
-	MaxFindings int
+	ScopesFile string
+	// ParsleyExport is --parsley-export: the records of a Parsley test
+	// export, audited for the scope of each task as it changed.
+	ParsleyExport string
+	MaxFindings   int
 	// Limit is how many findings the text report shows in detail (0:
 	// every one, --all).
 	Limit int
@@ -60,7 +63,11 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(context.Context, *Options) error)
 that consume a scope (--scope CH[,CH…] as in replay; default every channel of
 the input) or several (--scopes FILE: one line per node, NAME: CH,CH,…).
 --tasks audits the scopes of Parsley's tasks instead: one per task, named
-task P, holding partition P of every channel in scope.
+task P, holding partition P of every channel in scope. --parsley-export
+FILE.edn audits the records of a Parsley test export (the parsley-jepsen
+format) for each task's scope as its declarations changed it: one scope per
+task and execution whose scope differs from the one before, named
+PROCESS/TASK from step N (docs/histories.md).
 
 The gate ignores clock entries on channels its node does not consume. That
 is safe only while every producer folds the clocks it receives into its
@@ -92,14 +99,21 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
   causalctl check -f capture.ndjson --scope orders,shipments --all   # every finding, not the first 20
   causalctl check -f capture.ndjson --scopes nodes.txt -o json
   causalctl check --brokers localhost:9092 -t orders -t payments -t shipments --scope orders,shipments
-  causalctl check -f capture.ndjson --tasks`,
+  causalctl check -f capture.ndjson --tasks
+  causalctl check --parsley-export DELIVER_PAST_DEAD_HOLDS-scenario.edn`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			var err error
 			if opts.Output, err = out.Resolve("text"); err != nil {
 				return err
 			}
-			if err := opts.InputFlags.Check(c.Flags()); err != nil {
+			if opts.ParsleyExport != "" {
+				for _, name := range []string{"input", "topic", "scope", "scopes", "tasks", "from-group", "offsets"} {
+					if f := c.Flags().Lookup(name); f != nil && f.Changed {
+						return cmdutil.Usagef("--parsley-export is the input and its tasks the scopes: not with --%s", name)
+					}
+				}
+			} else if err := opts.InputFlags.Check(c.Flags()); err != nil {
 				return err
 			}
 			if len(opts.Scope) > 0 && opts.ScopesFile != "" {
@@ -137,6 +151,7 @@ Exit codes: 0 no findings; 4 findings; 1 bad input or a broker error;
 		Tasks:      true,
 	})
 	fs.StringVar(&opts.ScopesFile, "scopes", "", "audit several nodes: `FILE` of lines NAME: CH,CH,…")
+	fs.StringVar(&opts.ParsleyExport, "parsley-export", "", "audit the records of a Parsley test export (EDN, `FILE`) for each task's scope as its declarations changed it")
 	fs.IntVar(&opts.MaxFindings, "max-findings", 0, "stop after `N` findings (0: no limit)")
 	fs.IntVar(&opts.Limit, "limit", defaultLimit, "show `N` findings (and roots) in detail in the text report")
 	fs.BoolVar(&all, "all", false, "show every finding and root in the text report")
@@ -150,6 +165,9 @@ const defaultLimit = 20
 
 // Run audits the capture or broker range and writes the report.
 func Run(ctx context.Context, opts *Options) error {
+	if opts.ParsleyExport != "" {
+		return runExport(ctx, opts)
+	}
 	// The audit keeps every record in long-lived, pointer-free arrays
 	// that are cheap to mark and only grow: collecting more often keeps
 	// the peak near the live size (10 M records in well under 1 GiB)
