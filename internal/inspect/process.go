@@ -271,33 +271,34 @@ func DiagnoseTask(p *Process, task int32, now time.Time) (*Task, error) {
 // HeldSizes are a held record's key and value sizes, from the store (−1
 // for a null key or value), and its headers' sizes.
 func HeldSizes(t *parsley.Task, ch clock.Channel, offset int64) (key, value int, headers []HeaderSize, ok bool) {
-	if c := t.Channel(ch); c != nil {
-		for _, h := range c.Held {
-			if h.Offset == offset {
-				headers = make([]HeaderSize, len(h.Record.Headers))
-				for i, hd := range h.Record.Headers {
-					headers[i] = HeaderSize{Key: hd.Key, Size: len(hd.Value)}
-					if hd.Value == nil {
-						headers[i].Size = -1
-					}
-				}
-				return h.Record.KeySize(), h.Record.ValueSize(), headers, true
-			}
+	h := heldAt(t, ch, offset)
+	if h == nil {
+		return -1, -1, nil, false
+	}
+	headers = make([]HeaderSize, len(h.Headers))
+	for i, hd := range h.Headers {
+		headers[i] = HeaderSize{Key: hd.Key, Size: len(hd.Value)}
+		if hd.Value == nil {
+			headers[i].Size = -1
 		}
 	}
-	return -1, -1, nil, false
+	return h.KeySize(), h.ValueSize(), headers, true
 }
 
 // HeldTimestamp is a held record's own timestamp, from the store.
 func HeldTimestamp(t *parsley.Task, ch clock.Channel, offset int64) (time.Time, bool) {
-	if c := t.Channel(ch); c != nil {
-		for _, h := range c.Held {
-			if h.Offset == offset {
-				return record.TimeOf(h.Record.Timestamp)
-			}
-		}
+	if h := heldAt(t, ch, offset); h != nil {
+		return record.TimeOf(h.Timestamp)
 	}
 	return time.Time{}, false
+}
+
+// heldAt is the store's held record of ch at offset; nil when none is.
+func heldAt(t *parsley.Task, ch clock.Channel, offset int64) *parsley.HeldRecord {
+	if c := t.Channel(ch); c != nil {
+		return c.HeldAt(offset)
+	}
+	return nil
 }
 
 // taskScope is task p's scope (SPEC §6): partition p of every topic the

@@ -318,6 +318,16 @@ type Held struct {
 	Record HeldRecord
 }
 
+// HeldAt returns the held record at offset; nil when none is. The queue is
+// by rising position, so it is a binary search.
+func (c *Channel) HeldAt(offset int64) *HeldRecord {
+	i, ok := slices.BinarySearchFunc(c.Held, offset, func(h Held, off int64) int { return cmp.Compare(h.Offset, off) })
+	if !ok {
+		return nil
+	}
+	return &c.Held[i].Record
+}
+
 // Deleted reports whether the store marks the channel's topic deleted.
 func (c *Channel) Deleted() bool { return c.FedUpTo == DeletedPosition }
 

@@ -354,3 +354,28 @@ func TestStoreDropBelow(t *testing.T) {
 		t.Errorf("purged whole: dropped %d, %d live", n, s.Len())
 	}
 }
+
+// HeldAt finds what a scan of the queue finds, for every offset around
+// it, over random queues.
+func TestHeldAtAgainstScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for seed := range 200 {
+		var c Channel
+		off := int64(rng.IntN(3))
+		for range rng.IntN(20) {
+			c.Held = append(c.Held, Held{Offset: off, Record: HeldRecord{Timestamp: off}})
+			off += 1 + int64(rng.IntN(3))
+		}
+		for o := int64(-1); o <= off; o++ {
+			var want *HeldRecord
+			for i := range c.Held {
+				if c.Held[i].Offset == o {
+					want = &c.Held[i].Record
+				}
+			}
+			if got := c.HeldAt(o); got != want {
+				t.Fatalf("seed %d offset %d: HeldAt %v, the scan %v", seed, o, got, want)
+			}
+		}
+	}
+}
