@@ -124,6 +124,27 @@ func TestPublicExportSeed1(t *testing.T) {
 			t.Errorf("%s: parsley %d, shadow %d deliveries, want %d", v.Unit, v.Parsley, v.Shadow, n)
 		}
 	}
+	// No refusal the export's statuses do not show for that process.
+	shown := map[string]bool{}
+	for _, st := range ex.History.Steps {
+		if st.Kind == StepStatus && st.Reason != "" {
+			shown[st.Unit.Process+" "+st.Reason] = true
+		}
+	}
+	if len(shown) == 0 {
+		t.Fatal("no refusal in the statuses: they were not read")
+	}
+	outs, err := Replay(&ex.History, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		for _, r := range o.Refusals {
+			if !shown[o.Unit.Process+" "+string(r.Reason)] {
+				t.Errorf("%s refuses %s (%s), which Parsley's statuses never show", o.Unit, r.Reason, r.Detail)
+			}
+		}
+	}
 	for _, rule := range []Rule{RuleResume, RuleScope, RuleStepPaced} {
 		t.Run("without "+string(rule), func(t *testing.T) {
 			_, vs := judgeFile(t, path, Options{without: map[Rule]bool{rule: true}})
