@@ -92,7 +92,7 @@ func Deploy(in DeployInput) (*DeployPlan, error) {
 		dead = map[clock.TopicID]bool{}
 	}
 	st := &Step{Kind: StepRead, Unit: in.Unit, ExecStart: in.Starts}
-	if err := u.start(h, st, dead, logStart, func(Rule) bool { return true }); err != nil {
+	if err := u.start(h, st, dead, func(Rule) bool { return true }); err != nil {
 		return nil, fmt.Errorf("task %s: %w", in.Unit, err)
 	}
 	if !u.out.Stopped {

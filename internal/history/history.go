@@ -283,7 +283,7 @@ func Replay(h *History, opts Options) ([]*Outcome, error) {
 				units[st.Unit] = u
 				order = append(order, u.out)
 			}
-			if err := u.read(h, st, dead, logStart, on); err != nil {
+			if err := u.read(h, st, dead, on); err != nil {
 				return nil, fmt.Errorf("unit %s, step %d: %w", st.Unit, st.Index, err)
 			}
 			u.seen = maps.Clone(logStart)
@@ -400,11 +400,11 @@ func (u *unit) refuse(r Refusal) {
 }
 
 // read runs one read: a new execution first when the start differs.
-func (u *unit) read(h *History, st *Step, dead map[clock.TopicID]bool, logStart map[clock.Channel]int64, on func(Rule) bool) error {
+func (u *unit) read(h *History, st *Step, dead map[clock.TopicID]bool, on func(Rule) bool) error {
 	fresh := !u.started || u.ended || !maps.Equal(st.ExecStart, u.execStart)
 	u.ended = false
 	if fresh {
-		if err := u.start(h, st, dead, logStart, on); err != nil {
+		if err := u.start(h, st, dead, on); err != nil {
 			return err
 		}
 	}
@@ -450,8 +450,10 @@ func (u *unit) read(h *History, st *Step, dead map[clock.TopicID]bool, logStart 
 }
 
 // start begins an execution at st.ExecStart: the start check (refusals),
-// then the gate restored from the last execution's state.
-func (u *unit) start(h *History, st *Step, dead map[clock.TopicID]bool, logStart map[clock.Channel]int64, on func(Rule) bool) error {
+// then the gate restored from the last execution's state, with what it
+// had not delivered held again. A position below a log start is not part
+// of the check: Parsley finds it when the task reads there (read).
+func (u *unit) start(h *History, st *Step, dead map[clock.TopicID]bool, on func(Rule) bool) error {
 	u.execStart, u.started = st.ExecStart, true
 	refused := false
 	refuse := func(r Refusal) {
