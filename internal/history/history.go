@@ -226,8 +226,8 @@ func Replay(h *History, opts Options) ([]*Outcome, error) {
 		}
 		for _, out := range order {
 			u := units[out.Unit]
-			if out.Unit.Process != p {
-				continue
+			if out.Unit.Process != p || u.out.Stopped {
+				continue // a stopped task delivers nothing
 			}
 			for len(u.pending) > 0 && made < end {
 				i := u.nextPending(h)

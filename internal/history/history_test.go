@@ -166,6 +166,7 @@ func TestParseExportErrors(t *testing.T) {
 		"bad channel":  `{:format 1 :reads [{:index 0 :process "p" :task 0 :exec-start {["x" 0] 0}}]}`,
 		"duplicate":    `{:format 1 :records [{:topic "00000000-0000-4000-8000-00000000000a" :partition 0 :offset 0} {:topic "00000000-0000-4000-8000-00000000000a" :partition 0 :offset 0}]}`,
 		"kill channel": `{:format 1 :faults [{:index 0 :kind :kill :details {:topic "a"}}]}`,
+		"status":       `{:format 1 :statuses [{:index 3 :lifecycle :RUNNING :trace-ends {}}]}`,
 	} {
 		if _, err := ParseExport([]byte(in)); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: want a one-line error, got %v", name, err)
