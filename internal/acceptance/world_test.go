@@ -69,6 +69,9 @@ type worldWriter struct {
 	adm    *kadm.Client
 	now    time.Time
 	prefix string
+	// topicPrefix, when set, names the business topics instead of the
+	// application id: TOPICPREFIX SEED p.a, …
+	topicPrefix string
 	// open are the producers whose transactions stay open, and members
 	// the running processes' members: closed when the test ends.
 	open, members []*kgo.Client
@@ -140,7 +143,11 @@ func (w *worldWriter) write(seed uint64) *world {
 	wd := &world{Seed: seed, App: fmt.Sprintf("%s%dp", w.prefix, seed), Tasks: 1 + r.Int32N(8), Running: r.IntN(2) == 0, Shapes: map[string]int{}}
 	nTopics := 2 + r.IntN(worldTopics-1)
 	for i := range nTopics {
-		wd.Topics = append(wd.Topics, fmt.Sprintf("%s.%c", wd.App, 'a'+i))
+		name := fmt.Sprintf("%s.%c", wd.App, 'a'+i)
+		if w.topicPrefix != "" {
+			name = fmt.Sprintf("%s%dp.%c", w.topicPrefix, seed, 'a'+i)
+		}
+		wd.Topics = append(wd.Topics, name)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -82,30 +82,34 @@ func Cell(s string) string {
 // of a report escapes the report once, at its door, so that no field it
 // prints, today's or one added later, reaches the screen raw. Unexported
 // fields are copied as they are.
-func Deep[T any](v T) T {
+func Deep[T any](v T) T { return Strings(v, Text) }
+
+// Strings returns a copy of v with every string in it passed through f, as
+// Deep does with Text. Tests use it to fill a report with hostile names.
+func Strings[T any](v T, f func(string) string) T {
 	in := reflect.ValueOf(&v).Elem()
 	out := reflect.New(in.Type()).Elem()
-	deep(out, in)
+	deep(out, in, f)
 	return out.Interface().(T)
 }
 
-func deep(dst, src reflect.Value) {
+func deep(dst, src reflect.Value, f func(string) string) {
 	switch src.Kind() {
 	case reflect.String:
-		dst.SetString(Text(src.String()))
+		dst.SetString(f(src.String()))
 	case reflect.Pointer:
 		if src.IsNil() {
 			dst.Set(src)
 			return
 		}
 		p := reflect.New(src.Type().Elem())
-		deep(p.Elem(), src.Elem())
+		deep(p.Elem(), src.Elem(), f)
 		dst.Set(p)
 	case reflect.Struct:
 		dst.Set(src) // unexported fields as they are
 		for i := range src.NumField() {
 			if dst.Field(i).CanSet() {
-				deep(dst.Field(i), src.Field(i))
+				deep(dst.Field(i), src.Field(i), f)
 			}
 		}
 	case reflect.Slice:
@@ -115,12 +119,12 @@ func deep(dst, src reflect.Value) {
 		}
 		s := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
 		for i := range src.Len() {
-			deep(s.Index(i), src.Index(i))
+			deep(s.Index(i), src.Index(i), f)
 		}
 		dst.Set(s)
 	case reflect.Array:
 		for i := range src.Len() {
-			deep(dst.Index(i), src.Index(i))
+			deep(dst.Index(i), src.Index(i), f)
 		}
 	case reflect.Map:
 		if src.IsNil() {
@@ -130,8 +134,8 @@ func deep(dst, src reflect.Value) {
 		m := reflect.MakeMapWithSize(src.Type(), src.Len())
 		for it := src.MapRange(); it.Next(); {
 			k, v := reflect.New(src.Type().Key()).Elem(), reflect.New(src.Type().Elem()).Elem()
-			deep(k, it.Key())
-			deep(v, it.Value())
+			deep(k, it.Key(), f)
+			deep(v, it.Value(), f)
 			m.SetMapIndex(k, v)
 		}
 		dst.Set(m)
@@ -141,7 +145,7 @@ func deep(dst, src reflect.Value) {
 			return
 		}
 		e := reflect.New(src.Elem().Type()).Elem()
-		deep(e, src.Elem())
+		deep(e, src.Elem(), f)
 		dst.Set(e)
 	default:
 		dst.Set(src)

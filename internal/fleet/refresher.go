@@ -68,8 +68,12 @@ type Config struct {
 	// Readers bounds the processes whose group or changelog is read at
 	// once (default DefaultReaders).
 	Readers int
-	// Now reads the clock (default time.Now).
+	// Now dates the snapshots and the ages in them (default time.Now).
 	Now func() time.Time
+	// Clock times how long a partition that keeps failing is asked again
+	// (TxnWait) and the backoff between tries (default the wall clock).
+	// Tests pass one they control.
+	Clock kafka.Clock
 	// OnError, when set, is called with each failed discovery's or
 	// refresh's error as it fails, on the refresher's goroutine: a snapshot
 	// keeps only the latest refresh's, which a quick success clears.
@@ -114,6 +118,9 @@ func New(cfg Config) *Refresher {
 	}
 	if cfg.Readers <= 0 {
 		cfg.Readers = DefaultReaders
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = kafka.WallClock()
 	}
 	return &Refresher{cfg: cfg, names: &clock.Names{}, procs: map[string]*process{}}
 }
@@ -325,7 +332,7 @@ func (t *Refresher) refreshAll(ctx context.Context, exist map[string][]int32) []
 	groups := c.DescribeGroups(ctx, apps)
 	t.each(ps, failed, func(p *process) error { return p.readGroup(ctx, c, groups[p.app]) })
 	ends := t.changelogEnds(ctx, ps, failed)
-	t.each(ps, failed, func(p *process) error { return p.readOn(ctx, c, ends[p.topic], t.cfg.TxnWait) })
+	t.each(ps, failed, func(p *process) error { return p.readOn(ctx, c, ends[p.topic], t.listOpts()) })
 	for _, p := range ps {
 		t.reads += p.reads
 		p.reads = 0
@@ -381,23 +388,21 @@ func (t *Refresher) each(ps []*process, failed []error, f func(*process) error) 
 }
 
 // changelogEnds lists the log facts of every changelog of ps not failed,
-// by topic and partition: in one listing, or, when that fails (a topic
-// deleted meanwhile, one the credentials may not read), one listing per
-// process, so that the error is the process's own.
+// by topic and partition, in one listing (listFacts). When the listing
+// fails otherwise than by a stuck partition (a topic deleted meanwhile,
+// one the credentials may not read), or the cluster has no topic IDs
+// (which key the facts, and so could not tell topics apart), each process
+// is listed on its own, so that the error is its own.
 func (t *Refresher) changelogEnds(ctx context.Context, ps []*process, failed []error) map[string]map[int32]*record.LogFacts {
-	var sels []kafka.TopicSel
-	for i, p := range ps {
-		if failed[i] == nil {
-			sels = append(sels, kafka.TopicSel{Topic: p.topic, Partition: kafka.AllPartitions})
+	if l, err := t.listFacts(ctx, ps, failed, func(p *process) []string { return []string{p.topic} }); err == nil {
+		if byTopic, ok := l.byTopic(); ok {
+			return byTopic
 		}
-	}
-	if byTopic, ok := listFacts(ctx, t.cfg.Client, sels); ok {
-		return byTopic
 	}
 	var mu sync.Mutex
 	out := map[string]map[int32]*record.LogFacts{}
 	t.each(ps, failed, func(p *process) error {
-		facts, chans, err := t.cfg.Client.LogFacts(ctx, []kafka.TopicSel{{Topic: p.topic, Partition: kafka.AllPartitions}})
+		facts, chans, err := t.cfg.Client.LogFacts(ctx, []kafka.TopicSel{{Topic: p.topic, Partition: kafka.AllPartitions}}, t.listOpts()...)
 		if err != nil {
 			return err
 		}
@@ -414,75 +419,85 @@ func (t *Refresher) changelogEnds(ctx context.Context, ps []*process, failed []e
 	return out
 }
 
-// listFacts lists the log facts of sels in one listing, by topic and
-// partition; false when it failed or the cluster has no topic IDs (which
-// key the facts, and so could not tell topics apart).
-func listFacts(ctx context.Context, c *kafka.Client, sels []kafka.TopicSel) (map[string]map[int32]*record.LogFacts, bool) {
-	out := map[string]map[int32]*record.LogFacts{}
-	if len(sels) == 0 {
-		return out, true
-	}
-	facts, chans, err := c.LogFacts(ctx, sels)
-	if err != nil {
-		return nil, false
-	}
-	for _, ch := range chans {
-		f := facts[clock.Channel{Topic: ch.TopicID, Partition: ch.Partition}]
-		if ch.TopicID.IsZero() || f == nil {
-			return nil, false
+// listOpts bound a listing's retries of a failing partition by TxnWait on
+// the refresher's clock.
+func (t *Refresher) listOpts() []kafka.ReadOption {
+	return []kafka.ReadOption{kafka.RetryFor(t.cfg.TxnWait), kafka.WithClock(t.cfg.Clock)}
+}
+
+// listFacts lists the log facts of the topics (of each process) of every
+// process of ps not failed, in one listing. A partition still failing
+// after TxnWait (a leader that does not settle: a *kafka.StuckError) fails
+// the processes it is a topic of, and the others are listed again without
+// it, at once: one stuck partition costs a refresh TxnWait, not every
+// process's time.
+func (t *Refresher) listFacts(ctx context.Context, ps []*process, failed []error, topics func(*process) []string) (*listed, error) {
+	for {
+		union := map[string]bool{}
+		for i, p := range ps {
+			if failed[i] == nil {
+				for _, name := range topics(p) {
+					union[name] = true
+				}
+			}
 		}
-		if out[ch.Topic] == nil {
-			out[ch.Topic] = map[int32]*record.LogFacts{}
+		if len(union) == 0 {
+			return &listed{}, nil
 		}
-		out[ch.Topic][ch.Partition] = f
+		var sels []kafka.TopicSel
+		for _, name := range slices.Sorted(maps.Keys(union)) {
+			sels = append(sels, kafka.TopicSel{Topic: name, Partition: kafka.AllPartitions})
+		}
+		facts, chans, err := t.cfg.Client.LogFacts(ctx, sels, t.listOpts()...)
+		var stuck *kafka.StuckError
+		if !errors.As(err, &stuck) {
+			return &listed{facts: facts, chans: chans}, err
+		}
+		for i, p := range ps {
+			if failed[i] == nil {
+				if part := stuck.Of(topics(p)...); part != nil {
+					failed[i] = part
+				}
+			}
+		}
+		// Every process of a stuck topic failed: the next listing is of fewer.
 	}
-	return out, true
 }
 
 // businessFacts lists the log facts of the business topics of every
 // process of ps not failed — those its group subscribes to and those its
-// stores bind — in one listing, or one per process when that fails.
+// stores bind — in one listing (listFacts), or one per process when that
+// fails.
 func (t *Refresher) businessFacts(ctx context.Context, ps []*process, failed []error, exist map[string][]int32) map[*process]*listed {
 	out := map[*process]*listed{}
-	union := map[string]bool{}
 	learned := t.cfg.Client.Names()
-	for i, p := range ps {
-		if failed[i] != nil {
-			continue
-		}
+	existing := func(p *process) []string {
+		var names []string
 		for _, name := range p.wanted(learned) {
 			if _, ok := exist[name]; ok {
-				union[name] = true
+				names = append(names, name)
 			}
 		}
+		return names
 	}
-	var sels []kafka.TopicSel
-	for _, name := range slices.Sorted(maps.Keys(union)) {
-		sels = append(sels, kafka.TopicSel{Topic: name, Partition: kafka.AllPartitions})
-	}
-	if len(sels) > 0 {
-		if facts, chans, err := t.cfg.Client.LogFacts(ctx, sels); err == nil {
-			all := &listed{facts: facts, chans: chans}
-			for i, p := range ps {
-				if failed[i] == nil {
-					out[p] = all
-				}
+	if all, err := t.listFacts(ctx, ps, failed, existing); err == nil {
+		for i, p := range ps {
+			if failed[i] == nil {
+				out[p] = all
 			}
-			return out
 		}
+		return out
 	}
 	var mu sync.Mutex
 	t.each(ps, failed, func(p *process) error {
 		var sels []kafka.TopicSel
-		for _, name := range p.wanted(learned) {
-			if _, ok := exist[name]; ok {
-				sels = append(sels, kafka.TopicSel{Topic: name, Partition: kafka.AllPartitions})
-			}
+		for _, name := range existing(p) {
+			sels = append(sels, kafka.TopicSel{Topic: name, Partition: kafka.AllPartitions})
 		}
 		if len(sels) == 0 {
 			return nil
 		}
-		facts, chans, err := t.cfg.Client.LogFacts(ctx, sels)
+		facts, chans, err := t.cfg.Client.LogFacts(ctx, sels, t.listOpts()...)
 		if err != nil {
 			return err
 		}
@@ -498,6 +513,23 @@ func (t *Refresher) businessFacts(ctx context.Context, ps []*process, failed []e
 type listed struct {
 	facts map[clock.Channel]*record.LogFacts
 	chans []kafka.RangeChannel
+}
+
+// byTopic is l's facts by topic name and partition; false when a channel
+// has no topic ID or no facts.
+func (l *listed) byTopic() (map[string]map[int32]*record.LogFacts, bool) {
+	out := map[string]map[int32]*record.LogFacts{}
+	for _, ch := range l.chans {
+		f := l.facts[clock.Channel{Topic: ch.TopicID, Partition: ch.Partition}]
+		if ch.TopicID.IsZero() || f == nil {
+			return nil, false
+		}
+		if out[ch.Topic] == nil {
+			out[ch.Topic] = map[int32]*record.LogFacts{}
+		}
+		out[ch.Topic][ch.Partition] = f
+	}
+	return out, true
 }
 
 // process is one followed changelog: its store as read so far, and what
@@ -578,7 +610,7 @@ func (p *process) readGroup(ctx context.Context, c *kafka.Client, group *record.
 // read stops at each partition's last stable offset: a partition an open
 // transaction holds below its high watermark is behind it, and keeps the
 // offsets paired with its store last.
-func (p *process) readOn(ctx context.Context, c *kafka.Client, facts map[int32]*record.LogFacts, retry time.Duration) error {
+func (p *process) readOn(ctx context.Context, c *kafka.Client, facts map[int32]*record.LogFacts, retry []kafka.ReadOption) error {
 	if facts == nil {
 		return fmt.Errorf("listing the log facts of %s: no answer", p.topic)
 	}
@@ -644,12 +676,12 @@ func (p *process) readOn(ctx context.Context, c *kafka.Client, facts map[int32]*
 
 // read reads the channels sels of the changelog, from starts (the log
 // start where none is given), up to their last stable offsets as listed
-// when it opens, folding every committed entry into the store. A channel
-// that makes no progress for retry fails the read.
-func (p *process) read(ctx context.Context, c *kafka.Client, sels []kafka.TopicSel, starts map[clock.Channel]int64, retry time.Duration) error {
+// when it opens, folding every committed entry into the store. retry (RetryFor, WithClock) bounds how long a channel
+// may make no progress before it fails the read.
+func (p *process) read(ctx context.Context, c *kafka.Client, sels []kafka.TopicSel, starts map[clock.Channel]int64, retry []kafka.ReadOption) error {
 	p.reads++
 	spec := kafka.OffsetSpec{Start: kafka.Bound{Kind: kafka.BoundLogStart}, End: kafka.Bound{Kind: kafka.BoundLogEnd}}
-	r, err := c.OpenRange(ctx, sels, spec, kafka.WithStarts(starts), kafka.RetryFor(retry))
+	r, err := c.OpenRange(ctx, sels, spec, append(retry, kafka.WithStarts(starts))...)
 	if err != nil {
 		return err
 	}

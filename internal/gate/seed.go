@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/causalctl/causalctl/internal/clock"
 )
@@ -100,6 +101,7 @@ func Restore(state []ChannelState, opts ...Option) (*Gate, error) {
 		s.reached = max(cs.Reached, cs.Fed)
 		s.known = cs.Known || cs.Fed >= 0 || len(cs.Held) > 0
 		g.fold(s, cs.Carried)
+		s.q = slices.Grow(s.q, len(cs.Held)) // one allocation, not a doubling per 2^k held
 		for _, h := range cs.Held {
 			r := record{off: h.Offset, clk: h.Clock}
 			if h.Undecodable != "" {

@@ -198,6 +198,7 @@ func SeedTask(p *Process, task int32) (*TaskSeed, error) {
 		cs := gate.ChannelState{Channel: ch, Fed: -1, Reached: -1}
 		if c := t.State.Channel(ch); c != nil {
 			cs.Fed = max(c.FedUpTo, -1)
+			cs.Held = make([]gate.SeedRecord, 0, len(c.Held))
 			for _, h := range c.Held {
 				clk, err := h.Record.Clock()
 				if err != nil {

@@ -52,10 +52,12 @@ func (c *Client) ReadCompacted(ctx context.Context, topic string, txnWait time.D
 
 // LogFacts returns the log facts (WithLogFacts) of every selected channel,
 // as listed now, without reading a record, and the channels with their
-// topic names and UUIDs, in selection order.
-func (c *Client) LogFacts(ctx context.Context, sels []TopicSel) (map[clock.Channel]*record.LogFacts, []RangeChannel, error) {
+// topic names and UUIDs, in selection order. RetryFor and WithClock bound
+// how long a partition answering with a retriable error is asked again
+// (a *StuckError after that).
+func (c *Client) LogFacts(ctx context.Context, sels []TopicSel, opts ...ReadOption) (map[clock.Channel]*record.LogFacts, []RangeChannel, error) {
 	spec := OffsetSpec{Start: Bound{Kind: BoundLogEnd}, End: Bound{Kind: BoundLogEnd}}
-	r, err := c.OpenRange(ctx, sels, spec, WithLogFacts())
+	r, err := c.OpenRange(ctx, sels, spec, append(opts, WithLogFacts())...)
 	if err != nil {
 		return nil, nil, err
 	}

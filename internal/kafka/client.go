@@ -57,7 +57,15 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		kgo.ClientID("causalctl"),
 		kgo.DialTimeout(cfg.dialTimeout()),
 		kgo.RequestTimeoutOverhead(cfg.requestTimeout()),
-		kgo.RetryTimeout(cfg.requestTimeout()),
+		// ListOffsets is asked again by listAt, on its clock and per
+		// partition: kgo would ask every partition of a broker again for
+		// one that keeps failing, for its whole retry timeout.
+		kgo.RetryTimeoutFn(func(key int16) time.Duration {
+			if key == int16(kmsg.ListOffsets) {
+				return time.Nanosecond
+			}
+			return cfg.requestTimeout()
+		}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.DisableClientMetrics(),
 	}
@@ -533,7 +541,7 @@ func (c *Client) Topics(ctx context.Context, names ...string) ([]TopicInfo, erro
 		infos = append(infos, ti)
 	}
 	slices.SortFunc(infos, func(a, b TopicInfo) int { return cmp.Compare(a.Name, b.Name) })
-	offs, err := c.listOffsets(ctx, parts)
+	offs, err := c.listOffsets(ctx, parts, listBound{})
 	if err != nil {
 		return nil, err
 	}
@@ -564,20 +572,22 @@ type partOffsets struct {
 // between two of them then still has log start ≤ last stable ≤ high
 // watermark, as its log facts must (the other order gave a last stable
 // offset beyond the high watermark, and `check` refused its own spool).
-func (c *Client) listOffsets(ctx context.Context, parts []chanKey) (map[chanKey]partOffsets, error) {
+// The three share one deadline (see listBound).
+func (c *Client) listOffsets(ctx context.Context, parts []chanKey, b listBound) (map[chanKey]partOffsets, error) {
 	out := make(map[chanKey]partOffsets, len(parts))
 	if len(parts) == 0 {
 		return out, nil
 	}
-	starts, err := c.listAt(ctx, parts, -2, 0)
+	dl := c.deadline(b)
+	starts, err := c.listAt(ctx, parts, -2, 0, dl)
 	if err != nil {
 		return nil, err
 	}
-	lsos, err := c.listAt(ctx, parts, -1, 1)
+	lsos, err := c.listAt(ctx, parts, -1, 1, dl)
 	if err != nil {
 		return nil, err
 	}
-	hwms, err := c.listAt(ctx, parts, -1, 0)
+	hwms, err := c.listAt(ctx, parts, -1, 0, dl)
 	if err != nil {
 		return nil, err
 	}
@@ -585,6 +595,31 @@ func (c *Client) listOffsets(ctx context.Context, parts []chanKey) (map[chanKey]
 		out[k] = partOffsets{logStart: starts[k].offset, hwm: hwms[k].offset, lso: lsos[k].offset}
 	}
 	return out, nil
+}
+
+// listBound bounds how long a listing asks again the partitions answered
+// with a retriable error: wait, on clock. The zero value is the request
+// timeout on the wall clock.
+type listBound struct {
+	clock Clock
+	wait  time.Duration
+}
+
+// listDeadline is a listBound begun: when its asking again ends.
+type listDeadline struct {
+	clock Clock
+	wait  time.Duration
+	at    time.Time
+}
+
+func (c *Client) deadline(b listBound) listDeadline {
+	if b.clock == nil {
+		b.clock = wallClock{}
+	}
+	if b.wait <= 0 {
+		b.wait = c.cfg.requestTimeout()
+	}
+	return listDeadline{clock: b.clock, wait: b.wait, at: b.clock.Now().Add(b.wait)}
 }
 
 // listed is one answer of ListOffsets.
@@ -600,29 +635,27 @@ type listed struct {
 // holds the topic's metadata cached; so a partition still answered with a
 // retriable error (NOT_LEADER_FOR_PARTITION: a leader that moved between
 // the metadata and the question) is asked again here, backing off, until
-// the request timeout.
-func (c *Client) listAt(ctx context.Context, parts []chanKey, ts int64, isolation int8) (map[chanKey]listed, error) {
-	rctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
-	defer cancel()
+// dl; the partitions still failing then are a *StuckError. Each round of
+// requests has the request timeout.
+func (c *Client) listAt(ctx context.Context, parts []chanKey, ts int64, isolation int8, dl listDeadline) (map[chanKey]listed, error) {
 	out := make(map[chanKey]listed, len(parts))
 	pending := parts
 	for backoff := minBackoff; ; backoff = min(2*backoff, maxBackoff) {
+		rctx, cancel := context.WithTimeout(ctx, c.cfg.requestTimeout())
 		retry, lastErr, err := c.listOnce(ctx, rctx, pending, ts, isolation, out)
+		cancel()
 		if err != nil {
 			return nil, err
 		}
 		if len(retry) == 0 {
 			break
 		}
-		timer := time.NewTimer(backoff)
-		select {
-		case <-rctx.Done():
-			timer.Stop()
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("listing offsets of %s/%d: %w", retry[0].topic, retry[0].partition, lastErr)
-		case <-timer.C:
+		left := dl.at.Sub(dl.clock.Now())
+		if left <= 0 {
+			return nil, stuckError(retry, dl.wait, lastErr)
+		}
+		if err := dl.clock.Sleep(ctx, min(backoff, left)); err != nil {
+			return nil, err
 		}
 		pending = retry
 	}
@@ -661,7 +694,18 @@ func (c *Client) listOnce(ctx, rctx context.Context, parts []chanKey, ts int64, 
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
 			}
-			return nil, nil, fmt.Errorf("listing offsets: %w", c.classify(shard.Err))
+			sreq, ok := shard.Req.(*kmsg.ListOffsetsRequest)
+			if !ok || !kerr.IsRetriable(shard.Err) && !kgo.IsRetryableBrokerErr(shard.Err) {
+				return nil, nil, fmt.Errorf("listing offsets: %w", c.classify(shard.Err))
+			}
+			// A broker gone or moving: its partitions are asked again.
+			for _, t := range sreq.Topics {
+				for _, p := range t.Partitions {
+					retry = append(retry, chanKey{t.Topic, p.Partition})
+				}
+			}
+			lastErr = c.classify(shard.Err)
+			continue
 		}
 		resp := shard.Resp.(*kmsg.ListOffsetsResponse)
 		for _, t := range resp.Topics {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 	"time"
 
@@ -273,4 +275,61 @@ func isConnFailure(err error) bool {
 // isCtxErr reports whether err is the caller's context ending.
 func isCtxErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// StuckError is a listing of offsets whose partitions kept answering with a
+// retriable error (a leader that moved and did not settle, a partition
+// offline) for all the time it was given. The partitions that answered are
+// not in it: a caller listing many topics can list the others again
+// without waiting on these.
+type StuckError struct {
+	// Stuck are the partitions still failing, by topic, sorted.
+	Stuck map[string][]int32
+	// Waited is how long they were asked again.
+	Waited time.Duration
+	// Err is the last answer of one of them.
+	Err error
+}
+
+// Error names the first stuck partition, how many others there are, the
+// last answer and the time waited.
+func (e *StuckError) Error() string {
+	topics := slices.Sorted(maps.Keys(e.Stuck))
+	n := 0
+	for _, t := range topics {
+		n += len(e.Stuck[t])
+	}
+	more := ""
+	if n > 1 {
+		more = fmt.Sprintf(" (and %d more partitions)", n-1)
+	}
+	return fmt.Sprintf("listing offsets of %s/%d%s: still %v after %s", topics[0], e.Stuck[topics[0]][0], more, e.Err, e.Waited)
+}
+
+func (e *StuckError) Unwrap() error { return e.Err }
+
+// Of is the part of e on the given topics; nil when none of them is stuck.
+func (e *StuckError) Of(topics ...string) *StuckError {
+	var part *StuckError
+	for _, t := range topics {
+		if ps, ok := e.Stuck[t]; ok {
+			if part == nil {
+				part = &StuckError{Stuck: map[string][]int32{}, Waited: e.Waited, Err: e.Err}
+			}
+			part.Stuck[t] = ps
+		}
+	}
+	return part
+}
+
+// stuckError makes the StuckError of the partitions keys.
+func stuckError(keys []chanKey, waited time.Duration, err error) *StuckError {
+	e := &StuckError{Stuck: map[string][]int32{}, Waited: waited, Err: err}
+	for _, k := range keys {
+		e.Stuck[k.topic] = append(e.Stuck[k.topic], k.partition)
+	}
+	for _, ps := range e.Stuck {
+		slices.Sort(ps)
+	}
+	return e
 }

@@ -144,6 +144,9 @@ func WithClock(c Clock) ReadOption {
 	return readOpt(func(cfg *readConfig) { cfg.clock = c })
 }
 
+// WallClock is the clock reads run on unless WithClock says otherwise.
+func WallClock() Clock { return wallClock{} }
+
 type wallClock struct{}
 
 func (wallClock) Now() time.Time { return time.Now() }
@@ -340,7 +343,7 @@ func (c *Client) open(ctx context.Context, sels []TopicSel, spec OffsetSpec, max
 	if err := c.checkRead(ctx, rd.topics()); err != nil {
 		return nil, err
 	}
-	offs, err := c.listOffsets(ctx, rd.keys())
+	offs, err := c.listOffsets(ctx, rd.keys(), rd.listBound())
 	if err != nil {
 		return nil, err
 	}
@@ -384,13 +387,20 @@ func (rd *reader) keys() []chanKey {
 	return keys
 }
 
+// listBound is how long the read's listings ask again a partition that
+// answers with a retriable error: its RetryFor, at most the request
+// timeout, on its clock.
+func (rd *reader) listBound() listBound {
+	return listBound{clock: rd.cfg.clock, wait: min(rd.cfg.retryFor, rd.c.cfg.requestTimeout())}
+}
+
 // listTimes lists the offsets of every channel at a time bound; nil for
 // any other bound.
 func (rd *reader) listTimes(ctx context.Context, b Bound) (map[chanKey]listed, error) {
 	if b.Kind != BoundTime {
 		return nil, nil
 	}
-	return rd.c.listAt(ctx, rd.keys(), b.Time.UnixMilli(), 1)
+	return rd.c.listAt(ctx, rd.keys(), b.Time.UnixMilli(), 1, rd.c.deadline(rd.listBound()))
 }
 
 // progress returns every channel of the read, in selection order.
@@ -719,7 +729,7 @@ func (rd *reader) part(ctx context.Context, now time.Time, ch *rchan, resp *kmsg
 // position moves to the new log start over a gap (those records will never
 // be received); anything else is retried.
 func (rd *reader) outOfRange(ctx context.Context, now time.Time, ch *rchan, err error) (fetched, bool, error) {
-	starts, lerr := rd.c.listAt(ctx, []chanKey{ch.key()}, -2, 0)
+	starts, lerr := rd.c.listAt(ctx, []chanKey{ch.key()}, -2, 0, rd.c.deadline(rd.listBound()))
 	if lerr != nil {
 		if isFatal(lerr) {
 			return fetched{}, false, lerr

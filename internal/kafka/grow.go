@@ -32,6 +32,7 @@ func OnNewChannel(fn func(ChannelProgress)) ReadOption {
 // goroutine and hands them to the reader goroutine through pending.
 type grower struct {
 	c      *Client
+	bound  listBound // how long a listing asks a failing partition again
 	topics []string
 	known  map[chanKey]bool // partitions already followed or pending
 
@@ -59,7 +60,7 @@ func (f *Follower) startGrowing(ctx context.Context, sels []TopicSel) {
 	if len(topics) == 0 {
 		return
 	}
-	g := &grower{c: rd.c, topics: slices.Compact(slices.Sorted(slices.Values(topics))), known: map[chanKey]bool{}}
+	g := &grower{c: rd.c, bound: rd.listBound(), topics: slices.Compact(slices.Sorted(slices.Values(topics))), known: map[chanKey]bool{}}
 	for _, ch := range rd.chans {
 		g.known[ch.key()] = true
 	}
@@ -107,7 +108,7 @@ func (g *grower) look(ctx context.Context) error {
 	if len(found) == 0 {
 		return nil
 	}
-	offs, err := g.c.listOffsets(ctx, keys)
+	offs, err := g.c.listOffsets(ctx, keys, g.bound)
 	if err != nil {
 		return err
 	}

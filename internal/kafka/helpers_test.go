@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/record"
 )
 
@@ -180,34 +180,6 @@ func openDrain(t *testing.T, cl *Client, topics []string, offsets string, opts .
 }
 
 // fakeClock is a Clock whose Sleep returns at once, moving its time on.
-type fakeClock struct {
-	mu    sync.Mutex
-	now   time.Time
-	slept time.Duration
-}
+type fakeClock = kafkatest.StepClock
 
-func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_700_000_000, 0)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	c.slept += d
-	return nil
-}
-
-// Slept is the time Sleep moved the clock on.
-func (c *fakeClock) Slept() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.slept
-}
+func newFakeClock() *fakeClock { return kafkatest.NewStepClock(time.Unix(1_700_000_000, 0)) }

@@ -82,7 +82,7 @@ func (c *Client) Writers(ctx context.Context, topics, apps []string) (map[string
 	if described, err := c.adm.DescribeProducers(ctx, set); err == nil || len(described) > 0 {
 		described.EachProducer(func(p kadm.DescribedProducer) { add(p.Topic, p.ProducerID) })
 	}
-	offsets, err := c.listOffsets(ctx, parts)
+	offsets, err := c.listOffsets(ctx, parts, listBound{})
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func (c *Client) LastWritten(ctx context.Context, topic string) (last int64, ok 
 	for _, p := range m.partitions() {
 		parts = append(parts, chanKey{topic, p})
 	}
-	offsets, err := c.listOffsets(ctx, parts)
+	offsets, err := c.listOffsets(ctx, parts, listBound{})
 	if err != nil {
 		return 0, false, err
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/escape"
 	"github.com/causalctl/causalctl/internal/view"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
@@ -90,7 +91,7 @@ func NewModel(styles *Styles, opts Options) *Model {
 		ctrl:     opts.Controller,
 		feed:     opts.Snapshots,
 	}
-	m.snap.Title = cmpOr(opts.Title, "causalctl")
+	m.snap.Title = escape.Text(cmpOr(opts.Title, "causalctl"))
 	m.header.snap = &m.snap
 	// Until the terminal reports its size (it never does when out is not a
 	// terminal), draw at the classic 80×24.
@@ -161,7 +162,10 @@ func (m *Model) receive(s view.Snapshot) {
 }
 
 func (m *Model) show(s view.Snapshot) {
-	m.snap, m.haveSnap = s, true
+	// Escaped once, at the door: every string a broker, a store or a file
+	// handed the snapshot, today's fields and any added later, is drawn
+	// with no control byte raw (escape.Deep).
+	m.snap, m.haveSnap = escape.Deep(s), true
 	m.table.SetRows(&m.snap)
 	m.help.offline = m.snap.Offline
 	m.events.Set(m.snap.Recent)
