@@ -71,7 +71,7 @@ func Deploy(in DeployInput) (*DeployPlan, error) {
 		}
 	}
 	h := &History{Names: in.Names}
-	u := &unit{out: &Outcome{Unit: in.Unit}, fedEver: map[clock.Channel]int64{}}
+	u := newUnit(in.Unit)
 	if len(in.State) > 0 {
 		g, err := gate.Restore(in.State)
 		if err != nil {
@@ -92,14 +92,24 @@ func Deploy(in DeployInput) (*DeployPlan, error) {
 		dead = map[clock.TopicID]bool{}
 	}
 	st := &Step{Kind: StepRead, Unit: in.Unit, ExecStart: in.Starts}
-	if err := u.start(h, st, dead, logStart, func(Rule) bool { return true }); err != nil {
+	if err := u.start(h, st, dead, func(Rule) bool { return true }); err != nil {
 		return nil, fmt.Errorf("task %s: %w", in.Unit, err)
+	}
+	if !u.out.Stopped {
+		// It resumes each channel at its start: one below the log start
+		// refuses as soon as it is read (RuleTruncated).
+		for _, ch := range u.order {
+			if s, ok := logStart[ch]; ok && in.Starts[ch] < s {
+				u.refuse(truncated(h, ch, 0, in.Starts[ch], s))
+				break
+			}
+		}
 	}
 	plan.Refusals = u.out.Refusals
 	if u.out.Stopped {
 		return plan, nil
 	}
-	plan.Delivers = u.out.Deliveries
+	plan.Delivers = u.pending
 	for _, ch := range u.order {
 		plan.StillHeld = append(plan.StillHeld, u.g.Queue(ch)...)
 	}

@@ -71,7 +71,15 @@ type ednExport struct {
 		Task      int32                `edn:"task"`
 		NextRead  map[ednChannel]int64 `edn:"next-read"`
 		ExecStart map[ednChannel]int64 `edn:"exec-start"`
+		EndsLo    map[string]int64     `edn:"ends-lo"`
 	} `edn:"reads"`
+	Statuses []struct {
+		Index     int              `edn:"index"`
+		Process   string           `edn:"process"`
+		Lifecycle edn.Keyword      `edn:"lifecycle"`
+		Refusal   *edn.Keyword     `edn:"refusal"`
+		TraceEnds map[string]int64 `edn:"trace-ends"`
+	} `edn:"statuses"`
 	Faults []struct {
 		Index   int                 `edn:"index"`
 		Kind    edn.Keyword         `edn:"kind"`
@@ -144,6 +152,7 @@ func ParseExport(data []byte) (*Export, error) {
 	}
 	for _, r := range raw.Reads {
 		st := Step{Index: r.Index, Kind: StepRead, Unit: Unit{r.Process, r.Task}}
+		st.TraceEnd, st.TraceKnown = r.EndsLo[r.Process]
 		var err error
 		if st.ExecStart, err = parsePositions(r.ExecStart); err == nil {
 			st.NextRead, err = parsePositions(r.NextRead)
@@ -153,6 +162,17 @@ func ParseExport(data []byte) (*Export, error) {
 		}
 		if !slices.Contains(ex.Units, st.Unit) {
 			ex.Units = append(ex.Units, st.Unit)
+		}
+		ex.History.Steps = append(ex.History.Steps, st)
+	}
+	for _, s := range raw.Statuses {
+		if s.Process == "" {
+			return nil, fmt.Errorf("status %d: no process", s.Index)
+		}
+		st := Step{Index: s.Index, Kind: StepStatus, Unit: Unit{Process: s.Process}, Running: s.Lifecycle == "RUNNING"}
+		st.TraceEnd, st.TraceKnown = s.TraceEnds[s.Process]
+		if s.Refusal != nil {
+			st.Reason = string(*s.Refusal)
 		}
 		ex.History.Steps = append(ex.History.Steps, st)
 	}
@@ -176,7 +196,12 @@ func ParseExport(data []byte) (*Export, error) {
 			if err != nil {
 				return nil, fmt.Errorf("fault %d (truncate): %w", f.Index, err)
 			}
-			start, ok := f.Details["log-start"].(int64)
+			// Parsley's exports say where the log now starts with :to; the
+			// project's scenarios with :log-start.
+			start, ok := f.Details["to"].(int64)
+			if !ok {
+				start, ok = f.Details["log-start"].(int64)
+			}
 			if !ok {
 				start = finalStart[ch] // the export's own log start when the fault does not say
 			}

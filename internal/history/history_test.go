@@ -52,7 +52,8 @@ func TestDirectedScenarios(t *testing.T) {
 			}
 		})
 	}
-	for _, r := range []Rule{RuleScope, RuleResume, RuleRemovedHeld, RuleDeleted, RuleIdentity, RuleTruncated, RuleRefusalResume} {
+	for _, r := range []Rule{RuleScope, RuleResume, RuleRemovedHeld, RuleDeleted, RuleIdentity, RuleTruncated, RuleRefusalResume,
+		RuleJoinClamp, RuleStepPaced} {
 		if !rules[r] {
 			t.Errorf("rule %s has no directed scenario in testdata/histories", r)
 		}
@@ -90,12 +91,70 @@ func TestPublicExports(t *testing.T) {
 		}
 	}
 	// Without the dead-channel rule the shadow delivers past the dead
-	// holds as the sabotaged Parsley does: the rule is what catches it.
+	// holds exactly as the sabotaged Parsley does: the rule is what
+	// catches it.
 	_, vs = judgeFile(t, filepath.Join(dir, "DELIVER_PAST_DEAD_HOLDS-scenario.edn"), Options{without: map[Rule]bool{RuleDeleted: true}})
 	for _, v := range vs {
-		if v.Unit.Process == "p" && (v.Shadow != 4 || v.Refusal != nil || v.Divergence == nil || v.Divergence.Position == 0) {
+		if v.Unit.Process == "p" && (v.Shadow != 4 || v.Refusal != nil || v.Divergence != nil) {
 			t.Errorf("without the rule, p: %+v %+v", v, v.Divergence)
 		}
+	}
+}
+
+// honest-seed-1 is a simulator run of four processes over 420 events:
+// declarations that add and drop channels, rewinds, truncations, two
+// recreations of a topic, a deletion and corrupt headers. Every unit
+// replays exactly as Parsley delivered it, and each rule its deliveries
+// depend on is needed: without it some unit diverges.
+func TestPublicExportSeed1(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "parsley-exports", "honest-seed-1.edn")
+	ex, vs := judgeFile(t, path, Options{})
+	if ex.Sabotage != "NONE" || ex.Seed != 1 {
+		t.Fatalf("sabotage %q, seed %d", ex.Sabotage, ex.Seed)
+	}
+	want := map[string]int{"p0": 2, "p1": 10, "p2": 4, "p3": 13} // the trace's deliveries per unit
+	if len(vs) != len(want) {
+		t.Fatalf("%d units, want %d", len(vs), len(want))
+	}
+	for _, v := range vs {
+		if v.Divergence != nil {
+			t.Errorf("%s diverges: %+v", v.Unit, *v.Divergence)
+		}
+		if n, ok := want[v.Unit.Process]; !ok || v.Parsley != n || v.Shadow != n {
+			t.Errorf("%s: parsley %d, shadow %d deliveries, want %d", v.Unit, v.Parsley, v.Shadow, n)
+		}
+	}
+	// No refusal the export's statuses do not show for that process.
+	shown := map[string]bool{}
+	for _, st := range ex.History.Steps {
+		if st.Kind == StepStatus && st.Reason != "" {
+			shown[st.Unit.Process+" "+st.Reason] = true
+		}
+	}
+	if len(shown) == 0 {
+		t.Fatal("no refusal in the statuses: they were not read")
+	}
+	outs, err := Replay(&ex.History, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range outs {
+		for _, r := range o.Refusals {
+			if !shown[o.Unit.Process+" "+string(r.Reason)] {
+				t.Errorf("%s refuses %s (%s), which Parsley's statuses never show", o.Unit, r.Reason, r.Detail)
+			}
+		}
+	}
+	for _, rule := range []Rule{RuleResume, RuleScope, RuleStepPaced} {
+		t.Run("without "+string(rule), func(t *testing.T) {
+			_, vs := judgeFile(t, path, Options{without: map[Rule]bool{rule: true}})
+			for _, v := range vs {
+				if v.Divergence != nil {
+					return
+				}
+			}
+			t.Errorf("without rule %s every unit still replays exactly", rule)
+		})
 	}
 }
 
@@ -107,6 +166,7 @@ func TestParseExportErrors(t *testing.T) {
 		"bad channel":  `{:format 1 :reads [{:index 0 :process "p" :task 0 :exec-start {["x" 0] 0}}]}`,
 		"duplicate":    `{:format 1 :records [{:topic "00000000-0000-4000-8000-00000000000a" :partition 0 :offset 0} {:topic "00000000-0000-4000-8000-00000000000a" :partition 0 :offset 0}]}`,
 		"kill channel": `{:format 1 :faults [{:index 0 :kind :kill :details {:topic "a"}}]}`,
+		"status":       `{:format 1 :statuses [{:index 3 :lifecycle :RUNNING :trace-ends {}}]}`,
 	} {
 		if _, err := ParseExport([]byte(in)); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: want a one-line error, got %v", name, err)

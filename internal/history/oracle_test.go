@@ -12,8 +12,9 @@ import (
 // records (each caused by a record of another channel, or by nothing),
 // executions with random scopes (declarations), restarts at the committed
 // positions or rewound below them, truncations and deletions with
-// recreation under a new ID.
-func randomHistory(rng *rand.Rand) *History {
+// recreation under a new ID. A paced history also carries trace counts
+// on its reads and status reports that end executions (RuleStepPaced).
+func randomHistory(rng *rand.Rand, paced bool) *History {
 	h := &History{Records: map[clock.Channel][]Record{}, LogStart: map[clock.Channel]int64{}, Names: map[clock.TopicID]string{}}
 	var chans []clock.Channel
 	for i := range 3 {
@@ -36,6 +37,7 @@ func randomHistory(rng *rand.Rand) *History {
 	u := Unit{Process: "p"}
 	next := map[clock.Channel]int64{}
 	idx := 0
+	ends := int64(0) // the trace count a paced history reports
 	step := func(s Step) {
 		s.Index = idx
 		idx++
@@ -86,7 +88,16 @@ func randomHistory(rng *rand.Rand) *History {
 				n := max(s, next[ch]) + rng.Int64N(3)
 				nr[ch], next[ch] = n, n
 			}
-			step(Step{Kind: StepRead, Unit: u, ExecStart: start, NextRead: nr})
+			st := Step{Kind: StepRead, Unit: u, ExecStart: start, NextRead: nr}
+			if paced {
+				ends += rng.Int64N(3)
+				st.TraceEnd, st.TraceKnown = ends, true
+			}
+			step(st)
+		}
+		if paced && rng.IntN(2) == 0 {
+			ends += rng.Int64N(2)
+			step(Step{Kind: StepStatus, Unit: Unit{Process: u.Process}, TraceEnd: ends, TraceKnown: true})
 		}
 	}
 	return h
@@ -128,14 +139,16 @@ func checkInvariants(h *History, outs []*Outcome) error {
 }
 
 func TestOracleRandomHistories(t *testing.T) {
-	for seed := range uint64(400) {
-		h := randomHistory(rand.New(rand.NewPCG(seed, 34)))
-		outs, err := Replay(h, Options{})
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		if err := checkInvariants(h, outs); err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
+	for _, paced := range []bool{false, true} {
+		for seed := range uint64(400) {
+			h := randomHistory(rand.New(rand.NewPCG(seed, 34)), paced)
+			outs, err := Replay(h, Options{})
+			if err != nil {
+				t.Fatalf("seed %d (paced %v): %v", seed, paced, err)
+			}
+			if err := checkInvariants(h, outs); err != nil {
+				t.Fatalf("seed %d (paced %v): %v", seed, paced, err)
+			}
 		}
 	}
 }
@@ -147,7 +160,7 @@ func TestOracleCatchesBrokenRules(t *testing.T) {
 	for _, rule := range []Rule{RuleResume, RuleDeleted} {
 		caught := false
 		for seed := uint64(0); seed < 2000 && !caught; seed++ {
-			h := randomHistory(rand.New(rand.NewPCG(seed, 34)))
+			h := randomHistory(rand.New(rand.NewPCG(seed, 34)), false)
 			outs, err := Replay(h, Options{without: map[Rule]bool{rule: true}})
 			if err != nil {
 				t.Fatalf("seed %d: %v", seed, err)

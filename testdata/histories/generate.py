@@ -19,10 +19,13 @@ def export(name, rule, note, topics, logstart, records, trace, steps):
     out.append(' :tasks [{:process "p", :task 0}]')
     out.append(' :records [' + "\n  ".join('{:topic "%s", :partition 0, :offset %d, :uid "%s%d", :causes %s}' % (IDS[t], o, NAMES[t], o, causes(*c)) for t, o, c in records) + ']')
     out.append(' :trace [' + "\n  ".join('{:process "p", :task 0, :channel %s, :offset %d, :uid "%s%d"}' % (ch(t), o, NAMES[t], o) for t, o in trace) + ']')
-    reads, faults = [], []
+    reads, faults, statuses = [], [], []
     for i, s in enumerate(steps):
         if s[0] == "read":
-            reads.append('{:index %d, :process "p", :task 0, :exec-start %s, :next-read %s}' % (i, pos(s[1]), pos(s[2])))
+            ends = ', :ends-lo {"p" %d}' % s[3] if len(s) > 3 else ""
+            reads.append('{:index %d, :process "p", :task 0, :exec-start %s, :next-read %s%s}' % (i, pos(s[1]), pos(s[2]), ends))
+        elif s[0] == "status":
+            statuses.append('{:index %d, :process "p", :lifecycle :%s, :refusal nil, :trace-ends {"p" %d}}' % (i, s[1], s[2]))
         elif s[0] == "kill":
             faults.append('{:index %d, :kind :kill, :details {:channel %s, :topic "%s"}}' % (i, ch(s[1]), NAMES[s[1]]))
         elif s[0] == "recreate":
@@ -30,6 +33,8 @@ def export(name, rule, note, topics, logstart, records, trace, steps):
         elif s[0] == "truncate":
             faults.append('{:index %d, :kind :truncate, :details {:channel %s, :log-start %d}}' % (i, ch(s[1]), s[2]))
     out.append(' :reads [' + "\n  ".join(reads) + ']')
+    if statuses:
+        out.append(' :statuses [' + "\n  ".join(statuses) + ']')
     out.append(' :faults [' + "\n  ".join(faults) + ']}')
     open(name + ".edn", "w").write("\n".join(out) + "\n")
 
@@ -48,9 +53,15 @@ export("dead-channel", "dead-channel", "a is deleted while a/0 holds a@0: the ta
 export("identity-change", "identity-change", "a is deleted and recreated under its name: the next start, bound to the old topic ID, is refused (CHANNEL_IDENTITY_CHANGED); the new a@0 is not delivered.",
        ["A", "A2"], {}, [("A", 0, []), ("A2", 0, [])], [("A", 0)],
        [("read", {"A": 0}, {"A": 1}), ("recreate", "A", "A2"), ("read", {"A2": 0}, {"A2": 1})])
-export("truncation", "truncation", "Retention moved a/0's log start to 2 past the committed position 0: the start is refused (POSITIONS_DISCARDED_UNREAD), nothing is delivered.",
+export("truncation", "truncation", "Retention moved a/0's log start to 2 past the committed position 0: reading a/0 on from 0 crosses the discarded positions, so the task refuses (POSITIONS_DISCARDED_UNREAD) and delivers nothing.",
        ["A"], {}, [("A", 2, []), ("A", 3, [])], [],
        [("truncate", "A", 2), ("read", {"A": 0}, {"A": 4})])
-export("refusal-resume", "refusal-resume", "A refused execution reads nothing; the operator's reset to 3 starts an execution that passes the check and delivers from a@3 on.",
-       ["A"], {}, [("A", 2, []), ("A", 3, [])], [("A", 3)],
-       [("truncate", "A", 2), ("read", {"A": 0}, {"A": 4}), ("read", {"A": 3}, {"A": 4})])
+export("refusal-resume", "refusal-resume", "The second execution drops a/0 while it holds a@0 and is refused: it reads nothing. The third declares a/0 again, passes the check and resumes from the state the refusal left: b@0, then the held a@0.",
+       ["A", "B"], {}, [("A", 0, [("B", 0)]), ("B", 0, [])], [("B", 0), ("A", 0)],
+       [("read", {"A": 0, "B": 0}, {"A": 1, "B": 0}), ("read", {"B": 0}, {"B": 1}), ("read", {"A": 1, "B": 0}, {"A": 1, "B": 1})])
+export("join-clamp", "join-clamp", "a@0, delivered while b/0 is outside the scope, names b@1: when b/0 joins at 0 it is read above 1, so b@0 and b@1, causes of what the task delivered, are never delivered after it.",
+       ["A", "B"], {}, [("A", 0, [("B", 1)]), ("B", 0, []), ("B", 1, [])], [("A", 0)],
+       [("read", {"A": 0}, {"A": 1}), ("read", {"A": 1, "B": 0}, {"A": 1, "B": 2})])
+export("step-paced", "step-paced", "a@0 is deliverable when read (b/0 is outside the scope) but the trace counts show no delivery before the execution ends: it stays held, b/0 joins, and it is delivered after b@0.",
+       ["A", "B"], {}, [("A", 0, [("B", 0)]), ("B", 0, [])], [("B", 0), ("A", 0)],
+       [("read", {"A": 0}, {"A": 1}, 0), ("status", "STOPPED", 0), ("read", {"A": 1, "B": 0}, {"A": 1, "B": 0}, 0), ("read", {"A": 1, "B": 0}, {"A": 1, "B": 1}, 2)])

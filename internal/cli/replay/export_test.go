@@ -61,6 +61,32 @@ func TestParsleyExport(t *testing.T) {
 		t.Errorf("text:\n%s", text)
 	}
 
+	// The simulator run honest-seed-1: every unit exact, exit 0, and the
+	// same verdicts in text.
+	err, out, errOut = exec(t, context.Background(), false, "", "--parsley-export", filepath.Join(dir, "honest-seed-1.edn"), "-o", "json")
+	if err != nil || errOut != "" {
+		t.Fatalf("honest-seed-1: %v, stderr %q", err, errOut)
+	}
+	if errs := schemas.Validate("replay-export.schema.json", out); len(errs) > 0 {
+		t.Fatalf("schema: %v\n%s", errs, out)
+	}
+	rep = exportReport{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Diverged != 0 || len(rep.Units) != 4 {
+		t.Fatalf("honest-seed-1: %+v", rep)
+	}
+	for _, u := range rep.Units {
+		if u.Verdict != "exact" || u.Shadow != u.Parsley || u.Parsley == 0 {
+			t.Errorf("honest-seed-1 %s/%d: %+v", u.Process, u.Task, u)
+		}
+	}
+	_, text, _ = exec(t, context.Background(), false, "", "--parsley-export", filepath.Join(dir, "honest-seed-1.edn"), "-o", "text")
+	if !strings.Contains(text, "0 of 4 units diverge") || !strings.Contains(text, "p3/0  exact  parsley 13, shadow 13 deliveries") {
+		t.Errorf("honest-seed-1 text:\n%s", text)
+	}
+
 	// Bad input: a one-line error naming the file.
 	err, _, _ = exec(t, context.Background(), false, "", "--parsley-export", filepath.Join(dir, "PROVENANCE.md"))
 	if err == nil || !strings.Contains(err.Error(), "PROVENANCE.md") || strings.Contains(err.Error(), "\n") {
