@@ -303,7 +303,7 @@ func (e *StuckError) Error() string {
 	if n > 1 {
 		more = fmt.Sprintf(" (and %d more partitions)", n-1)
 	}
-	return fmt.Sprintf("listing offsets of %s/%d%s: still %v after %s", topics[0], e.Stuck[topics[0]][0], more, e.Err, e.Waited)
+	return fmt.Sprintf("listing offsets of %s/%d%s: still failing after %s: %v", topics[0], e.Stuck[topics[0]][0], more, e.Waited, e.Err)
 }
 
 func (e *StuckError) Unwrap() error { return e.Err }
