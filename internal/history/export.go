@@ -153,6 +153,9 @@ func ParseExport(data []byte) (*Export, error) {
 	for _, r := range raw.Reads {
 		st := Step{Index: r.Index, Kind: StepRead, Unit: Unit{r.Process, r.Task}}
 		st.TraceEnd, st.TraceKnown = r.EndsLo[r.Process]
+		if st.TraceEnd < 0 {
+			return nil, fmt.Errorf("read %d: trace end %d of %s is negative", r.Index, st.TraceEnd, r.Process)
+		}
 		var err error
 		if st.ExecStart, err = parsePositions(r.ExecStart); err == nil {
 			st.NextRead, err = parsePositions(r.NextRead)
@@ -171,6 +174,9 @@ func ParseExport(data []byte) (*Export, error) {
 		}
 		st := Step{Index: s.Index, Kind: StepStatus, Unit: Unit{Process: s.Process}, Running: s.Lifecycle == "RUNNING"}
 		st.TraceEnd, st.TraceKnown = s.TraceEnds[s.Process]
+		if st.TraceEnd < 0 {
+			return nil, fmt.Errorf("status %d: trace end %d of %s is negative", s.Index, st.TraceEnd, s.Process)
+		}
 		if s.Refusal != nil {
 			st.Reason = string(*s.Refusal)
 		}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/causalctl/causalctl/internal/clock"
 )
 
 func judgeFile(t *testing.T, path string, opts Options) (*Export, []Verdict) {
@@ -158,6 +160,57 @@ func TestPublicExportSeed1(t *testing.T) {
 	}
 }
 
+// The public export IGNORE_CAUSES-seed-3.edn: its Parsley delivered
+// p1's x10e50 (c1/1@0) while x10e50's cause x0 (c2/0@0), on a channel p1
+// then received, was neither delivered nor settled (parsley-jepsen's
+// index.edn names that record). p0, which the sabotage did not touch,
+// replays exactly; p1 diverges at its first delivery, that record, where
+// the replay delivers the cause first.
+func TestIgnoreCausesExport(t *testing.T) {
+	path := filepath.Join("..", "..", "testdata", "parsley-exports", "IGNORE_CAUSES-seed-3.edn")
+	ex, vs := judgeFile(t, path, Options{})
+	if ex.Sabotage != "IGNORE_CAUSES" || len(vs) != 2 {
+		t.Fatalf("sabotage %q, %d units", ex.Sabotage, len(vs))
+	}
+	c1, err := clock.ParseTopicID("ee6ff052-8a5e-c5a4-4fe8-c97b2d2aff60")
+	if err != nil {
+		t.Fatal(err)
+	}
+	x10e50 := clock.Channel{Topic: c1, Partition: 1}
+	seen := map[string]bool{}
+	for _, v := range vs {
+		seen[v.Unit.Process] = true
+		switch v.Unit {
+		case Unit{"p0", 0}:
+			if v.Divergence != nil || v.Parsley != 3 || v.Shadow != 3 {
+				t.Errorf("p0, which the sabotage did not touch, does not replay exactly: %+v %+v", v, v.Divergence)
+			}
+		case Unit{"p1", 0}:
+			d := v.Divergence
+			if d == nil || d.Position != 0 || d.Channel != x10e50 || d.Offset != 0 || d.Rule != RuleCausal {
+				t.Fatalf("p1: want the first divergence at delivery 0, %s@0, decided by %s; got %+v", x10e50, RuleCausal, d)
+			}
+			if !strings.Contains(d.Parsley, "delivered c1/1@0") || !strings.Contains(d.Shadow, "delivered c2/0@0") {
+				t.Errorf("p1: Parsley %q, shadow %q", d.Parsley, d.Shadow)
+			}
+		default:
+			t.Errorf("unexpected unit %s", v.Unit)
+		}
+	}
+	if !seen["p0"] || !seen["p1"] {
+		t.Fatalf("units %v", seen)
+	}
+	// Without the host's steps the replay delivers what p0 read and never
+	// delivered (c4/0@2, held when c4 was deleted): p0 is exact only by
+	// step-paced.
+	_, vs = judgeFile(t, path, Options{without: map[Rule]bool{RuleStepPaced: true}})
+	for _, v := range vs {
+		if v.Unit.Process == "p0" && (v.Divergence == nil || v.Divergence.Position != 3) {
+			t.Errorf("without %s, p0: %+v %+v", RuleStepPaced, v, v.Divergence)
+		}
+	}
+}
+
 func TestParseExportErrors(t *testing.T) {
 	for name, in := range map[string]string{
 		"not edn":      "{:format",
@@ -167,6 +220,8 @@ func TestParseExportErrors(t *testing.T) {
 		"duplicate":    `{:format 1 :records [{:topic "00000000-0000-4000-8000-00000000000a" :partition 0 :offset 0} {:topic "00000000-0000-4000-8000-00000000000a" :partition 0 :offset 0}]}`,
 		"kill channel": `{:format 1 :faults [{:index 0 :kind :kill :details {:topic "a"}}]}`,
 		"status":       `{:format 1 :statuses [{:index 3 :lifecycle :RUNNING :trace-ends {}}]}`,
+		"read end":     `{:format 1 :reads [{:index 3 :process "p" :task 0 :ends-lo {"p" -1}}]}`,
+		"status end":   `{:format 1 :statuses [{:index 3 :process "p" :lifecycle :RUNNING :trace-ends {"p" -2}}]}`,
 	} {
 		if _, err := ParseExport([]byte(in)); err == nil || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: want a one-line error, got %v", name, err)

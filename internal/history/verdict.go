@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/causalctl/causalctl/internal/clock"
 )
@@ -67,9 +68,13 @@ func compare(u Unit, trace []Traced, o *Outcome, names map[clock.TopicID]string)
 			if t.Channel == d.Channel && t.Offset == d.Offset {
 				continue
 			}
+			shadow := fmt.Sprintf("delivered %s@%d", name(d.Channel), d.Offset)
+			// Where the shadow put Parsley's record, if it delivered it later.
+			if j := slices.IndexFunc(o.Deliveries[i+1:], func(e Delivery) bool { return e.Channel == t.Channel && e.Offset == t.Offset }); j >= 0 {
+				shadow += fmt.Sprintf(", and %s@%d only at delivery %d", name(t.Channel), t.Offset, i+1+j)
+			}
 			v.Divergence = &Divergence{Position: i, Channel: t.Channel, Offset: t.Offset,
-				Parsley: fmt.Sprintf("delivered %s@%d", name(t.Channel), t.Offset),
-				Shadow:  fmt.Sprintf("delivered %s@%d", name(d.Channel), d.Offset), Rule: d.Rule}
+				Parsley: fmt.Sprintf("delivered %s@%d", name(t.Channel), t.Offset), Shadow: shadow, Rule: d.Rule}
 		case i < len(trace):
 			t := trace[i]
 			dv := &Divergence{Position: i, Channel: t.Channel, Offset: t.Offset,

@@ -93,3 +93,44 @@ func TestParsleyExport(t *testing.T) {
 		t.Errorf("bad export: %v", err)
 	}
 }
+
+// The public IGNORE_CAUSES export through the command: exit 4, p0 exact,
+// p1's first divergence at c1/1@0 by causal order, in JSON and text alike.
+func TestParsleyExportIgnoreCauses(t *testing.T) {
+	path := filepath.Join("..", "..", "..", "testdata", "parsley-exports", "IGNORE_CAUSES-seed-3.edn")
+	err, out, _ := exec(t, context.Background(), false, "", "--parsley-export", path, "-o", "json")
+	var ee *cmdutil.ExitError
+	if !errors.As(err, &ee) || ee.Code != cmdutil.ExitFound {
+		t.Fatalf("want exit %d, got %v", cmdutil.ExitFound, err)
+	}
+	schemas := testutil.LoadSchemas(t, filepath.Join("..", "..", "..", "docs", "schemas"))
+	if errs := schemas.Validate("replay-export.schema.json", out); len(errs) > 0 {
+		t.Fatalf("schema: %v\n%s", errs, out)
+	}
+	var rep exportReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sabotage != "IGNORE_CAUSES" || rep.Diverged != 1 || len(rep.Units) != 2 {
+		t.Fatalf("%+v", rep)
+	}
+	var p1 *exportDivergence
+	for _, u := range rep.Units {
+		switch u.Process {
+		case "p0":
+			if u.Verdict != "exact" || u.Divergence != nil {
+				t.Errorf("p0: %+v %+v", u, u.Divergence)
+			}
+		case "p1":
+			p1 = u.Divergence
+		}
+	}
+	if p1 == nil || p1.Position != 0 || p1.Channel != "c1/1" || p1.Offset != 0 || p1.Rule != "causal-order" {
+		t.Fatalf("p1: %+v", p1)
+	}
+	_, text, _ := exec(t, context.Background(), false, "", "--parsley-export", path, "-o", "text")
+	want := "first divergence at delivery 0, c1/1@0: " + "Parsley " + p1.Parsley + "; shadow " + p1.Shadow + " (rule " + p1.Rule + ")"
+	if !strings.Contains(text, "1 of 2 units diverge") || !strings.Contains(text, want) {
+		t.Errorf("text does not say what json says (%q):\n%s", want, text)
+	}
+}
