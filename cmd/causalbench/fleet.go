@@ -77,6 +77,9 @@ type fleet struct {
 	cluster *kfake.Cluster
 	procs   int
 	took    time.Duration
+	// liveBytes are the bytes of every live store: the key and value of
+	// each changelog entry (none is replaced or deleted).
+	liveBytes int64
 }
 
 // seedFleet starts a cluster of procs Parsley processes: every task's
@@ -98,6 +101,7 @@ func seedFleet(ctx context.Context, procs int) (*fleet, error) {
 	}
 	defer cl.Close()
 	var rs []*kgo.Record
+	var live int64
 	for i := range fleetTopics {
 		for p := range int32(fleetTasks) {
 			for range fleetFill {
@@ -113,7 +117,9 @@ func seedFleet(ctx context.Context, procs int) (*fleet, error) {
 		var offsets kadm.Offsets
 		for p := range int32(fleetTasks) {
 			entry := func(k parsley.Key, v []byte) {
-				rs = append(rs, &kgo.Record{Topic: topic, Partition: p, Key: parsley.AppendKey(nil, k), Value: v})
+				key := parsley.AppendKey(nil, k)
+				live += int64(len(key) + len(v))
+				rs = append(rs, &kgo.Record{Topic: topic, Partition: p, Key: key, Value: v})
 			}
 			entry(parsley.Key{Tag: parsley.TagVersion}, []byte{parsley.StoreVersion})
 			for _, name := range in {
@@ -141,7 +147,7 @@ func seedFleet(ctx context.Context, procs int) (*fleet, error) {
 		c.Close()
 		return nil, err
 	}
-	return &fleet{cluster: c, procs: procs, took: time.Since(start)}, nil
+	return &fleet{cluster: c, procs: procs, took: time.Since(start), liveBytes: live}, nil
 }
 
 // stateSeed is the changelog the state scenario reads.

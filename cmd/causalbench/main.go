@@ -252,6 +252,7 @@ type stateReport struct {
 // fleetSize is the processes and scrape scenarios at one process count.
 type fleetSize struct {
 	Procs     int
+	LiveBytes int64 // of every process's live store
 	Processes *result
 	Scrape    *scrapeResult
 }
@@ -313,7 +314,8 @@ func measureFleet(ctx context.Context, cfg config, procs int, bin, self string, 
 		return out, err
 	}
 	defer fl.cluster.Close()
-	fmt.Fprintf(logw, "seeded in %s\n", fl.took.Round(1e7))
+	fmt.Fprintf(logw, "seeded in %s, %.2f MiB of live stores\n", fl.took.Round(1e7), float64(fl.liveBytes)/(1<<20))
+	out.LiveBytes = fl.liveBytes
 	brokers := strings.Join(fl.cluster.ListenAddrs(), ",")
 	if wants(cfg.Only, "processes") {
 		res, err := rounds(ctx, cfg, self, logw, processesScenario(brokers, bin, procs))

@@ -337,3 +337,32 @@ func TestScalePlot(t *testing.T) {
 		t.Errorf("the scale plot has %d lines, want 4 at 1.20 µs a record:\n%s", n, svg)
 	}
 }
+
+// TestStoreMemoryTargets: state, processes and the exporter are each
+// judged against twice the live stores they hold, when the seed counted
+// them — and only then.
+func TestStoreMemoryTargets(t *testing.T) {
+	const mib = 1 << 20
+	fl := fleetReport{
+		State: &stateReport{Entries: 10, LiveBytes: 100 * mib, Result: result{"state", runs([]float64{1}, []float64{1}, []float64{150})}},
+		Fleet: []fleetSize{{Procs: 200, LiveBytes: 10 * mib,
+			Processes: &result{"processes", runs([]float64{1}, []float64{1}, []float64{25})},
+			Scrape:    &scrapeResult{Scrapes: []time.Duration{1e6}, RSS: 15}}},
+	}
+	got := map[string]target{}
+	for _, tg := range fleetTargets(fl, false) {
+		got[tg.what] = tg
+	}
+	for what, want := range map[string]bool{"state": true, "processes": false, "exporter": true} {
+		tg, ok := got[what+" peak RSS ≤ 2 × the live store's bytes"]
+		if !ok || tg.met != want {
+			t.Errorf("%s: %+v (evaluated: %v), want met=%v", what, tg, ok, want)
+		}
+	}
+	fl.Fleet[0].LiveBytes = 0
+	for _, tg := range fleetTargets(fl, false) {
+		if strings.HasPrefix(tg.what, "processes peak RSS") || strings.HasPrefix(tg.what, "exporter peak RSS") {
+			t.Errorf("judged without the stores' bytes: %+v", tg)
+		}
+	}
+}

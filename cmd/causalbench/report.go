@@ -253,6 +253,13 @@ func scrapeMillis(sr *scrapeResult) []float64 {
 	return out
 }
 
+// storeTarget is issue 36's memory target of a reader of Parsley stores:
+// its peak RSS (MiB) at most twice the bytes of the live stores it holds.
+func storeTarget(what string, rss float64, liveBytes int64) target {
+	live := float64(liveBytes) / (1 << 20)
+	return target{what + " peak RSS ≤ 2 × the live store's bytes", fmt.Sprintf("%.0f MiB for %.2f MiB (%.1f×)", rss, live, rss/live), rss <= 2*live}
+}
+
 // fleetTargets evaluates the targets of the fleet scenarios, at 200
 // processes (or the first count measured), on the medians or, with best,
 // on the best runs, as targets does.
@@ -266,9 +273,7 @@ func fleetTargets(fl fleetReport, best bool) []target {
 		rate := float64(st.Entries) / pick(st.Result.wall())
 		out = append(out, target{fmt.Sprintf("state over %d entries ≥ 1 M entries/s", st.Entries), fmt.Sprintf("%.2f M/s", rate/1e6), rate >= 1e6})
 		if st.LiveBytes > 0 {
-			rss := pick(st.Result.rss())
-			live := float64(st.LiveBytes) / (1 << 20)
-			out = append(out, target{"state peak RSS ≤ 2 × the live store's bytes", fmt.Sprintf("%.0f MiB for %.1f MiB (%.1f×)", rss, live, rss/live), rss <= 2*live})
+			out = append(out, storeTarget("state", pick(st.Result.rss()), st.LiveBytes))
 		}
 	}
 	if len(fl.Fleet) == 0 {
@@ -283,11 +288,17 @@ func fleetTargets(fl fleetReport, best bool) []target {
 	if r := at.Processes; r != nil && len(r.Runs) > 0 {
 		wall := pick(r.wall())
 		out = append(out, target{fmt.Sprintf("processes, %d × %d tasks ≤ 3 s", at.Procs, fleetTasks), fmt.Sprintf("%.3f s", wall), wall <= 3})
+		if at.LiveBytes > 0 {
+			out = append(out, storeTarget("processes", pick(r.rss()), at.LiveBytes))
+		}
 	}
 	if sr := at.Scrape; sr != nil && len(sr.Scrapes) > 0 {
 		ms := pick(scrapeMillis(sr))
 		out = append(out, target{fmt.Sprintf("exporter scrape, %d × %d tasks ≤ 100 ms", at.Procs, fleetTasks), fmt.Sprintf("%.1f ms", ms), ms <= 100})
 		out = append(out, target{"exporter idle refresh diagnoses no task again", fmt.Sprintf("%.0f diagnoses", sr.Rediagnosed), sr.Rediagnosed == 0})
+		if at.LiveBytes > 0 && sr.RSS > 0 {
+			out = append(out, storeTarget("exporter", sr.RSS, at.LiveBytes))
+		}
 	}
 	return out
 }
