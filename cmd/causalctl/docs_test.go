@@ -235,10 +235,21 @@ var (
 	brokerAddr = regexp.MustCompile(`[A-Za-z0-9_.-]+:909[0-9]\b`)
 )
 
+// defaultListeners are the commands that listen on an address without a
+// flag saying so, and the flag that says where.
+var defaultListeners = map[string]string{"exporter": "--metrics-addr", "demo": "--listen"}
+
 // substitute points an example at the demo: every broker address
 // (HOST:9092, kafka:9092, localhost:9092, …) becomes the demo's, and every
 // address the example listens on (--listen, --metrics-addr) a free port.
 func substitute(line, addr string) string {
+	if !listenFlag.MatchString(line) {
+		// A command that listens by default (the exporter on :9464, every
+		// interface) listens on a free port of 127.0.0.1 in the test.
+		for cmd, flag := range defaultListeners {
+			line = strings.Replace(line, "causalctl "+cmd+" ", "causalctl "+cmd+" "+flag+" 127.0.0.1:0 ", 1)
+		}
+	}
 	line = listenFlag.ReplaceAllString(line, "${1}127.0.0.1:0")
 	line = brokerAddr.ReplaceAllString(line, addr)
 	return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(stripComment(line)), "&"))
@@ -652,6 +663,7 @@ func TestDocsExtraction(t *testing.T) {
 		{"causalctl replay -f c.ndjson --metrics-addr=:9464", "causalctl replay -f c.ndjson --metrics-addr=127.0.0.1:0", true, []int{0}},
 		{"causalctl watch -t orders | tee w.log", "causalctl watch -t orders | tee w.log", true, []int{0}},
 		{"causalctl somecmd --listen-addr=0.0.0.0:9465", "causalctl somecmd --listen-addr=127.0.0.1:0", true, []int{0}},
+		{"causalctl exporter --brokers kafka:9092 --web.config.file web.yml", "causalctl exporter --metrics-addr 127.0.0.1:0 --brokers 127.0.0.1:1 --web.config.file web.yml", true, []int{0}},
 	} {
 		path := commandPath(tree, c.line)
 		if run := substitute(c.line, "127.0.0.1:1"); run != c.run {
