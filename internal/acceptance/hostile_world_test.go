@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kfake"
-
 	"github.com/causalctl/causalctl/internal/testutil"
 )
 
@@ -31,17 +29,11 @@ const (
 // bytes (escaped as their formats say).
 func TestHostileWorldEveryRenderer(t *testing.T) {
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
 	// Three worlds whose business topics are hostile, and one whose
 	// application id (its changelog) is hostile too: --app refuses that
 	// name, discovery (processes, the exporter) finds it.
-	ww := newWorldWriter(t, addr, "hw", now)
-	defer ww.close()
+	c, ww := worldCluster(t, "hw", now)
+	addr := c.ListenAddrs()[0]
 	ww.topicPrefix = hostileTopics
 	var worlds []*world
 	shapes := map[string]int{}

@@ -22,14 +22,8 @@ import (
 // succeed again.
 func TestExporterStuckPartition(t *testing.T) {
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, ww := worldCluster(t, "stuck", now)
 	addr := c.ListenAddrs()[0]
-	ww := newWorldWriter(t, addr, "stuck", now)
-	defer ww.close()
 	stuck, other := ww.write(1), ww.write(2)
 	series := func(app string) string { return fmt.Sprintf("parsley_changelog_entries_read_total{app=%q}", app) }
 	published := func(body, app string) bool { _, ok := metricValue(body, series(app)); return ok }

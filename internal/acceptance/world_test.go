@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/causalctl/causalctl/internal/clock"
@@ -75,6 +76,20 @@ type worldWriter struct {
 	// open are the producers whose transactions stay open, and members
 	// the running processes' members: closed when the test ends.
 	open, members []*kgo.Client
+}
+
+// worldCluster starts a one-broker kfake cluster and a world writer on
+// it, both closed when the test ends.
+func worldCluster(t *testing.T, prefix string, now time.Time) (*kfake.Cluster, *worldWriter) {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	ww := newWorldWriter(t, c.ListenAddrs()[0], prefix, now)
+	t.Cleanup(ww.close)
+	return c, ww
 }
 
 func newWorldWriter(t *testing.T, addr, prefix string, now time.Time) *worldWriter {

@@ -453,12 +453,16 @@ func (t *Refresher) listFacts(ctx context.Context, ps []*process, failed []error
 		if !errors.As(err, &stuck) {
 			return &listed{facts: facts, chans: chans}, err
 		}
+		progress := false
 		for i, p := range ps {
 			if failed[i] == nil {
 				if part := stuck.Of(topics(p)...); part != nil {
-					failed[i] = part
+					failed[i], progress = part, true
 				}
 			}
+		}
+		if !progress {
+			return nil, err // a stuck topic of no process: listing again would not list fewer
 		}
 		// Every process of a stuck topic failed: the next listing is of fewer.
 	}
