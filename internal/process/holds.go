@@ -75,7 +75,11 @@ func ReadHolds(ctx context.Context, cl *kafka.Client, app string, o HoldsOptions
 		h.Warnings = append(h.Warnings, w)
 	}
 	p.RetentionWarn = o.RetentionWarn
-	if h.Root, h.RootErr = RootOf(ctx, cl, app, o.Fleet, o.TxnWait, DefaultConcurrency, o.Now); ctx.Err() != nil {
+	var self *inspect.Process
+	if o.ReadOn == (ReadOnOptions{}) { // read as RootOf reads the others
+		self = p
+	}
+	if h.Root, h.RootErr = RootOf(ctx, cl, app, self, o.Fleet, o.TxnWait, DefaultConcurrency, o.Now); ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
 	for _, part := range p.Changelog.Partitions() {

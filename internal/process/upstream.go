@@ -58,13 +58,20 @@ func RootsFirst(rows []inspect.ProcessSummary, roots map[string]upstream.Root) {
 // the way, so the root is the one Upstream gives over every process, at
 // the cost of the processes upstream of app rather than of the cluster's
 // (docs/performance.md).
-func RootOf(ctx context.Context, cl *kafka.Client, app string, fleet upstream.Writers, txnWait time.Duration, concurrency int, now time.Time) (*upstream.Root, error) {
-	r, _, err := rootOf(ctx, cl, app, fleet, txnWait, concurrency, now)
+//
+// self, when not nil, is app as the caller has already read it (Read and
+// ReadOnAll with the default options, from app's own changelog): it is
+// summarised instead of read again, which halves what `state --app` and
+// `holds --app` read, and the root then follows from the very snapshot
+// the rest of their report shows.
+func RootOf(ctx context.Context, cl *kafka.Client, app string, self *inspect.Process, fleet upstream.Writers, txnWait time.Duration, concurrency int, now time.Time) (*upstream.Root, error) {
+	r, _, err := rootOf(ctx, cl, app, self, fleet, txnWait, concurrency, now)
 	return r, err
 }
 
-// rootOf is RootOf, also saying which processes it read, in the order read.
-func rootOf(ctx context.Context, cl *kafka.Client, app string, fleet upstream.Writers, txnWait time.Duration, concurrency int, now time.Time) (*upstream.Root, []string, error) {
+// rootOf is RootOf, also saying which processes it read or summarised, in
+// that order.
+func rootOf(ctx context.Context, cl *kafka.Client, app string, self *inspect.Process, fleet upstream.Writers, txnWait time.Duration, concurrency int, now time.Time) (*upstream.Root, []string, error) {
 	changelogs, listing, err := Discover(ctx, cl, "")
 	if err != nil {
 		return nil, nil, err
@@ -85,19 +92,25 @@ func rootOf(ctx context.Context, cl *kafka.Client, app string, fleet upstream.Wr
 	asked := map[string]bool{}
 	for next := []string{app}; len(next) > 0; {
 		var logs []string
+		var rows []inspect.ProcessSummary
 		for _, a := range next {
 			read = append(read, a)
-			if name, ok := changelogOf[a]; ok {
+			name, ok := changelogOf[a]
+			switch {
+			case ok && a == app && self != nil && self.Changelog != nil && self.Changelog.Topic == name:
+				rows = append(rows, inspect.SummarizeProcess(name, int32(len(listing[name])), self, nil, now))
+			case ok:
 				logs = append(logs, name)
-			} else if a == app {
+			case a == app:
 				// Its changelog is gone: it is still a node waiting on nothing.
 				nodes = append(nodes, upstream.NodeOf(&inspect.ProcessSummary{App: a}))
 			}
 		}
-		rows, err := summarize(ctx, cl, logs, listing, ReadOnOptions{}, txnWait, concurrency, now)
+		more, err := summarize(ctx, cl, logs, listing, ReadOnOptions{}, txnWait, concurrency, now)
 		if err != nil {
 			return nil, nil, err
 		}
+		rows = append(rows, more...)
 		var waited []string
 		for i := range rows {
 			nodes = append(nodes, upstream.NodeOf(&rows[i]))

@@ -245,7 +245,11 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	}
 	if opts.Input == "" && opts.Dial != nil && w.App != "" {
-		root, err := rootOf(ctx, opts, w.App, now)
+		var self *inspect.Process
+		if opts.Receives == nil && !opts.StoreOnly { // read as the others are
+			self = w
+		}
+		root, err := rootOf(ctx, opts, w.App, self, now)
 		switch {
 		case ctx.Err() != nil:
 			return cmdutil.Interrupted("interrupted before the other processes were read: no report")
@@ -269,11 +273,11 @@ func Run(ctx context.Context, opts *Options) error {
 
 // rootOf is app's upstream root: the processes on the way upstream are
 // read to know who waits on whom (process.RootOf).
-func rootOf(ctx context.Context, opts *Options, app string, now time.Time) (*upstream.Root, error) {
+func rootOf(ctx context.Context, opts *Options, app string, self *inspect.Process, now time.Time) (*upstream.Root, error) {
 	cl, err := opts.Dial(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer cl.Close()
-	return process.RootOf(ctx, cl, app, opts.Fleet, opts.TxnWait, process.DefaultConcurrency, now)
+	return process.RootOf(ctx, cl, app, self, opts.Fleet, opts.TxnWait, process.DefaultConcurrency, now)
 }
