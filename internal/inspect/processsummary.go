@@ -105,22 +105,35 @@ func (r *ProcessSummary) OlderThan(d time.Duration) bool {
 // tasks partitions; err when it could not be read) and keeps what a row
 // shows.
 func SummarizeProcess(changelog string, tasks int32, p *Process, err error, now time.Time) ProcessSummary {
-	r := ProcessSummary{Changelog: changelog, Tasks: tasks, Err: err, Causes: map[Cause]int{}}
-	r.App, _ = parsley.AppOf(changelog)
 	if err != nil {
+		r := ProcessSummary{Changelog: changelog, Tasks: tasks, Err: err, Causes: map[Cause]int{}}
+		r.App, _ = parsley.AppOf(changelog)
 		return r
 	}
-	r.Group = p.Group
-	r.ReadOnPartial = p.ReadOnCutShort()
-	var states []*parsley.Task
-	bound := map[string]bool{}
-	var waits []string
+	var diagnosed []*Task
 	for _, part := range p.Changelog.Partitions() {
 		t, err := DiagnoseTask(p, part, now)
 		if err != nil {
-			return ProcessSummary{App: r.App, Changelog: changelog, Tasks: tasks, Err: err}
+			r := ProcessSummary{Changelog: changelog, Tasks: tasks, Err: err}
+			r.App, _ = parsley.AppOf(changelog)
+			return r
 		}
-		states = append(states, t.State)
+		diagnosed = append(diagnosed, t)
+	}
+	return SummarizeDiagnosed(changelog, tasks, p, diagnosed, now)
+}
+
+// SummarizeDiagnosed is SummarizeProcess for a caller that has diagnosed
+// every task of p already (DiagnoseTask at now, in partition order), so
+// that they are not diagnosed twice.
+func SummarizeDiagnosed(changelog string, tasks int32, p *Process, diagnosed []*Task, now time.Time) ProcessSummary {
+	r := ProcessSummary{Changelog: changelog, Tasks: tasks, Causes: map[Cause]int{}}
+	r.App, _ = parsley.AppOf(changelog)
+	r.Group = p.Group
+	r.ReadOnPartial = p.ReadOnCutShort()
+	bound := map[string]bool{}
+	var waits []string
+	for _, t := range diagnosed {
 		r.Corrupt += len(t.State.Corrupt)
 		if f := t.FailedClosed(); f != nil {
 			r.FailedClosed = append(r.FailedClosed, *f)

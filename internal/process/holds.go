@@ -75,18 +75,13 @@ func ReadHolds(ctx context.Context, cl *kafka.Client, app string, o HoldsOptions
 		h.Warnings = append(h.Warnings, w)
 	}
 	p.RetentionWarn = o.RetentionWarn
-	var self *inspect.Process
-	if o.ReadOn == (ReadOnOptions{}) { // read as RootOf reads the others
-		self = p
-	}
-	if h.Root, h.RootErr = RootOf(ctx, cl, app, self, o.Fleet, o.TxnWait, DefaultConcurrency, o.Now); ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
+	var diagnosed []*inspect.Task
 	for _, part := range p.Changelog.Partitions() {
 		t, err := inspect.DiagnoseTask(p, part, o.Now)
 		if err != nil {
 			return nil, err
 		}
+		diagnosed = append(diagnosed, t)
 		th := TaskHolds{Task: part, Diagnosis: t, Scope: []string{}}
 		if pr := p.Changelog.Partition(part); pr.BehindTransaction() {
 			th.BehindFrom = &pr.ReadTo
@@ -104,6 +99,14 @@ func ReadHolds(ctx context.Context, cl *kafka.Client, app string, o HoldsOptions
 		}
 		slices.Sort(th.Scope)
 		h.Tasks = append(h.Tasks, th)
+	}
+	var self *inspect.ProcessSummary
+	if o.ReadOn == (ReadOnOptions{}) { // read as RootOf reads the others
+		s := inspect.SummarizeDiagnosed(p.Changelog.Topic, int32(len(diagnosed)), p, diagnosed, o.Now)
+		self = &s
+	}
+	if h.Root, h.RootErr = RootOf(ctx, cl, app, self, o.Fleet, o.TxnWait, DefaultConcurrency, o.Now); ctx.Err() != nil {
+		return nil, ctx.Err()
 	}
 	return h, nil
 }

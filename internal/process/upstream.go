@@ -59,19 +59,19 @@ func RootsFirst(rows []inspect.ProcessSummary, roots map[string]upstream.Root) {
 // the cost of the processes upstream of app rather than of the cluster's
 // (docs/performance.md).
 //
-// self, when not nil, is app as the caller has already read it (Read and
-// ReadOnAll with the default options, from app's own changelog): it is
-// summarised instead of read again, which halves what `state --app` and
-// `holds --app` read, and the root then follows from the very snapshot
-// the rest of their report shows.
-func RootOf(ctx context.Context, cl *kafka.Client, app string, self *inspect.Process, fleet upstream.Writers, txnWait time.Duration, concurrency int, now time.Time) (*upstream.Root, error) {
+// self, when not nil, is app's summary from what the caller has already
+// read and diagnosed (Read and ReadOnAll with the default options, from
+// app's own changelog; inspect.SummarizeDiagnosed): app is not read
+// again, which halves what `state --app` and `holds --app` read, and the
+// root follows from the very snapshot the rest of their report shows.
+func RootOf(ctx context.Context, cl *kafka.Client, app string, self *inspect.ProcessSummary, fleet upstream.Writers, txnWait time.Duration, concurrency int, now time.Time) (*upstream.Root, error) {
 	r, _, err := rootOf(ctx, cl, app, self, fleet, txnWait, concurrency, now)
 	return r, err
 }
 
 // rootOf is RootOf, also saying which processes it read or summarised, in
 // that order.
-func rootOf(ctx context.Context, cl *kafka.Client, app string, self *inspect.Process, fleet upstream.Writers, txnWait time.Duration, concurrency int, now time.Time) (*upstream.Root, []string, error) {
+func rootOf(ctx context.Context, cl *kafka.Client, app string, self *inspect.ProcessSummary, fleet upstream.Writers, txnWait time.Duration, concurrency int, now time.Time) (*upstream.Root, []string, error) {
 	changelogs, listing, err := Discover(ctx, cl, "")
 	if err != nil {
 		return nil, nil, err
@@ -97,8 +97,8 @@ func rootOf(ctx context.Context, cl *kafka.Client, app string, self *inspect.Pro
 			read = append(read, a)
 			name, ok := changelogOf[a]
 			switch {
-			case ok && a == app && self != nil && self.Changelog != nil && self.Changelog.Topic == name:
-				rows = append(rows, inspect.SummarizeProcess(name, int32(len(listing[name])), self, nil, now))
+			case ok && a == app && self != nil && self.Err == nil && self.Changelog == name:
+				rows = append(rows, *self)
 			case ok:
 				logs = append(logs, name)
 			case a == app:

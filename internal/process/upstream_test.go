@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/causalctl/causalctl/internal/clock"
+	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/kafka"
 	"github.com/causalctl/causalctl/internal/kafka/kafkatest"
 	"github.com/causalctl/causalctl/internal/parsley"
@@ -169,7 +170,8 @@ func TestRootOfSummarisesSelf(t *testing.T) {
 		t.Fatal(err)
 	}
 	deliver("billing")
-	got, read, err := rootOf(ctx, cl, "billing", self, nil, time.Second, DefaultConcurrency, now)
+	sum := inspect.SummarizeProcess(self.Changelog.Topic, 1, self, nil, now)
+	got, read, err := rootOf(ctx, cl, "billing", &sum, nil, time.Second, DefaultConcurrency, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +189,8 @@ func TestRootOfSummarisesSelf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := RootOf(ctx, cl, "billing", other, nil, time.Second, DefaultConcurrency, now); err != nil || r != nil {
+	otherSum := inspect.SummarizeProcess(other.Changelog.Topic, 1, other, nil, now)
+	if r, err := RootOf(ctx, cl, "billing", &otherSum, nil, time.Second, DefaultConcurrency, now); err != nil || r != nil {
 		t.Errorf("root of billing given by000's read: %+v, %v; want billing read again, none", r, err)
 	}
 }

@@ -245,9 +245,10 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	}
 	if opts.Input == "" && opts.Dial != nil && w.App != "" {
-		var self *inspect.Process
+		var self *inspect.ProcessSummary
 		if opts.Receives == nil && !opts.StoreOnly { // read as the others are
-			self = w
+			s := summaryOf(w, tasks, now)
+			self = &s
 		}
 		root, err := rootOf(ctx, opts, w.App, self, now)
 		switch {
@@ -271,9 +272,19 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
+// summaryOf is w's summary (inspect.SummarizeDiagnosed) from the tasks
+// diagnosed, when they are every task of w (no --task).
+func summaryOf(w *inspect.Process, tasks []*inspect.Task, now time.Time) inspect.ProcessSummary {
+	parts := w.Changelog.Partitions()
+	if len(tasks) != len(parts) {
+		return inspect.SummarizeProcess(w.Changelog.Topic, int32(len(parts)), w, nil, now)
+	}
+	return inspect.SummarizeDiagnosed(w.Changelog.Topic, int32(len(parts)), w, tasks, now)
+}
+
 // rootOf is app's upstream root: the processes on the way upstream are
 // read to know who waits on whom (process.RootOf).
-func rootOf(ctx context.Context, opts *Options, app string, self *inspect.Process, now time.Time) (*upstream.Root, error) {
+func rootOf(ctx context.Context, opts *Options, app string, self *inspect.ProcessSummary, now time.Time) (*upstream.Root, error) {
 	cl, err := opts.Dial(ctx)
 	if err != nil {
 		return nil, err
