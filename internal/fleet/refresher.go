@@ -337,10 +337,14 @@ func (t *Refresher) refreshAll(ctx context.Context, exist map[string][]int32) []
 		t.reads += p.reads
 		p.reads = 0
 	}
-	facts := t.businessFacts(ctx, ps, failed, exist)
+	// The names learned so far, copied once a refresh (not once a
+	// process: a copy is of every topic), again after the listing, which
+	// learns the listed topics'.
+	facts := t.businessFacts(ctx, ps, failed, exist, c.Names())
+	learned := c.Names()
 	for i, p := range ps {
 		if failed[i] == nil {
-			failed[i] = t.rebuild(ctx, p, facts[p])
+			failed[i] = t.rebuild(ctx, p, facts[p], learned)
 		}
 	}
 	for i, p := range ps {
@@ -442,7 +446,7 @@ func (t *Refresher) listFacts(ctx context.Context, ps []*process, failed []error
 			}
 		}
 		if len(union) == 0 {
-			return &listed{}, nil
+			return newListed(nil, nil), nil
 		}
 		var sels []kafka.TopicSel
 		for _, name := range slices.Sorted(maps.Keys(union)) {
@@ -451,7 +455,7 @@ func (t *Refresher) listFacts(ctx context.Context, ps []*process, failed []error
 		facts, chans, err := t.cfg.Client.LogFacts(ctx, sels, t.listOpts()...)
 		var stuck *kafka.StuckError
 		if !errors.As(err, &stuck) {
-			return &listed{facts: facts, chans: chans}, err
+			return newListed(facts, chans), err
 		}
 		progress := false
 		for i, p := range ps {
@@ -472,9 +476,8 @@ func (t *Refresher) listFacts(ctx context.Context, ps []*process, failed []error
 // process of ps not failed — those its group subscribes to and those its
 // stores bind — in one listing (listFacts), or one per process when that
 // fails.
-func (t *Refresher) businessFacts(ctx context.Context, ps []*process, failed []error, exist map[string][]int32) map[*process]*listed {
+func (t *Refresher) businessFacts(ctx context.Context, ps []*process, failed []error, exist map[string][]int32, learned *clock.Names) map[*process]*listed {
 	out := map[*process]*listed{}
-	learned := t.cfg.Client.Names()
 	existing := func(p *process) []string {
 		var names []string
 		for _, name := range p.wanted(learned) {
@@ -506,7 +509,7 @@ func (t *Refresher) businessFacts(ctx context.Context, ps []*process, failed []e
 			return err
 		}
 		mu.Lock()
-		out[p] = &listed{facts: facts, chans: chans}
+		out[p] = newListed(facts, chans)
 		mu.Unlock()
 		return nil
 	})
@@ -515,8 +518,19 @@ func (t *Refresher) businessFacts(ctx context.Context, ps []*process, failed []e
 
 // listed is a listing of log facts and the channels it covered.
 type listed struct {
-	facts map[clock.Channel]*record.LogFacts
-	chans []kafka.RangeChannel
+	facts   map[clock.Channel]*record.LogFacts
+	chans   []kafka.RangeChannel
+	ofTopic map[string][]kafka.RangeChannel // chans by topic name
+}
+
+// newListed indexes a listing's channels by topic: one listing serves
+// every process, each of which wants a few of its topics.
+func newListed(facts map[clock.Channel]*record.LogFacts, chans []kafka.RangeChannel) *listed {
+	l := &listed{facts: facts, chans: chans, ofTopic: map[string][]kafka.RangeChannel{}}
+	for _, ch := range chans {
+		l.ofTopic[ch.Topic] = append(l.ofTopic[ch.Topic], ch)
+	}
+	return l
 }
 
 // byTopic is l's facts by topic name and partition; false when a channel
@@ -752,23 +766,18 @@ func (p *process) wanted(learned *clock.Names) []string {
 // since their last diagnosis, from what this refresh read of it and the
 // business topics' log facts (a listing of at least its wanted topics),
 // and rebuilds its state.
-func (t *Refresher) rebuild(ctx context.Context, p *process, l *listed) error {
+func (t *Refresher) rebuild(ctx context.Context, p *process, l *listed, learned *clock.Names) error {
 	proc := inspect.NewProcess(p.app, p.cl, t.names)
 	proc.Group, proc.Committed = p.group, p.committed
 	if l != nil {
-		want := map[string]bool{}
-		for _, name := range p.wanted(t.cfg.Client.Names()) {
-			want[name] = true
-		}
-		for _, ch := range l.chans {
-			if !want[ch.Topic] {
-				continue
+		for _, name := range p.wanted(learned) {
+			for _, ch := range l.ofTopic[name] {
+				k := clock.Channel{Topic: ch.TopicID, Partition: ch.Partition}
+				if f := l.facts[k]; f != nil {
+					proc.Facts[k] = f
+				}
+				proc.Learn(ch.Topic, ch.TopicID, ch.Partition)
 			}
-			k := clock.Channel{Topic: ch.TopicID, Partition: ch.Partition}
-			if f := l.facts[k]; f != nil {
-				proc.Facts[k] = f
-			}
-			proc.Learn(ch.Topic, ch.TopicID, ch.Partition)
 		}
 	}
 	parts := p.cl.Partitions()

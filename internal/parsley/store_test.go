@@ -379,3 +379,47 @@ func TestHeldAtAgainstScan(t *testing.T) {
 		}
 	}
 }
+
+// TestCauseBlocksGrow: the blocks a store's causes are carved from start
+// small and double up to causeBlock, so a store of a few held records (the
+// exporter decodes thousands) does not allocate a big one, and a large
+// store still costs a few allocations; a record with more causes than a
+// block gets a block of its own size.
+func TestCauseBlocksGrow(t *testing.T) {
+	id := clock.TopicID{1}
+	value := func(n int) []byte {
+		rec := HeldRecord{Causes: make([]clock.Entry, n)}
+		for i := range rec.Causes {
+			rec.Causes[i] = clock.Entry{Channel: clock.Channel{Topic: id, Partition: int32(i)}, Position: int64(i)}
+		}
+		return AppendHeldRecord(nil, &rec)
+	}
+	var block []clock.Entry
+	var caps []int
+	for range 200 {
+		rec, err := parseHeldRecord(value(3), &block)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rec.Causes) != 3 || cap(rec.Causes) != 3 || rec.Causes[2].Position != 2 {
+			t.Fatalf("causes %v (cap %d), want 3 of their own", rec.Causes, cap(rec.Causes))
+		}
+		if len(caps) == 0 || caps[len(caps)-1] != cap(block) {
+			caps = append(caps, cap(block))
+		}
+	}
+	if want := []int{16, 32, 64, 128, 256, 512}; !slices.Equal(caps, want) {
+		t.Errorf("block sizes %v for 600 causes, want %v", caps, want)
+	}
+	block = make([]clock.Entry, 0, causeBlock)
+	block = block[:causeBlock-1]
+	if _, err := parseHeldRecord(value(3), &block); err != nil {
+		t.Fatal(err)
+	}
+	if cap(block) != causeBlock {
+		t.Errorf("the block after a full one of causeBlock: cap %d, want %d", cap(block), causeBlock)
+	}
+	if _, err := parseHeldRecord(value(2000), &block); err != nil || cap(block) != 2000 {
+		t.Errorf("a record of 2000 causes: block cap %d (%v), want a block of its own size", cap(block), err)
+	}
+}

@@ -111,9 +111,14 @@ func (r *reader) bytesField(what string, nullable bool) ([]byte, error) {
 // alias b; Clone it to keep it past b's reuse.
 func ParseHeldRecord(b []byte) (HeldRecord, error) { return parseHeldRecord(b, nil) }
 
-// causeBlock is how many causes parseHeldRecord allocates at once when it
-// is given a block to carve from.
-const causeBlock = 1024
+// causeBlock is the most causes parseHeldRecord allocates at once when it
+// is given a block to carve from: the blocks double from firstCauseBlock,
+// so a store of a few held records (the common case: the exporter decodes
+// thousands of them) does not pay for a big one.
+const (
+	firstCauseBlock = 16
+	causeBlock      = 1024
+)
 
 // parseHeldRecord is ParseHeldRecord; with block non-nil, the causes are
 // carved from *block (a new one allocated when it has no room), so that a
@@ -193,7 +198,8 @@ func parseHeldRecord(b []byte, block *[]clock.Entry) (HeldRecord, error) {
 	switch {
 	case nc > 0 && block != nil:
 		if cap(*block)-len(*block) < int(nc) {
-			*block = make([]clock.Entry, 0, max(causeBlock, int(nc)))
+			size := min(max(2*cap(*block), firstCauseBlock), causeBlock)
+			*block = make([]clock.Entry, 0, max(size, int(nc)))
 		}
 		n := len(*block)
 		*block = (*block)[:n+int(nc)]
