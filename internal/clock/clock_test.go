@@ -283,3 +283,56 @@ func BenchmarkDominates(b *testing.B) {
 		})
 	}
 }
+
+// TestNewSharedAgainstNew: over random entries — in order, shuffled, with
+// a channel twice, invalid — NewShared gives New's clock or New's error;
+// it shares the entries exactly when they are in clock order, and never
+// modifies entries it does not share.
+func TestNewSharedAgainstNew(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	shared := 0
+	for range 3000 {
+		var es []Entry
+		for range r.IntN(6) {
+			e := Entry{Channel{TopicID{byte(r.IntN(4))}, int32(r.IntN(3))}, int64(r.IntN(5))}
+			if r.IntN(40) == 0 {
+				e.Position = -1
+			}
+			es = append(es, e)
+		}
+		if c, err := New(es...); err == nil && r.IntN(2) == 0 { // in clock order, as a store keeps them, usually
+			es = append([]Entry(nil), c.Entries()...)
+		}
+		before := append([]Entry(nil), es...)
+		want, werr := New(es...)
+		got, err := NewShared(es)
+		if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Fatalf("NewShared(%v): error %v, New's %v", es, err, werr)
+		}
+		if err != nil {
+			continue
+		}
+		if !got.Equal(want) {
+			t.Fatalf("NewShared(%v) = %v, New %v", es, got, want)
+		}
+		inOrder := true
+		for i := 1; i < len(es); i++ {
+			inOrder = inOrder && es[i-1].Channel.Compare(es[i].Channel) < 0
+		}
+		shares := len(es) > 0 && &got.Entries()[0] == &es[0]
+		if shares != (inOrder && len(es) > 0) {
+			t.Fatalf("NewShared(%v): shares %v, in clock order %v", es, shares, inOrder)
+		}
+		if shares {
+			shared++
+			if cap(got.Entries()) != len(es) {
+				t.Fatalf("a shared clock's entries have room past them (cap %d)", cap(got.Entries()))
+			}
+		} else if fmt.Sprint(es) != fmt.Sprint(before) {
+			t.Fatalf("NewShared modified entries it did not share: %v, were %v", es, before)
+		}
+	}
+	if shared < 500 {
+		t.Errorf("only %d of 3000 clocks shared their entries", shared)
+	}
+}

@@ -38,8 +38,10 @@ func sizeOf(b []byte) int {
 	return len(b)
 }
 
-// Clock returns the causes as a clock.
-func (r *HeldRecord) Clock() (clock.Clock, error) { return clock.New(r.Causes...) }
+// Clock returns the causes as a clock, sharing them when they are in clock
+// order (clock.NewShared): a record's causes are never modified once
+// parsed.
+func (r *HeldRecord) Clock() (clock.Clock, error) { return clock.NewShared(r.Causes) }
 
 const (
 	flagKeyNull   = 0x01
