@@ -337,14 +337,10 @@ func (t *Refresher) refreshAll(ctx context.Context, exist map[string][]int32) []
 		t.reads += p.reads
 		p.reads = 0
 	}
-	// The names learned so far, copied once a refresh (not once a
-	// process: a copy is of every topic), again after the listing, which
-	// learns the listed topics'.
-	facts := t.businessFacts(ctx, ps, failed, exist, c.Names())
-	learned := c.Names()
+	facts := t.businessFacts(ctx, ps, failed, exist)
 	for i, p := range ps {
 		if failed[i] == nil {
-			failed[i] = t.rebuild(ctx, p, facts[p], learned)
+			failed[i] = t.rebuild(ctx, p, facts[p])
 		}
 	}
 	for i, p := range ps {
@@ -476,11 +472,11 @@ func (t *Refresher) listFacts(ctx context.Context, ps []*process, failed []error
 // process of ps not failed — those its group subscribes to and those its
 // stores bind — in one listing (listFacts), or one per process when that
 // fails.
-func (t *Refresher) businessFacts(ctx context.Context, ps []*process, failed []error, exist map[string][]int32, learned *clock.Names) map[*process]*listed {
+func (t *Refresher) businessFacts(ctx context.Context, ps []*process, failed []error, exist map[string][]int32) map[*process]*listed {
 	out := map[*process]*listed{}
 	existing := func(p *process) []string {
 		var names []string
-		for _, name := range p.wanted(learned) {
+		for _, name := range p.wanted(t.cfg.Client) {
 			if _, ok := exist[name]; ok {
 				names = append(names, name)
 			}
@@ -727,14 +723,15 @@ func (p *process) read(ctx context.Context, c *kafka.Client, sels []kafka.TopicS
 
 // wanted returns the business topics whose log facts the process's
 // diagnoses read: those its group subscribes to, those its stores bind
-// and those its group committed offsets on (named by learned), as
+// and those its group committed offsets on (named as the client learned
+// them), as
 // process.Read reads them — a purged store binds nothing and a stopped
 // process subscribes to nothing, while its committed offsets are what
 // makes the next start ORDERING_STATE_LOST.
-func (p *process) wanted(learned *clock.Names) []string {
+func (p *process) wanted(learned *kafka.Client) []string {
 	var want []string
 	for ch := range p.offsets {
-		if name, ok := learned.Name(ch.Topic); ok {
+		if name, ok := learned.TopicName(ch.Topic); ok {
 			want = append(want, name)
 		}
 	}
@@ -766,11 +763,11 @@ func (p *process) wanted(learned *clock.Names) []string {
 // since their last diagnosis, from what this refresh read of it and the
 // business topics' log facts (a listing of at least its wanted topics),
 // and rebuilds its state.
-func (t *Refresher) rebuild(ctx context.Context, p *process, l *listed, learned *clock.Names) error {
+func (t *Refresher) rebuild(ctx context.Context, p *process, l *listed) error {
 	proc := inspect.NewProcess(p.app, p.cl, t.names)
 	proc.Group, proc.Committed = p.group, p.committed
 	if l != nil {
-		for _, name := range p.wanted(learned) {
+		for _, name := range p.wanted(t.cfg.Client) {
 			for _, ch := range l.ofTopic[name] {
 				k := clock.Channel{Topic: ch.TopicID, Partition: ch.Partition}
 				if f := l.facts[k]; f != nil {

@@ -375,6 +375,15 @@ func (c *Client) Names() *clock.Names {
 	return n
 }
 
+// TopicName is the name of topic id learned from metadata so far in this
+// run: Names for one topic, without copying every name.
+func (c *Client) TopicName(id clock.TopicID) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	name, ok := c.names[id]
+	return name, ok
+}
+
 // learn records that name is topic id, failing with *IdentityChangedError
 // when name was bound to another UUID earlier in the run. A UUID whose name
 // changed cannot happen in Kafka (names are the keys); it is rebound.

@@ -288,6 +288,12 @@ func TestRangeStartsAndIdentity(t *testing.T) {
 	} else if name, _ := n.Name(id); name != "s" {
 		t.Errorf("name of %s: %q", id, name)
 	}
+	if name, ok := cl.TopicName(id); !ok || name != "s" {
+		t.Errorf("TopicName(%s) = %q, %v; want s, as Names says", id, name, ok)
+	}
+	if name, ok := cl.TopicName(clock.TopicID{9}); ok {
+		t.Errorf("TopicName of a topic never seen = %q, want none", name)
+	}
 
 	// By UUID.
 	got = trace(openDrain(t, cl, []string{id.String() + "/1"}, "start"), false)

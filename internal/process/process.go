@@ -78,9 +78,8 @@ func read(ctx context.Context, cl *kafka.Client, app, changelog string, txnWait 
 	// The business topics: those subscribed, those the store binds, those
 	// asked for, and those the group committed on.
 	want := append(p.Subscribed(), also...)
-	learned := cl.Names()
 	for ch := range p.Committed {
-		if name, ok := learned.Name(ch.Topic); ok {
+		if name, ok := cl.TopicName(ch.Topic); ok {
 			want = append(want, name)
 		}
 	}
