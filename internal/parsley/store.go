@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"hash/maphash"
 	"maps"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/causalctl/causalctl/internal/clock"
 )
@@ -565,6 +567,22 @@ func (c *Changelog) Partition(p int32) *PartitionRead {
 
 // Partitions returns the partitions read, sorted.
 func (c *Changelog) Partitions() []int32 { return slices.Sorted(maps.Keys(c.parts)) }
+
+// DecodeAll decodes every partition's store (Store.Decode), as many at
+// once as there are cores: the stores share nothing, and a process read
+// decodes them all before anything else looks at them.
+func (c *Changelog) DecodeAll() {
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for _, pr := range c.parts {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			pr.Store.Decode()
+		})
+	}
+	wg.Wait()
+}
 
 // Apply applies the committed entry at offset of partition p.
 func (c *Changelog) Apply(p int32, offset int64, key, value []byte) {

@@ -83,6 +83,7 @@ func read(ctx context.Context, cl *kafka.Client, app, changelog string, txnWait 
 			want = append(want, name)
 		}
 	}
+	read.DecodeAll()
 	for _, part := range read.Partitions() {
 		for name := range read.Partition(part).Store.Decode().Names {
 			want = append(want, name)
