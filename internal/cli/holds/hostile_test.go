@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/causalctl/causalctl/internal/cli/shared/render"
 	"github.com/causalctl/causalctl/internal/inspect"
 	"github.com/causalctl/causalctl/internal/record"
 	"github.com/causalctl/causalctl/internal/testutil"
@@ -25,7 +26,7 @@ func TestHostileTransactionalIDEscaped(t *testing.T) {
 func TestHostileScopeInTaskHeadings(t *testing.T) {
 	for _, s := range testutil.Hostile {
 		var b strings.Builder
-		reps := []taskReport{{task: 0, scope: []string{s + "/0", "orders/0"}, rep: &inspect.Report{}}}
+		reps := []render.TaskHolds{{Task: 0, Scope: []string{s + "/0", "orders/0"}, Rep: &inspect.Report{}}}
 		if err := writeTasks(&b, "text", reps, nil, time.Unix(0, 0), &Options{}); err != nil {
 			t.Fatal(err)
 		}

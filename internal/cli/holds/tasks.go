@@ -21,22 +21,6 @@ import (
 	"github.com/causalctl/causalctl/internal/view"
 )
 
-// taskReport is one task's diagnosis.
-type taskReport struct {
-	task  int32
-	scope []string
-	rep   *inspect.Report
-	// failed is the record the task fails closed on (--app); nil when none.
-	failed *inspect.FailedClosed
-	// behindFrom is where the changelog's read stopped behind an open
-	// transaction (--app); nil when it reached the end.
-	behindFrom *int64
-	// ready are the store's held heads nothing blocks any more (--app),
-	// channel@offset: held records state shows as ready, delivered as
-	// soon as the task runs (a deleted topic's channel settles for good).
-	ready []string
-}
-
 // runProcess is holds --app: the process read by the one reader
 // (process.ReadAttach), each task read on from the committed offsets to the
 // log end (Attach.ReadOn) and diagnosed as state, processes and the
@@ -64,10 +48,10 @@ func runProcess(ctx context.Context, opts *Options) error {
 		fmt.Fprintf(opts.IO.ErrOut, "warning: no upstream root: %v\n", h.RootErr)
 	}
 	p, up := h.Process, render.UpstreamOf(h.Root)
-	var reps []taskReport
+	var reps []render.TaskHolds
 	for _, t := range h.Tasks {
-		reps = append(reps, taskReport{task: t.Task, scope: t.Scope, rep: t.Diagnosis.Report.OlderThan(opts.OlderThan),
-			failed: t.Diagnosis.FailedClosed(), behindFrom: t.BehindFrom, ready: t.Ready})
+		reps = append(reps, render.TaskHolds{Task: t.Task, Scope: t.Scope, Rep: t.Diagnosis.Report.OlderThan(opts.OlderThan),
+			Failed: t.Diagnosis.FailedClosed(), BehindFrom: t.BehindFrom, Ready: t.Ready})
 	}
 	// The next start's refusals, as state says them: a process whose
 	// every topic was deleted holds nothing to read on, and this is why.
@@ -83,7 +67,7 @@ func runProcess(ctx context.Context, opts *Options) error {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	for _, r := range reps {
-		if len(r.rep.Heads) > 0 || r.failed != nil {
+		if len(r.Rep.Heads) > 0 || r.Failed != nil {
 			return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 		}
 	}
@@ -124,7 +108,7 @@ func runTasks(ctx context.Context, opts *Options) error {
 		att.Warn(opts.IO.ErrOut)
 	}
 	now := opts.Now()
-	var reps []taskReport
+	var reps []render.TaskHolds
 	for i, task := range ts.Tasks {
 		stamp := tr.Timestamp
 		if att != nil {
@@ -145,18 +129,18 @@ func runTasks(ctx context.Context, opts *Options) error {
 			Now:           now,
 			RetentionWarn: opts.RetentionWarn,
 		}).OlderThan(opts.OlderThan)
-		out := taskReport{task: task.Task, rep: rep}
+		out := render.TaskHolds{Task: task.Task, Rep: rep}
 		for _, ch := range task.Gate().Scope() {
-			out.scope = append(out.scope, opts.Names.Channel(ch))
+			out.Scope = append(out.Scope, opts.Names.Channel(ch))
 		}
-		slices.Sort(out.scope)
+		slices.Sort(out.Scope)
 		reps = append(reps, out)
 	}
 	if err := opts.Final.Do(func() error { return writeTasks(opts.IO.Out, opts.Output, reps, nil, now, opts) }); err != nil {
 		return fmt.Errorf("writing output: %w", err)
 	}
 	for _, r := range reps {
-		if len(r.rep.Heads) > 0 {
+		if len(r.Rep.Heads) > 0 {
 			return &cmdutil.ExitError{Code: cmdutil.ExitFound}
 		}
 	}
@@ -165,13 +149,9 @@ func runTasks(ctx context.Context, opts *Options) error {
 
 // writeTasks writes the per-task reports: in text a block per task, in
 // JSON one report whose roots and heads say their task.
-func writeTasks(w io.Writer, format string, reps []taskReport, up *render.Upstream, now time.Time, opts *Options) error {
+func writeTasks(w io.Writer, format string, reps []render.TaskHolds, up *render.Upstream, now time.Time, opts *Options) error {
 	if format == "json" {
-		tasks := make([]render.TaskHolds, 0, len(reps))
-		for _, r := range reps {
-			tasks = append(tasks, render.TaskHolds{Task: r.task, Scope: r.scope, Rep: r.rep, Failed: r.failed, BehindFrom: r.behindFrom, Ready: r.ready})
-		}
-		return writeJSON(w, render.HoldsTasks(opts.Tasks.App, tasks, up, now, opts.Names, opts.holdsOptions()))
+		return writeJSON(w, render.HoldsTasks(opts.Tasks.App, reps, up, now, opts.Names, opts.holdsOptions()))
 	}
 	var b strings.Builder
 	b.WriteString(up.Text())
@@ -179,23 +159,23 @@ func writeTasks(w io.Writer, format string, reps []taskReport, up *render.Upstre
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		fmt.Fprintf(&b, "task %d (%s): ", r.task, strings.Join(escape.Deep(r.scope), ", "))
-		if r.behindFrom != nil {
+		fmt.Fprintf(&b, "task %d (%s): ", r.Task, strings.Join(escape.Deep(r.Scope), ", "))
+		if r.BehindFrom != nil {
 			// SPEC §6: a read an open transaction stopped says so — what
 			// follows is the state as of there, not "nothing held" for sure.
-			fmt.Fprintf(&b, "PARTIAL: the changelog's read stopped at %d behind an open transaction; this is the state as of there, entries committed after it are not counted.\n  ", *r.behindFrom)
+			fmt.Fprintf(&b, "PARTIAL: the changelog's read stopped at %d behind an open transaction; this is the state as of there, entries committed after it are not counted.\n  ", *r.BehindFrom)
 		}
-		if f := r.failed; f != nil {
+		if f := r.Failed; f != nil {
 			at := opts.Names.Channel(f.Channel)
 			fmt.Fprintf(&b, "FAILED CLOSED at %s@%d (%s): it reads nothing past it.\n  next step: %s\n", escape.Text(at), f.Offset, f.Code, escape.Text(inspect.FailedClosedStep(at, f)))
-			if len(r.rep.Heads) == 0 {
+			if len(r.Rep.Heads) == 0 {
 				continue
 			}
 		}
-		if len(r.ready) > 0 {
-			fmt.Fprintf(&b, "ready: %s — nothing blocks these any more; delivered as soon as the task runs.\n  ", strings.Join(escape.Deep(r.ready), ", "))
+		if len(r.Ready) > 0 {
+			fmt.Fprintf(&b, "ready: %s — nothing blocks these any more; delivered as soon as the task runs.\n  ", strings.Join(escape.Deep(r.Ready), ", "))
 		}
-		b.WriteString(reportText(r.rep, opts))
+		b.WriteString(reportText(r.Rep, opts))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
